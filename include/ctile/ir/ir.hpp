@@ -1,0 +1,201 @@
+// The ctile tile IR: a typed SSA IR with single-block regions (MLIR-like), produced by the tracing
+// front end and consumed by the backends. The CPU interpreter (backend/cpu) defines its semantics;
+// docs/ir.md describes every op. The printer's text is stable and used by golden tests.
+//
+// Conventions
+// - A Value is an index into Kernel::values; every value is defined exactly once, either as a region
+//   argument or as an op result, and may be used in the region that defines it and in regions nested
+//   inside it, after its definition (dominance).
+// - Scalars are rank-0 tiles. Tensor indices, extents and block ids are i64 scalars.
+// - Shapes of tiles are static (trace-time) and every extent is a power of two; tensor extents are
+//   run-time values.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ctile/core/dtype.hpp"
+#include "ctile/core/error.hpp"
+#include "ctile/core/shape.hpp"
+
+namespace ctile::ir {
+
+using ValueId = std::int32_t;
+inline constexpr ValueId kNoValue = -1;
+
+// How a kernel may touch a global tensor. Only Piece is writable through the safe API; Atomic and
+// Unchecked are the explicit, visibly marked ways to write memory shared by several tile blocks.
+enum class Access : std::uint8_t {
+  Read,       // shared, read-only input (ctile::Ref)
+  Piece,      // this tile block's exclusive piece of a partitioned output (ctile::Mut)
+  Atomic,     // whole tensor, every block may update it, only through atomics (ctile::Atomic)
+  Unchecked,  // whole tensor, every block may store anywhere (ctile::UncheckedMut; race-checked on CPU)
+};
+
+enum class TypeKind : std::uint8_t {
+  Tile,       // a value of `shape` (rank 0 = scalar) with elements of `dtype`
+  Tensor,     // a view of global memory: base, run-time extents and strides; `rank`, `access`
+  Partition,  // a tensor (Read) cut into tiles of `shape`; a tile is addressed by `rank` indices
+  Piece,      // the block's own tile of shape `shape` of a partitioned output (Access::Piece)
+};
+
+struct Type {
+  TypeKind kind = TypeKind::Tile;
+  DType dtype = DType::f32;
+  Shape shape;      // Tile: tile shape. Partition, Piece: tile shape. Tensor: empty.
+  int rank = 0;     // Tile: shape.size(). Others: rank of the underlying tensor.
+  Access access = Access::Read;  // Tensor, Partition, Piece
+
+  static Type tile(DType d, Shape s) { Type t; t.kind = TypeKind::Tile; t.dtype = d; t.rank = static_cast<int>(s.size()); t.shape = std::move(s); return t; }
+  static Type scalar(DType d) { return tile(d, {}); }
+  static Type tensor(DType d, int rank, Access a) { Type t; t.kind = TypeKind::Tensor; t.dtype = d; t.rank = rank; t.access = a; return t; }
+  static Type partition(DType d, int rank, Shape tile_shape) { Type t; t.kind = TypeKind::Partition; t.dtype = d; t.rank = rank; t.shape = std::move(tile_shape); return t; }
+  static Type piece(DType d, Shape tile_shape) { Type t; t.kind = TypeKind::Piece; t.dtype = d; t.rank = static_cast<int>(tile_shape.size()); t.shape = std::move(tile_shape); t.access = Access::Piece; return t; }
+
+  bool is_tile() const { return kind == TypeKind::Tile; }
+  bool is_scalar() const { return kind == TypeKind::Tile && shape.empty(); }
+  friend bool operator==(const Type&, const Type&) = default;
+};
+
+std::string type_str(const Type& t);
+
+// A constant of some element type. Integers (and bool) live in `i` (u64 as its bit pattern),
+// floats in `f`; a float constant of type f16/bf16/f32 holds the value already rounded to that type.
+struct Scalar {
+  bool is_float = false;
+  double f = 0.0;
+  std::int64_t i = 0;
+  static Scalar of_int(std::int64_t v) { Scalar s; s.i = v; return s; }
+  static Scalar of_float(double v) { Scalar s; s.is_float = true; s.f = v; return s; }
+  friend bool operator==(const Scalar&, const Scalar&) = default;
+};
+
+// Rounds a constant to what `d` can hold (float rounding to f16/bf16/f32; integer wrap-around).
+Scalar scalar_cast(Scalar v, DType d);
+std::string scalar_str(const Scalar& v, DType d);
+
+enum class OpKind : std::uint8_t {
+  // grid
+  BlockId,         // () -> i64 scalar                         attrs: axis
+  NumBlocks,       // () -> i64 scalar                         attrs: axis
+  // tensors and partitions
+  Dim,             // (tensor|partition|piece) -> i64 scalar   attrs: axis. Extent of the tensor.
+  MakePartition,   // (tensor[Read]) -> partition              attrs: shape (tile shape)
+  PartitionCount,  // (partition|piece) -> i64 scalar          attrs: axis. ceil(extent / tile).
+  Load,            // (partition, idx_0..idx_{r-1}) -> tile    attrs: pad. Elements past the tensor read `pad`.
+  LoadPiece,       // (piece) -> tile                          attrs: pad
+  StorePiece,      // (piece, tile) -> ()                      elements past the tensor are not written
+  Gather,          // (tensor[Read|Atomic|Unchecked], idx_0..idx_{r-1}) -> tile   attrs: pad. Index tiles share one shape.
+  ScatterPiece,    // (piece, idx_0..idx_{r-1}, value) -> ()   indices relative to the piece; outside piece or tensor: dropped
+  ScatterUnchecked,// (tensor[Unchecked], idx..., value) -> () outside the tensor: dropped. Not race-free: checked by the CPU race checker.
+  AtomicRMW,       // (tensor[Atomic], idx..., value) -> old   attrs: atomic. Outside the tensor: no-op, old = 0.
+  AtomicCAS,       // (tensor[Atomic], idx..., expected, desired) -> old
+  // tile construction and shape manipulation
+  Constant,        // () -> tile                                attrs: value, result type
+  Iota,            // () -> 1-D tile [0, n)                     attrs: result type
+  Broadcast,       // (tile) -> tile                            same rank; extents 1 grow to the result shape
+  Reshape,         // (tile) -> tile                            same element count, row-major order
+  Permute,         // (tile) -> tile                            attrs: perm; result dim i = operand dim perm[i]
+  Cat,             // (a, b) -> tile                            attrs: axis
+  Extract,         // (tile) -> tile                            attrs: offsets (static), result shape
+  // element-wise
+  Unary,           // (x) -> same type                          attrs: unary
+  Binary,          // (a, b) -> same type, same shapes          attrs: binary
+  Fma,             // (a, b, c) -> a*b+c, one rounding for floats
+  Cmp,             // (a, b) -> bool tile                       attrs: cmp
+  Select,          // (cond: bool tile, a, b) -> tile
+  Convert,         // (x) -> tile of result dtype (float->int truncates toward zero and saturates; NaN -> 0)
+  // reductions, scans, matrix multiply
+  Reduce,          // (x) -> tile without `axis`                attrs: reduce, axis. argmax/argmin give i64, first index wins ties.
+  Scan,            // (x) -> same type                          attrs: axis (inclusive cumulative sum)
+  Mma,             // (a[M,K], b[K,N], acc[M,N]) -> acc type    products and sums in acc's type
+  // structured control flow
+  For,             // (lb, ub, step, init...) -> carried...     region 0 args: (iv, carried...); yields carried
+  If,              // (cond, ) -> results...                    region 0: then, region 1: else; each yields results
+  While,           // (init...) -> carried...                   region 0 (cond) args carried, yields one bool scalar;
+                   //                                           region 1 (body) args carried, yields carried
+  Yield,           // (values...) -> ()                         terminator of every region
+};
+
+enum class UnaryFn : std::uint8_t { Neg, Exp, Exp2, Log, Log2, Sqrt, Rsqrt, Tanh, Sin, Cos, Abs, Floor, Ceil, Not };
+enum class BinaryFn : std::uint8_t { Add, Sub, Mul, Div, Rem, Min, Max, Pow, And, Or, Xor, Shl, Shr };
+enum class CmpPred : std::uint8_t { Eq, Ne, Lt, Le, Gt, Ge };
+enum class ReduceKind : std::uint8_t { Sum, Max, Min, Prod, ArgMax, ArgMin };
+enum class AtomicKind : std::uint8_t { Add, Max, Min, Exch };
+
+const char* op_name(OpKind k);  // "ct.load", ...
+const char* unary_name(UnaryFn f);
+const char* binary_name(BinaryFn f);
+const char* cmp_name(CmpPred p);
+const char* reduce_name(ReduceKind k);
+const char* atomic_name(AtomicKind k);
+
+struct Op;
+
+// A single-block region: arguments, then ops; the last op is a Yield.
+struct Region {
+  std::vector<ValueId> args;
+  std::vector<std::unique_ptr<Op>> ops;
+};
+
+struct Op {
+  OpKind kind;
+  std::vector<ValueId> operands;
+  std::vector<ValueId> results;
+  std::vector<Region> regions;
+  SourceLoc loc;  // the user's code that created it
+
+  // Attributes (which ones an op uses is listed beside OpKind).
+  int axis = 0;
+  Shape shape;                 // MakePartition: tile shape
+  Shape offsets;               // Extract
+  std::vector<int> perm;       // Permute
+  Scalar value;                // Constant: the value; Load/LoadPiece/Gather: padding
+  UnaryFn unary = UnaryFn::Neg;
+  BinaryFn binary = BinaryFn::Add;
+  CmpPred cmp = CmpPred::Eq;
+  ReduceKind reduce = ReduceKind::Sum;
+  AtomicKind atomic = AtomicKind::Add;
+};
+
+// One kernel parameter as the IR sees it. Trace-time constants are folded away during tracing and
+// do not appear here.
+struct Param {
+  std::string name;    // "arg0", ... or a name given by the user
+  int arg_index = 0;   // position in the C++ kernel signature
+  ValueId value = kNoValue;
+  Type type;           // Piece, Tensor (with access) or scalar Tile
+};
+
+struct Kernel {
+  std::string name;
+  int grid_rank = 1;            // tile-block ids have this many axes
+  std::vector<Param> params;
+  Region body;                  // args are the params' values in order; ends with an empty Yield
+  std::vector<Type> values;     // type of each ValueId
+
+  const Type& type(ValueId v) const { return values.at(static_cast<std::size_t>(v)); }
+};
+
+std::string print(const Kernel& k);          // stable text (docs/ir.md)
+void verify(const Kernel& k);                // throws InternalError naming the op and its location
+
+// Calls f(op) for every op in region r and, recursively, in the regions nested in it (pre-order).
+template <class F>
+void walk(const Region& r, F&& f) {
+  for (const auto& op : r.ops) {
+    f(*op);
+    for (const auto& sub : op->regions) walk(sub, f);
+  }
+}
+template <class F>
+void walk_mut(Region& r, F&& f) {
+  for (auto& op : r.ops) {
+    f(*op);
+    for (auto& sub : op->regions) walk_mut(sub, f);
+  }
+}
+
+}  // namespace ctile::ir

@@ -1,0 +1,4 @@
+list(APPEND CTILE_SOURCES
+  ${CMAKE_CURRENT_LIST_DIR}/ir.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/printer.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/verifier.cpp)
