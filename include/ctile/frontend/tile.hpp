@@ -1,0 +1,338 @@
+// Tile<T>: a traced n-d value of element type T (a scalar is a rank-0 tile). The element type is a
+// template parameter, so mixing element types without an explicit `.to<U>()` does not compile;
+// shapes are trace-time values checked while tracing. Literals of the same kind (integers with
+// integer tiles, floating-point numbers with float tiles) combine with tiles directly.
+#pragma once
+
+#include <array>
+#include <concepts>
+#include <initializer_list>
+#include <source_location>
+#include <type_traits>
+#include <vector>
+
+#include "ctile/core/dtype.hpp"
+#include "ctile/frontend/emit.hpp"
+
+namespace ctile {
+
+namespace detail {
+template <class T>
+inline constexpr bool is_float_elem = std::is_same_v<T, float> || std::is_same_v<T, double> ||
+                                      std::is_same_v<T, f16> || std::is_same_v<T, bf16>;
+template <class T>
+inline constexpr bool is_int_elem = std::is_integral_v<T> && !std::is_same_v<T, bool>;
+
+// A C++ literal that may combine with a Tile<T>: same kind (float with float, integer with integer).
+template <class U, class T>
+concept LiteralFor = std::is_arithmetic_v<U> && !std::is_same_v<U, bool> &&
+                     ((is_float_elem<T> && std::is_floating_point_v<U>) || (is_int_elem<T> && std::is_integral_v<U>));
+
+template <class U>
+ir::Scalar to_scalar(U v) {
+  if constexpr (std::is_same_v<U, f16> || std::is_same_v<U, bf16>) return ir::Scalar::of_float(static_cast<float>(v));
+  else if constexpr (std::is_floating_point_v<U>) return ir::Scalar::of_float(static_cast<double>(v));
+  else if constexpr (std::is_unsigned_v<U>) return ir::Scalar::of_int(static_cast<std::int64_t>(static_cast<std::uint64_t>(v)));
+  else return ir::Scalar::of_int(static_cast<std::int64_t>(v));
+}
+}  // namespace detail
+
+template <Element T>
+class Tile : public detail::TileBase {
+ public:
+  using element_type = T;
+  static constexpr DType dtype = dtype_of<T>;
+
+  Tile(const Tile&) = default;
+  Tile& operator=(const Tile&) = default;
+  ~Tile() = default;
+
+  // Wraps an IR value (internal; the value's dtype must be T).
+  Tile(ir::ValueId v, const SourceLoc& where) : TileBase(v, where) {}
+
+  Shape shape() const { return detail::shape_of(value()); }
+  int rank() const { return static_cast<int>(shape().size()); }
+  bool is_scalar() const { return shape().empty(); }
+
+  // Creation.
+  static Tile full(const Shape& shape, T v, std::source_location l = std::source_location::current()) {
+    return Tile(detail::emit_constant(detail::to_scalar(v), dtype, shape, l), l);
+  }
+  static Tile zeros(const Shape& shape, std::source_location l = std::source_location::current()) {
+    return full(shape, T{}, l);
+  }
+  static Tile scalar(T v, std::source_location l = std::source_location::current()) { return full({}, v, l); }
+
+  // Explicit conversion of the element type.
+  template <Element U>
+  Tile<U> to(std::source_location l = std::source_location::current()) const {
+    return Tile<U>(detail::emit_convert(value(), dtype_of<U>, l), l);
+  }
+
+  Tile reshape(const Shape& s, std::source_location l = std::source_location::current()) const {
+    return Tile(detail::emit_reshape(value(), s, l), l);
+  }
+  Tile broadcast_to(const Shape& s, std::source_location l = std::source_location::current()) const {
+    return Tile(detail::emit_broadcast(value(), s, l), l);
+  }
+
+  // ---- element-wise arithmetic (hidden friends: found by ADL, accept the located conversion) ----
+#define CTILE_TILE_BINOP(OP, FN)                                                                        \
+  friend Tile operator OP(detail::Located<Tile> a, const Tile& b) {                                     \
+    return Tile(detail::emit_binary(ir::BinaryFn::FN, a.x.value(), b.value(), a.loc), a.loc);          \
+  }                                                                                                     \
+  template <detail::LiteralFor<T> U>                                                                    \
+  friend Tile operator OP(detail::Located<Tile> a, U b) {                                               \
+    return Tile(detail::emit_binary_scalar(ir::BinaryFn::FN, a.x.value(), detail::to_scalar(b), false, a.loc), a.loc); \
+  }                                                                                                     \
+  template <detail::LiteralFor<T> U>                                                                    \
+  friend Tile operator OP(U a, detail::Located<Tile> b) {                                               \
+    return Tile(detail::emit_binary_scalar(ir::BinaryFn::FN, b.x.value(), detail::to_scalar(a), true, b.loc), b.loc); \
+  }                                                                                                     \
+  template <class R>                                                                                    \
+  Tile& operator OP##=(const R & r) {                                                                   \
+    *this = *this OP r;                                                                                 \
+    return *this;                                                                                       \
+  }
+  CTILE_TILE_BINOP(+, Add)
+  CTILE_TILE_BINOP(-, Sub)
+  CTILE_TILE_BINOP(*, Mul)
+  CTILE_TILE_BINOP(/, Div)
+  CTILE_TILE_BINOP(%, Rem)
+#undef CTILE_TILE_BINOP
+
+#define CTILE_TILE_BITOP(OP, FN)                                                                        \
+  friend Tile operator OP(detail::Located<Tile> a, const Tile& b)                                       \
+    requires(!detail::is_float_elem<T>)                                                                 \
+  {                                                                                                     \
+    return Tile(detail::emit_binary(ir::BinaryFn::FN, a.x.value(), b.value(), a.loc), a.loc);          \
+  }                                                                                                     \
+  template <detail::LiteralFor<T> U>                                                                    \
+  friend Tile operator OP(detail::Located<Tile> a, U b) {                                               \
+    return Tile(detail::emit_binary_scalar(ir::BinaryFn::FN, a.x.value(), detail::to_scalar(b), false, a.loc), a.loc); \
+  }
+  CTILE_TILE_BITOP(&, And)
+  CTILE_TILE_BITOP(|, Or)
+  CTILE_TILE_BITOP(^, Xor)
+  CTILE_TILE_BITOP(<<, Shl)
+  CTILE_TILE_BITOP(>>, Shr)
+#undef CTILE_TILE_BITOP
+
+  friend Tile operator-(detail::Located<Tile> a) {
+    return Tile(detail::emit_unary(ir::UnaryFn::Neg, a.x.value(), a.loc), a.loc);
+  }
+  friend Tile operator~(detail::Located<Tile> a)
+    requires(!detail::is_float_elem<T>)
+  {
+    return Tile(detail::emit_unary(ir::UnaryFn::Not, a.x.value(), a.loc), a.loc);
+  }
+
+  // ---- comparisons give Tile<bool> ----
+#define CTILE_TILE_CMP(OP, PRED)                                                                        \
+  friend Tile<bool> operator OP(detail::Located<Tile> a, const Tile& b) {                               \
+    return Tile<bool>(detail::emit_cmp(ir::CmpPred::PRED, a.x.value(), b.value(), a.loc), a.loc);      \
+  }                                                                                                     \
+  template <detail::LiteralFor<T> U>                                                                    \
+  friend Tile<bool> operator OP(detail::Located<Tile> a, U b) {                                         \
+    return Tile<bool>(detail::emit_cmp_scalar(ir::CmpPred::PRED, a.x.value(), detail::to_scalar(b), a.loc), a.loc); \
+  }
+  CTILE_TILE_CMP(==, Eq)
+  CTILE_TILE_CMP(!=, Ne)
+  CTILE_TILE_CMP(<, Lt)
+  CTILE_TILE_CMP(<=, Le)
+  CTILE_TILE_CMP(>, Gt)
+  CTILE_TILE_CMP(>=, Ge)
+#undef CTILE_TILE_CMP
+};
+
+// A run-time scalar kernel parameter (the value is given at launch); behaves as a rank-0 tile.
+template <Element T>
+class Scalar : public Tile<T> {
+ public:
+  using Tile<T>::Tile;
+  Scalar(const Tile<T>& t) : Tile<T>(t) {}  // NOLINT: a scalar tile is a Scalar
+};
+
+// i64 scalars: block ids, extents, loop counters.
+using Index = Tile<std::int64_t>;
+
+// An index argument: an Index, another integer scalar tile, or an integer literal.
+class IndexArg {
+ public:
+  IndexArg(const Index& t) : v_(t.value()), lit_(false) {}  // NOLINT
+  template <Element I>
+    requires detail::is_int_elem<I>
+  IndexArg(const Tile<I>& t) : v_(t.value()), lit_(false) {}  // NOLINT
+  template <std::integral I>
+  IndexArg(I v) : lit_(true), literal_(static_cast<std::int64_t>(v)) {}  // NOLINT
+  ir::ValueId resolve(const SourceLoc& loc) const {
+    return lit_ ? detail::emit_constant(ir::Scalar::of_int(literal_), DType::i64, {}, loc) : detail::as_index(v_, loc);
+  }
+
+ private:
+  ir::ValueId v_ = ir::kNoValue;
+  bool lit_ = false;
+  std::int64_t literal_ = 0;
+};
+
+namespace detail {
+template <std::size_t N>
+std::vector<ValueId> resolve_indices(const std::array<IndexArg, N>& idx, const SourceLoc& loc) {
+  std::vector<ValueId> r;
+  for (const IndexArg& i : idx) r.push_back(i.resolve(loc));
+  return r;
+}
+template <class Tuple>
+std::vector<ValueId> tile_values(const Tuple& tiles) {
+  std::vector<ValueId> r;
+  for (const auto& t : tiles) r.push_back(t.value());
+  return r;
+}
+}  // namespace detail
+
+// ---- creation ----
+template <Element T>
+Tile<T> iota(std::int64_t n, std::source_location l = std::source_location::current()) {
+  return Tile<T>(detail::emit_iota(n, dtype_of<T>, l), l);
+}
+template <Element T>
+Tile<T> constant(T v, std::source_location l = std::source_location::current()) {
+  return Tile<T>::full({}, v, l);
+}
+
+// ---- grid ----
+inline Index block_id(int axis, std::source_location l = std::source_location::current()) {
+  return Index(detail::emit_block_id(axis, l), l);
+}
+inline Index num_blocks(int axis, std::source_location l = std::source_location::current()) {
+  return Index(detail::emit_num_blocks(axis, l), l);
+}
+
+// ---- element-wise math ----
+#define CTILE_UNARY_FN(NAME, FN)                                                                   \
+  template <Element T>                                                                             \
+  Tile<T> NAME(const Tile<T>& x, std::source_location l = std::source_location::current()) {      \
+    return Tile<T>(detail::emit_unary(ir::UnaryFn::FN, x.value(), l), l);                          \
+  }
+CTILE_UNARY_FN(exp, Exp)
+CTILE_UNARY_FN(exp2, Exp2)
+CTILE_UNARY_FN(log, Log)
+CTILE_UNARY_FN(log2, Log2)
+CTILE_UNARY_FN(sqrt, Sqrt)
+CTILE_UNARY_FN(rsqrt, Rsqrt)
+CTILE_UNARY_FN(tanh, Tanh)
+CTILE_UNARY_FN(sin, Sin)
+CTILE_UNARY_FN(cos, Cos)
+CTILE_UNARY_FN(abs, Abs)
+CTILE_UNARY_FN(floor, Floor)
+CTILE_UNARY_FN(ceil, Ceil)
+#undef CTILE_UNARY_FN
+
+inline Tile<bool> logical_not(const Tile<bool>& x, std::source_location l = std::source_location::current()) {
+  return Tile<bool>(detail::emit_unary(ir::UnaryFn::Not, x.value(), l), l);
+}
+
+#define CTILE_BINARY_FN(NAME, FN)                                                                   \
+  template <Element T>                                                                              \
+  Tile<T> NAME(const Tile<T>& a, const std::type_identity_t<Tile<T>>& b,                            \
+               std::source_location l = std::source_location::current()) {                          \
+    return Tile<T>(detail::emit_binary(ir::BinaryFn::FN, a.value(), b.value(), l), l);              \
+  }
+CTILE_BINARY_FN(maximum, Max)
+CTILE_BINARY_FN(minimum, Min)
+CTILE_BINARY_FN(pow, Pow)
+#undef CTILE_BINARY_FN
+
+template <Element T>
+Tile<T> fma(const Tile<T>& a, const std::type_identity_t<Tile<T>>& b, const std::type_identity_t<Tile<T>>& c,
+            std::source_location l = std::source_location::current()) {
+  return Tile<T>(detail::emit_fma(a.value(), b.value(), c.value(), l), l);
+}
+
+// where(cond, a, b): element-wise select; the three shapes broadcast.
+template <Element T>
+Tile<T> where(const Tile<bool>& c, const Tile<T>& a, const std::type_identity_t<Tile<T>>& b,
+              std::source_location l = std::source_location::current()) {
+  return Tile<T>(detail::emit_select(c.value(), a.value(), b.value(), l), l);
+}
+template <Element T, detail::LiteralFor<T> U>
+Tile<T> where(const Tile<bool>& c, const Tile<T>& a, U b, std::source_location l = std::source_location::current()) {
+  return where(c, a, Tile<T>::full({}, static_cast<T>(b), l), l);
+}
+
+// ---- shape manipulation ----
+template <Element T>
+Tile<T> reshape(const Tile<T>& x, const Shape& s, std::source_location l = std::source_location::current()) {
+  return Tile<T>(detail::emit_reshape(x.value(), s, l), l);
+}
+template <Element T>
+Tile<T> broadcast(const Tile<T>& x, const Shape& s, std::source_location l = std::source_location::current()) {
+  return Tile<T>(detail::emit_broadcast(x.value(), s, l), l);
+}
+template <Element T>
+Tile<T> permute(const Tile<T>& x, const std::vector<int>& perm, std::source_location l = std::source_location::current()) {
+  return Tile<T>(detail::emit_permute(x.value(), perm, l), l);
+}
+template <Element T>
+Tile<T> transpose(const Tile<T>& x, std::source_location l = std::source_location::current()) {
+  return permute(x, {1, 0}, l);
+}
+template <Element T>
+Tile<T> cat(const Tile<T>& a, const std::type_identity_t<Tile<T>>& b, int axis,
+            std::source_location l = std::source_location::current()) {
+  return Tile<T>(detail::emit_cat(a.value(), b.value(), axis, l), l);
+}
+template <Element T>
+Tile<T> extract(const Tile<T>& x, const Shape& offsets, const Shape& shape,
+                std::source_location l = std::source_location::current()) {
+  return Tile<T>(detail::emit_extract(x.value(), offsets, shape, l), l);
+}
+// Inserts an axis of extent 1 at `axis`.
+template <Element T>
+Tile<T> expand_dims(const Tile<T>& x, int axis, std::source_location l = std::source_location::current()) {
+  Shape s = x.shape();
+  if (axis < 0 || axis > static_cast<int>(s.size()))
+    detail::user_error("expand_dims: axis " + std::to_string(axis) + " out of range for a tile of rank " +
+                           std::to_string(s.size()), l);
+  s.insert(s.begin() + axis, 1);
+  return reshape(x, s, l);
+}
+
+// ---- reductions and scans (keepdims keeps the reduced axis with extent 1) ----
+#define CTILE_REDUCE_FN(NAME, KIND)                                                                 \
+  template <Element T>                                                                              \
+  Tile<T> NAME(const Tile<T>& x, int axis, bool keepdims = false,                                   \
+               std::source_location l = std::source_location::current()) {                          \
+    return Tile<T>(detail::emit_reduce(ir::ReduceKind::KIND, x.value(), axis, keepdims, l), l);     \
+  }
+CTILE_REDUCE_FN(sum, Sum)
+CTILE_REDUCE_FN(max, Max)
+CTILE_REDUCE_FN(min, Min)
+CTILE_REDUCE_FN(prod, Prod)
+#undef CTILE_REDUCE_FN
+template <Element T>
+Index argmax(const Tile<T>& x, int axis, bool keepdims = false, std::source_location l = std::source_location::current()) {
+  return Index(detail::emit_reduce(ir::ReduceKind::ArgMax, x.value(), axis, keepdims, l), l);
+}
+template <Element T>
+Index argmin(const Tile<T>& x, int axis, bool keepdims = false, std::source_location l = std::source_location::current()) {
+  return Index(detail::emit_reduce(ir::ReduceKind::ArgMin, x.value(), axis, keepdims, l), l);
+}
+template <Element T>
+Tile<T> cumsum(const Tile<T>& x, int axis, std::source_location l = std::source_location::current()) {
+  return Tile<T>(detail::emit_scan(x.value(), axis, l), l);
+}
+
+// ---- matrix multiply-accumulate: acc[M,N] + a[M,K] @ b[K,N] ----
+template <Element A, Element Acc>
+Tile<Acc> mma(const Tile<A>& a, const std::type_identity_t<Tile<A>>& b, const Tile<Acc>& acc,
+              std::source_location l = std::source_location::current()) {
+  return Tile<Acc>(detail::emit_mma(a.value(), b.value(), acc.value(), l), l);
+}
+
+// Trace-time assertion: fails the trace with a UserError at the caller's line.
+inline void static_check(bool cond, const std::string& msg, std::source_location l = std::source_location::current()) {
+  if (!cond) detail::user_error(msg, l);
+}
+
+}  // namespace ctile

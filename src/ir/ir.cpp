@@ -1,0 +1,159 @@
+// Names of IR entities, type spelling and constant handling.
+#include <charconv>
+#include <cmath>
+#include <limits>
+
+#include "ctile/ir/ir.hpp"
+
+namespace ctile::ir {
+
+const char* op_name(OpKind k) {
+  switch (k) {
+    case OpKind::BlockId: return "ct.block_id";
+    case OpKind::NumBlocks: return "ct.num_blocks";
+    case OpKind::Dim: return "ct.dim";
+    case OpKind::MakePartition: return "ct.make_partition";
+    case OpKind::PartitionCount: return "ct.partition_count";
+    case OpKind::Load: return "ct.load";
+    case OpKind::LoadPiece: return "ct.load_piece";
+    case OpKind::StorePiece: return "ct.store_piece";
+    case OpKind::Gather: return "ct.gather";
+    case OpKind::ScatterPiece: return "ct.scatter_piece";
+    case OpKind::ScatterUnchecked: return "ct.scatter_unchecked";
+    case OpKind::AtomicRMW: return "ct.atomic_rmw";
+    case OpKind::AtomicCAS: return "ct.atomic_cas";
+    case OpKind::Constant: return "ct.constant";
+    case OpKind::Iota: return "ct.iota";
+    case OpKind::Broadcast: return "ct.broadcast";
+    case OpKind::Reshape: return "ct.reshape";
+    case OpKind::Permute: return "ct.permute";
+    case OpKind::Cat: return "ct.cat";
+    case OpKind::Extract: return "ct.extract";
+    case OpKind::Unary: return "ct.unary";
+    case OpKind::Binary: return "ct.binary";
+    case OpKind::Fma: return "ct.fma";
+    case OpKind::Cmp: return "ct.cmp";
+    case OpKind::Select: return "ct.select";
+    case OpKind::Convert: return "ct.convert";
+    case OpKind::Reduce: return "ct.reduce";
+    case OpKind::Scan: return "ct.scan";
+    case OpKind::Mma: return "ct.mma";
+    case OpKind::For: return "ct.for";
+    case OpKind::If: return "ct.if";
+    case OpKind::While: return "ct.while";
+    case OpKind::Yield: return "ct.yield";
+  }
+  return "ct.?";
+}
+
+const char* unary_name(UnaryFn f) {
+  constexpr const char* n[] = {"neg", "exp", "exp2", "log", "log2", "sqrt", "rsqrt",
+                               "tanh", "sin", "cos", "abs", "floor", "ceil", "not"};
+  return n[static_cast<int>(f)];
+}
+const char* binary_name(BinaryFn f) {
+  constexpr const char* n[] = {"add", "sub", "mul", "div", "rem", "min", "max",
+                               "pow", "and", "or", "xor", "shl", "shr"};
+  return n[static_cast<int>(f)];
+}
+const char* cmp_name(CmpPred p) {
+  constexpr const char* n[] = {"eq", "ne", "lt", "le", "gt", "ge"};
+  return n[static_cast<int>(p)];
+}
+const char* reduce_name(ReduceKind k) {
+  constexpr const char* n[] = {"sum", "max", "min", "prod", "argmax", "argmin"};
+  return n[static_cast<int>(k)];
+}
+const char* atomic_name(AtomicKind k) {
+  constexpr const char* n[] = {"add", "max", "min", "exch"};
+  return n[static_cast<int>(k)];
+}
+
+static const char* access_name(Access a) {
+  switch (a) {
+    case Access::Read: return "read";
+    case Access::Piece: return "piece";
+    case Access::Atomic: return "atomic";
+    case Access::Unchecked: return "unchecked";
+  }
+  return "?";
+}
+
+std::string type_str(const Type& t) {
+  const std::string d(dtype_name(t.dtype));
+  switch (t.kind) {
+    case TypeKind::Tile: return t.shape.empty() ? d : "tile<" + d + ", " + shape_str(t.shape) + ">";
+    case TypeKind::Tensor:
+      return "tensor<" + d + ", rank " + std::to_string(t.rank) + ", " + access_name(t.access) + ">";
+    case TypeKind::Partition:
+      return "partition<" + d + ", rank " + std::to_string(t.rank) + ", tile " + shape_str(t.shape) + ">";
+    case TypeKind::Piece: return "piece<" + d + ", " + shape_str(t.shape) + ">";
+  }
+  return "?";
+}
+
+static std::int64_t wrap_int(std::int64_t v, DType d) {
+  switch (d) {
+    case DType::i8: return static_cast<std::int8_t>(v);
+    case DType::i16: return static_cast<std::int16_t>(v);
+    case DType::i32: return static_cast<std::int32_t>(v);
+    case DType::u8: return static_cast<std::uint8_t>(v);
+    case DType::u16: return static_cast<std::uint16_t>(v);
+    case DType::u32: return static_cast<std::uint32_t>(v);
+    default: return v;  // i64, u64 (bit pattern)
+  }
+}
+
+static std::int64_t saturate_to_int(double v, DType d) {
+  if (std::isnan(v)) return 0;
+  const double t = std::trunc(v);
+  auto clampd = [&](double lo, double hi) -> double { return t < lo ? lo : (t > hi ? hi : t); };
+  switch (d) {
+    case DType::i8: return static_cast<std::int64_t>(clampd(-128, 127));
+    case DType::i16: return static_cast<std::int64_t>(clampd(-32768, 32767));
+    case DType::i32: return static_cast<std::int64_t>(clampd(-2147483648.0, 2147483647.0));
+    case DType::u8: return static_cast<std::int64_t>(clampd(0, 255));
+    case DType::u16: return static_cast<std::int64_t>(clampd(0, 65535));
+    case DType::u32: return static_cast<std::int64_t>(clampd(0, 4294967295.0));
+    case DType::i64:
+      if (t >= 9223372036854775808.0) return std::numeric_limits<std::int64_t>::max();
+      if (t < -9223372036854775808.0) return std::numeric_limits<std::int64_t>::min();
+      return static_cast<std::int64_t>(t);
+    case DType::u64:
+      if (t <= 0) return 0;
+      if (t >= 18446744073709551616.0) return -1;  // all ones
+      return static_cast<std::int64_t>(static_cast<std::uint64_t>(t));
+    default: return static_cast<std::int64_t>(t);
+  }
+}
+
+Scalar scalar_cast(Scalar v, DType d) {
+  if (is_float(d)) {
+    double x = v.is_float ? v.f : static_cast<double>(v.i);
+    switch (d) {
+      case DType::f32: x = static_cast<float>(x); break;
+      case DType::f16: x = static_cast<float>(f16(static_cast<float>(x))); break;
+      case DType::bf16: x = static_cast<float>(bf16(static_cast<float>(x))); break;
+      default: break;
+    }
+    return Scalar::of_float(x);
+  }
+  if (is_bool(d)) return Scalar::of_int(v.is_float ? (v.f != 0.0) : (v.i != 0));
+  if (v.is_float) return Scalar::of_int(saturate_to_int(v.f, d));
+  return Scalar::of_int(wrap_int(v.i, d));
+}
+
+std::string scalar_str(const Scalar& v, DType d) {
+  if (is_bool(d)) return v.i ? "true" : "false";
+  if (is_float(d)) {
+    if (std::isnan(v.f)) return "nan";
+    if (std::isinf(v.f)) return v.f > 0 ? "inf" : "-inf";
+    char buf[64];
+    auto r = std::to_chars(buf, buf + sizeof buf, v.f);
+    return std::string(buf, r.ptr);
+  }
+  if (d == DType::u64) return std::to_string(static_cast<std::uint64_t>(v.i));
+  return std::to_string(v.i);
+}
+
+}  // namespace ctile::ir
