@@ -117,6 +117,13 @@ concept Element = requires { dtype_traits<T>::value; };
 template <Element T>
 inline constexpr DType dtype_of = dtype_traits<T>::value;
 
+// Kinds of C++ element types (literals combine with tiles of the same kind).
+template <class T>
+inline constexpr bool is_float_element =
+    std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, f16> || std::is_same_v<T, bf16>;
+template <class T>
+inline constexpr bool is_int_element = std::is_integral_v<T> && !std::is_same_v<T, bool>;
+
 constexpr std::string_view dtype_name(DType d) {
   constexpr std::string_view names[] = {"bool", "i8", "i16", "i32", "i64", "u8", "u16",
                                         "u32",  "u64", "f16", "bf16", "f32", "f64"};

@@ -38,14 +38,6 @@ std::array<std::int64_t, N> to_array(const Shape& s) {
   return a;
 }
 
-// Index tiles passed to gather/scatter/atomics: one per tensor axis.
-template <Element I, std::size_t N>
-std::vector<ValueId> index_values(const std::array<Tile<I>, N>& idx) {
-  static_assert(detail::is_int_elem<I>, "ctile: index tiles must have an integer element type");
-  std::vector<ValueId> r;
-  for (const auto& t : idx) r.push_back(t.value());
-  return r;
-}
 }  // namespace detail
 
 // A read-only tensor cut into tiles of a trace-time shape; tiles are addressed by tile indices.
@@ -87,15 +79,14 @@ class TensorParamBase {
     return make_shape(l, std::make_index_sequence<N>{});
   }
   // Element-wise gather: result[e] = tensor[idx_0[e], ..., idx_{N-1}[e]], `pad` when out of bounds.
-  template <Element I>
-  Tile<T> gather(const std::array<Tile<I>, N>& idx, T pad = T{},
+  Tile<T> gather(const std::array<IndexArg, N>& idx, T pad = T{},
                  std::source_location l = std::source_location::current()) const {
-    return Tile<T>(detail::emit_gather(v_, detail::index_values(idx), detail::to_scalar(pad), l), l);
+    return Tile<T>(detail::emit_gather(v_, detail::resolve_indices(idx, l), detail::to_scalar(pad), l), l);
   }
-  template <Element I>
+  Tile<T> gather(const IndexArg& idx, T pad = T{}, std::source_location l = std::source_location::current()) const
     requires(N == 1)
-  Tile<T> gather(const Tile<I>& idx, T pad = T{}, std::source_location l = std::source_location::current()) const {
-    return gather(std::array<Tile<I>, 1>{idx}, pad, l);
+  {
+    return gather(std::array<IndexArg, 1>{idx}, pad, l);
   }
 
  private:
@@ -145,10 +136,9 @@ class Mut {
     store(Tile<T>::full({}, static_cast<T>(v), l), l);
   }
   // Stores `v[e]` at piece-relative coordinates idx[.][e]; coordinates outside the piece are dropped.
-  template <Element I>
-  void scatter(const std::array<Tile<I>, N>& idx, const Tile<T>& v,
+  void scatter(const std::array<IndexArg, N>& idx, const Tile<T>& v,
                std::source_location l = std::source_location::current()) const {
-    detail::emit_scatter_piece(v_, detail::index_values(idx), v.value(), l);
+    detail::emit_scatter_piece(v_, detail::resolve_indices(idx, l), v.value(), l);
   }
 
   std::array<std::int64_t, N> tile_shape() const { return detail::to_array<N>(tile_); }
@@ -183,11 +173,6 @@ class Atomic : public TensorParamBase<T, N> {
   using TensorParamBase<T, N>::TensorParamBase;
 
 #define CTILE_ATOMIC_FN(NAME, KIND)                                                                    \
-  template <Element I>                                                                                 \
-  Tile<T> NAME(const std::array<Tile<I>, N>& idx, const Tile<T>& v,                                    \
-               std::source_location l = std::source_location::current()) const {                       \
-    return Tile<T>(detail::emit_atomic_rmw(ir::AtomicKind::KIND, this->value(), detail::index_values(idx), v.value(), l), l); \
-  }                                                                                                    \
   Tile<T> NAME(const std::array<IndexArg, N>& idx, const Tile<T>& v,                                   \
                std::source_location l = std::source_location::current()) const {                       \
     return Tile<T>(detail::emit_atomic_rmw(ir::AtomicKind::KIND, this->value(), detail::resolve_indices(idx, l), v.value(), l), l); \
@@ -213,16 +198,15 @@ class UncheckedMut : public TensorParamBase<T, N> {
   static constexpr int rank = N;
   using TensorParamBase<T, N>::TensorParamBase;
 
-  template <Element I>
-  void scatter(unchecked_t, const std::array<Tile<I>, N>& idx, const Tile<T>& v,
+  void scatter(unchecked_t, const std::array<IndexArg, N>& idx, const Tile<T>& v,
                std::source_location l = std::source_location::current()) const {
-    detail::emit_scatter_unchecked(this->value(), detail::index_values(idx), v.value(), l);
+    detail::emit_scatter_unchecked(this->value(), detail::resolve_indices(idx, l), v.value(), l);
   }
-  template <Element I>
+  void scatter(unchecked_t u, const IndexArg& idx, const Tile<T>& v,
+               std::source_location l = std::source_location::current()) const
     requires(N == 1)
-  void scatter(unchecked_t u, const Tile<I>& idx, const Tile<T>& v,
-               std::source_location l = std::source_location::current()) const {
-    scatter(u, std::array<Tile<I>, 1>{idx}, v, l);
+  {
+    scatter(u, std::array<IndexArg, 1>{idx}, v, l);
   }
   // One element at an arbitrary index.
   void store_at(unchecked_t, const std::array<IndexArg, N>& idx, const Tile<T>& v,

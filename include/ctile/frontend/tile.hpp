@@ -17,16 +17,11 @@
 namespace ctile {
 
 namespace detail {
-template <class T>
-inline constexpr bool is_float_elem = std::is_same_v<T, float> || std::is_same_v<T, double> ||
-                                      std::is_same_v<T, f16> || std::is_same_v<T, bf16>;
-template <class T>
-inline constexpr bool is_int_elem = std::is_integral_v<T> && !std::is_same_v<T, bool>;
 
 // A C++ literal that may combine with a Tile<T>: same kind (float with float, integer with integer).
 template <class U, class T>
 concept LiteralFor = std::is_arithmetic_v<U> && !std::is_same_v<U, bool> &&
-                     ((is_float_elem<T> && std::is_floating_point_v<U>) || (is_int_elem<T> && std::is_integral_v<U>));
+                     ((is_float_element<T> && std::is_floating_point_v<U>) || (is_int_element<T> && std::is_integral_v<U>));
 
 template <class U>
 ir::Scalar to_scalar(U v) {
@@ -103,7 +98,7 @@ class Tile : public detail::TileBase {
 
 #define CTILE_TILE_BITOP(OP, FN)                                                                        \
   friend Tile operator OP(detail::Located<Tile> a, const Tile& b)                                       \
-    requires(!detail::is_float_elem<T>)                                                                 \
+    requires(!is_float_element<T>)                                                                 \
   {                                                                                                     \
     return Tile(detail::emit_binary(ir::BinaryFn::FN, a.x.value(), b.value(), a.loc), a.loc);          \
   }                                                                                                     \
@@ -122,7 +117,7 @@ class Tile : public detail::TileBase {
     return Tile(detail::emit_unary(ir::UnaryFn::Neg, a.x.value(), a.loc), a.loc);
   }
   friend Tile operator~(detail::Located<Tile> a)
-    requires(!detail::is_float_elem<T>)
+    requires(!is_float_element<T>)
   {
     return Tile(detail::emit_unary(ir::UnaryFn::Not, a.x.value(), a.loc), a.loc);
   }
@@ -156,17 +151,18 @@ class Scalar : public Tile<T> {
 // i64 scalars: block ids, extents, loop counters.
 using Index = Tile<std::int64_t>;
 
-// An index argument: an Index, another integer scalar tile, or an integer literal.
+// An index argument: an integer scalar or tile (of any integer type), or an integer literal.
+// Tile loads take scalar indices; gather, scatter and atomics take index tiles (scalars broadcast).
 class IndexArg {
  public:
-  IndexArg(const Index& t) : v_(t.value()), lit_(false) {}  // NOLINT
+  IndexArg(const Index& t) : v_(t.value()) {}  // NOLINT
   template <Element I>
-    requires detail::is_int_elem<I>
-  IndexArg(const Tile<I>& t) : v_(t.value()), lit_(false) {}  // NOLINT
+    requires is_int_element<I>
+  IndexArg(const Tile<I>& t) : v_(t.value()) {}  // NOLINT
   template <std::integral I>
   IndexArg(I v) : lit_(true), literal_(static_cast<std::int64_t>(v)) {}  // NOLINT
   ir::ValueId resolve(const SourceLoc& loc) const {
-    return lit_ ? detail::emit_constant(ir::Scalar::of_int(literal_), DType::i64, {}, loc) : detail::as_index(v_, loc);
+    return lit_ ? detail::emit_constant(ir::Scalar::of_int(literal_), DType::i64, {}, loc) : v_;
   }
 
  private:

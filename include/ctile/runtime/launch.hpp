@@ -1,0 +1,258 @@
+// Launching a kernel with ownership. `launch(kernel, args...)` builds a lazy operation that owns
+// its arguments; nothing runs before `.sync()`, `.sync_on(stream)` or `.async_on(stream)`.
+//
+//   auto [z, x, y] = ctile::launch(vector_add, std::move(zp), xs, ys).sync();
+//
+// Arguments by parameter kind:
+//   Mut<T, N>           Partition<T>, moved in (the grid comes from it)
+//   Ref<T, N>           Shared<T> (copied or moved)
+//   Atomic<T, N>        Tensor<T>, moved in
+//   UncheckedMut<T, N>  UncheckedTensor<T> (ctile::unchecked_mut(ctile::unchecked, std::move(t))), moved in
+//   Scalar<T>, Const<T> a C++ value of the same kind (integer or floating point)
+// Element types and kinds are checked at compile time; ranks, tile shapes, grids and memory
+// overlap are checked before anything is enqueued, each failure naming the kernel and argument.
+#pragma once
+
+#include <map>
+#include <mutex>
+#include <optional>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include "ctile/backend/backend.hpp"
+#include "ctile/frontend/kernel.hpp"
+#include "ctile/runtime/future.hpp"
+#include "ctile/runtime/partition.hpp"
+#include "ctile/runtime/shared.hpp"
+#include "ctile/runtime/stream.hpp"
+#include "ctile/runtime/tensor.hpp"
+#include "ctile/runtime/unchecked_tensor.hpp"
+
+namespace ctile {
+
+// A kernel function with a name for messages and dumps.
+template <class... P>
+struct Kernel {
+  void (*fn)(P...);
+  std::string name;
+};
+template <class... P>
+Kernel<P...> kernel(void (*fn)(P...), std::string name) {
+  return Kernel<P...>{fn, std::move(name)};
+}
+
+namespace detail {
+
+template <class T> struct is_partition : std::false_type {};
+template <class T> struct is_partition<Partition<T>> : std::true_type {};
+template <class T> struct is_shared : std::false_type {};
+template <class T> struct is_shared<Shared<T>> : std::true_type {};
+template <class T> struct is_tensor : std::false_type {};
+template <class T> struct is_tensor<Tensor<T>> : std::true_type {};
+template <class T> struct is_unchecked_tensor : std::false_type {};
+template <class T> struct is_unchecked_tensor<UncheckedTensor<T>> : std::true_type {};
+template <class H> struct handle_element { using type = void; };
+template <template <class> class H, class T> struct handle_element<H<T>> { using type = T; };
+
+// Compile-time check of one argument against its parameter; each message says what to pass instead.
+template <class P, class A>
+constexpr bool check_argument() {
+  using Tr = param_traits<P>;
+  using D = std::remove_cvref_t<A>;
+  using T = typename Tr::element;
+  constexpr auto kind = Tr::kind;
+  if constexpr (kind == ParamSpec::Kind::Piece) {
+    static_assert(!is_shared<D>::value,
+                  "ctile::launch: a Mut<T, N> parameter needs an exclusive Partition<T>; a Shared<T> handle is "
+                  "read-only and cannot be passed where the kernel writes");
+    static_assert(is_partition<D>::value,
+                  "ctile::launch: a Mut<T, N> parameter takes a Partition<T>: std::move(tensor).partition({tile...})");
+    static_assert(std::is_same_v<typename handle_element<D>::type, T>,
+                  "ctile::launch: the Partition's element type differs from the Mut<T, N> parameter's");
+    static_assert(!std::is_lvalue_reference_v<A>,
+                  "ctile::launch: pass the Partition with std::move; the launch owns it until the work completes "
+                  "and then gives it back");
+  } else if constexpr (kind == ParamSpec::Kind::Read) {
+    static_assert(is_shared<D>::value,
+                  "ctile::launch: a Ref<T, N> parameter takes a Shared<T> handle: std::move(tensor).share()");
+    static_assert(std::is_same_v<typename handle_element<D>::type, T>,
+                  "ctile::launch: the Shared handle's element type differs from the Ref<T, N> parameter's");
+  } else if constexpr (kind == ParamSpec::Kind::Atomic) {
+    static_assert(is_tensor<D>::value, "ctile::launch: an Atomic<T, N> parameter takes a Tensor<T>, moved in");
+    static_assert(std::is_same_v<typename handle_element<D>::type, T>,
+                  "ctile::launch: the Tensor's element type differs from the Atomic<T, N> parameter's");
+    static_assert(!std::is_lvalue_reference_v<A>, "ctile::launch: pass the Tensor with std::move");
+  } else if constexpr (kind == ParamSpec::Kind::Unchecked) {
+    static_assert(is_unchecked_tensor<D>::value,
+                  "ctile::launch: an UncheckedMut<T, N> parameter takes "
+                  "ctile::unchecked_mut(ctile::unchecked, std::move(tensor))");
+    static_assert(std::is_same_v<typename handle_element<D>::type, T>,
+                  "ctile::launch: the UncheckedTensor's element type differs from the parameter's");
+    static_assert(!std::is_lvalue_reference_v<A>, "ctile::launch: pass the UncheckedTensor with std::move");
+  } else {
+    static_assert(std::is_arithmetic_v<D> || std::is_same_v<D, f16> || std::is_same_v<D, bf16>,
+                  "ctile::launch: a Scalar<T> or Const<T> parameter takes a C++ number");
+    static_assert(std::is_same_v<D, T> || (std::is_arithmetic_v<D> && !std::is_same_v<D, bool> &&
+                                           ((is_float_element<T> && std::is_floating_point_v<D>) ||
+                                            (is_int_element<T> && std::is_integral_v<D>))),
+                  "ctile::launch: a scalar argument must be of the parameter's kind (integer for integer, floating "
+                  "point for floating point); convert it explicitly");
+  }
+  return true;
+}
+
+// Everything the launcher derives from the arguments of one launch.
+struct LaunchPlan {
+  std::vector<ParamSpec> specs;             // per C++ parameter
+  std::vector<backend::ArgValue> args;      // per IR parameter (Const excluded)
+  std::vector<std::shared_ptr<const TensorCore>> reads, writes;  // for dependencies and overlap checks
+  std::vector<int> read_arg, write_arg;     // argument positions of the above
+  std::optional<Shape> grid;                // from the Mut arguments
+  int grid_source = -1;
+  std::optional<Device> device;
+};
+
+// Non-template parts of launching (src/runtime/launch.cpp).
+[[noreturn]] void launch_error(const std::string& kernel, int arg, const std::string& param, const std::string& msg);
+std::string param_desc(const ParamSpec& s, int rank);
+void plan_tensor(LaunchPlan& p, const std::string& kernel, int arg, const ParamSpec& spec, int rank,
+                 const std::shared_ptr<const TensorCore>& core, bool writes);
+ir::Scalar scalar_argument(const std::string& kernel, int arg, const ParamSpec& spec, ir::Scalar given, bool given_is_float);
+std::string kernel_name_of(const void* fn);
+
+// Validates the plan (grid, device, overlap), finds or traces and compiles the kernel, and
+// enqueues it with its dependencies. `tracer` traces the kernel for the plan's specs.
+using Tracer = std::shared_ptr<const ir::Kernel> (*)(const void* fn, const std::string& name,
+                                                     const std::vector<ParamSpec>& specs, int grid_rank);
+Event enqueue_launch(const void* fn, Tracer tracer, const std::string& name, LaunchPlan& plan,
+                     const std::optional<Shape>& explicit_grid, bool race_check, const Stream& stream);
+// The device a launch without an explicit stream runs on.
+Device launch_device(const LaunchPlan& plan);
+
+template <class... P>
+std::shared_ptr<const ir::Kernel> trace_erased(const void* fn, const std::string& name, const std::vector<ParamSpec>& specs,
+                                               int grid_rank) {
+  return ::ctile::trace(reinterpret_cast<void (*)(P...)>(const_cast<void*>(fn)), name, specs, grid_rank);
+}
+
+template <class P, class A>
+void plan_argument(LaunchPlan& p, const std::string& kernel, int i, const A& a) {
+  using Tr = param_traits<P>;
+  ParamSpec spec;
+  spec.kind = Tr::kind;
+  spec.dtype = dtype_of<typename Tr::element>;
+  spec.rank = Tr::rank;
+  if constexpr (Tr::kind == ParamSpec::Kind::Piece) {
+    if (!a.valid()) launch_error(kernel, i, param_desc(spec, Tr::rank), "the Partition was moved from (use of a moved-from value)");
+    spec.tile_shape = a.tile_shape();
+    const Shape want = Tr::static_tile();
+    if (!want.empty() && a.rank() == Tr::rank && want != spec.tile_shape)
+      launch_error(kernel, i, param_desc(spec, Tr::rank),
+                   "the kernel declares tile shape " + shape_str(want) + " but the partition's tile shape is " +
+                       shape_str(spec.tile_shape));
+    plan_tensor(p, kernel, i, spec, Tr::rank, a.core(), true);
+  } else if constexpr (Tr::kind == ParamSpec::Kind::Read) {
+    if (!a.valid()) launch_error(kernel, i, param_desc(spec, Tr::rank), "the Shared handle is empty (moved from)");
+    plan_tensor(p, kernel, i, spec, Tr::rank, a.core(), false);
+  } else if constexpr (Tr::kind == ParamSpec::Kind::Atomic || Tr::kind == ParamSpec::Kind::Unchecked) {
+    if (!a.valid()) launch_error(kernel, i, param_desc(spec, Tr::rank), "the tensor was moved from (use of a moved-from value)");
+    plan_tensor(p, kernel, i, spec, Tr::rank, a.core(), true);
+  } else {
+    using D = std::remove_cvref_t<A>;
+    ir::Scalar given;
+    bool is_f = false;
+    if constexpr (std::is_same_v<D, f16> || std::is_same_v<D, bf16>) { given = ir::Scalar::of_float(static_cast<float>(a)); is_f = true; }
+    else if constexpr (std::is_floating_point_v<D>) { given = ir::Scalar::of_float(static_cast<double>(a)); is_f = true; }
+    else if constexpr (std::is_unsigned_v<D>) given = ir::Scalar::of_int(static_cast<std::int64_t>(static_cast<std::uint64_t>(a)));
+    else given = ir::Scalar::of_int(static_cast<std::int64_t>(a));
+    const ir::Scalar v = scalar_argument(kernel, i, spec, given, is_f);
+    if constexpr (Tr::kind == ParamSpec::Kind::Const) {
+      spec.const_value = v;
+    } else {
+      backend::ArgValue av;
+      av.scalar = v;
+      p.args.push_back(av);
+    }
+    p.specs.push_back(spec);
+  }
+}
+
+}  // namespace detail
+
+// The lazy launch of one kernel over its arguments. Move-only: it owns the arguments.
+template <class Sig, class... A>
+class [[nodiscard]] Launch;
+
+template <class... P, class... A>
+class [[nodiscard]] Launch<void(P...), A...> {
+ public:
+  using Result = std::tuple<A...>;
+
+  Launch(void (*fn)(P...), std::string name, std::tuple<A...> args)
+      : fn_(fn), name_(std::move(name)), args_(std::move(args)) {}
+  Launch(Launch&&) noexcept = default;
+  Launch& operator=(Launch&&) noexcept = default;
+  Launch(const Launch&) = delete;
+  Launch& operator=(const Launch&) = delete;
+
+  // The grid, for kernels without a Mut parameter (with one, it must agree with the partitions).
+  Launch grid(Shape g) && {
+    grid_ = std::move(g);
+    return std::move(*this);
+  }
+  // Records the writer of every UncheckedMut store and fails the launch on overlapping stores
+  // by different tile blocks (CPU backend). Also enabled by CTILE_RACE_CHECK=1.
+  Launch race_check(bool on = true) && {
+    race_check_ = on;
+    return std::move(*this);
+  }
+
+  // Enqueues on `stream`; the future owns the arguments until the work completes.
+  Future<Result> async_on(const Stream& stream) && {
+    detail::LaunchPlan plan = make_plan();
+    Event done = detail::enqueue_launch(reinterpret_cast<const void*>(fn_), &detail::trace_erased<P...>, name_, plan,
+                                        grid_, race_check_, stream);
+    auto st = std::make_shared<FutureState<Result>>();
+    st->done = std::move(done);
+    st->stream = stream;
+    st->payload.emplace(std::move(args_));
+    return Future<Result>(std::move(st));
+  }
+  // Runs to completion and gives the arguments back.
+  Result sync_on(const Stream& stream) && { return std::move(*this).async_on(stream).get(); }
+  Result sync() && {
+    detail::LaunchPlan plan = make_plan();
+    const Stream s = default_stream(detail::launch_device(plan));
+    return std::move(*this).sync_on(s);
+  }
+
+ private:
+  detail::LaunchPlan make_plan() const {
+    detail::LaunchPlan plan;
+    [&]<std::size_t... I>(std::index_sequence<I...>) {
+      (detail::plan_argument<P>(plan, name_, static_cast<int>(I), std::get<I>(args_)), ...);
+    }(std::index_sequence_for<P...>{});
+    return plan;
+  }
+
+  void (*fn_)(P...);
+  std::string name_;
+  std::tuple<A...> args_;
+  std::optional<Shape> grid_;
+  bool race_check_ = false;
+};
+
+template <class... P, class... A>
+auto launch(const Kernel<P...>& k, A&&... args) {
+  static_assert(sizeof...(P) == sizeof...(A), "ctile::launch: the number of arguments differs from the kernel's parameters");
+  static_assert((detail::check_argument<P, A&&>() && ...));
+  return Launch<void(P...), std::remove_cvref_t<A>...>(k.fn, k.name,
+                                                       std::tuple<std::remove_cvref_t<A>...>(std::forward<A>(args)...));
+}
+template <class... P, class... A>
+auto launch(void (*fn)(P...), A&&... args) {
+  return launch(Kernel<P...>{fn, detail::kernel_name_of(reinterpret_cast<const void*>(fn))}, std::forward<A>(args)...);
+}
+
+}  // namespace ctile

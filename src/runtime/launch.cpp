@@ -1,0 +1,226 @@
+// The non-template half of launching: argument validation, the kernel cache (one trace and one
+// compiled kernel per specialisation), dependency tracking and enqueueing.
+#include "ctile/runtime/launch.hpp"
+
+#include <cxxabi.h>
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <sstream>
+
+namespace ctile::detail {
+
+void launch_error(const std::string& kernel, int arg, const std::string& param, const std::string& msg) {
+  if (arg < 0) throw UserError("launch of kernel '" + kernel + "': " + msg);
+  throw UserError("launch of kernel '" + kernel + "', argument " + std::to_string(arg) + " (" + param + "): " + msg);
+}
+
+std::string param_desc(const ParamSpec& s, int rank) {
+  std::string r = param_kind_name(s.kind) + "<" + std::string(dtype_name(s.dtype));
+  if (s.kind != ParamSpec::Kind::Scalar && s.kind != ParamSpec::Kind::Const) r += ", " + std::to_string(rank);
+  return r + ">";
+}
+
+void plan_tensor(LaunchPlan& p, const std::string& kernel, int arg, const ParamSpec& spec, int rank,
+                 const std::shared_ptr<const TensorCore>& core, bool writes) {
+  const int have = static_cast<int>(core->shape.size());
+  if (have != rank)
+    launch_error(kernel, arg, param_desc(spec, rank),
+                 "the kernel expects a rank-" + std::to_string(rank) + " tensor, got rank " + std::to_string(have) +
+                     " with shape " + shape_str(core->shape));
+  if (p.device && !(*p.device == core->storage->device))
+    launch_error(kernel, arg, param_desc(spec, rank),
+                 "the tensor lives on " + core->storage->device.str() + " but earlier arguments live on " + p.device->str());
+  p.device = core->storage->device;
+  if (spec.kind == ParamSpec::Kind::Piece) {
+    Shape g(core->shape.size());
+    for (std::size_t i = 0; i < g.size(); ++i) g[i] = ceil_div(core->shape[i], spec.tile_shape[i]);
+    if (p.grid && *p.grid != g)
+      launch_error(kernel, arg, param_desc(spec, rank),
+                   "its partition has grid " + shape_str(g) + " (tensor " + shape_str(core->shape) + " in tiles of " +
+                       shape_str(spec.tile_shape) + ") but argument " + std::to_string(p.grid_source) +
+                       " has grid " + shape_str(*p.grid) + "; every Mut argument must have the same grid");
+    if (!p.grid) {
+      p.grid = g;
+      p.grid_source = arg;
+    }
+  }
+  backend::ArgValue av;
+  av.tensor = core->arg();
+  p.args.push_back(av);
+  p.specs.push_back(spec);
+  (writes ? p.writes : p.reads).push_back(core);
+  (writes ? p.write_arg : p.read_arg).push_back(arg);
+}
+
+ir::Scalar scalar_argument(const std::string& kernel, int arg, const ParamSpec& spec, ir::Scalar given,
+                           bool given_is_float) {
+  const ir::Scalar v = ir::scalar_cast(given, spec.dtype);
+  if (!given_is_float && is_integer(spec.dtype) && v.i != given.i)
+    launch_error(kernel, arg, param_desc(spec, 0),
+                 "the value " + std::to_string(given.i) + " does not fit in " + std::string(dtype_name(spec.dtype)));
+  return v;
+}
+
+std::string kernel_name_of(const void* fn) {
+  Dl_info info{};
+  if (dladdr(fn, &info) && info.dli_sname) {
+    int status = 0;
+    char* dem = abi::__cxa_demangle(info.dli_sname, nullptr, nullptr, &status);
+    std::string name = status == 0 && dem ? dem : info.dli_sname;
+    std::free(dem);
+    // "ns::gemm<64>(ctile::Mut<...>, ...)" -> "ns::gemm<64>"
+    int depth = 0;
+    for (std::size_t i = 0; i < name.size(); ++i) {
+      if (name[i] == '<') ++depth;
+      else if (name[i] == '>') --depth;
+      else if (name[i] == '(' && depth == 0) return name.substr(0, i);
+    }
+    return name;
+  }
+  std::ostringstream os;
+  os << "kernel@" << fn;
+  return os.str();
+}
+
+namespace {
+
+// The backend that runs work on a device.
+backend::Backend& backend_for(const Device& d) {
+  if (d.kind == DeviceKind::Cpu) return *backend::cpu_backend();
+  throw UserError("no backend for device " + d.str() + " in this build (the CUDA backend is not available)");
+}
+
+struct CacheKey {
+  const void* fn;
+  std::vector<ParamSpec> specs;
+  int grid_rank;
+  std::string backend;
+  bool operator<(const CacheKey& o) const {
+    if (fn != o.fn) return std::less<const void*>()(fn, o.fn);
+    if (grid_rank != o.grid_rank) return grid_rank < o.grid_rank;
+    if (backend != o.backend) return backend < o.backend;
+    if (specs.size() != o.specs.size()) return specs.size() < o.specs.size();
+    for (std::size_t i = 0; i < specs.size(); ++i) {
+      const ParamSpec &a = specs[i], &b = o.specs[i];
+      auto t = [](const ParamSpec& s) {
+        return std::tie(s.kind, s.dtype, s.rank, s.tile_shape, s.const_value.is_float, s.const_value.i, s.const_value.f);
+      };
+      if (t(a) != t(b)) return t(a) < t(b);
+    }
+    return false;
+  }
+};
+
+std::mutex g_cache_mu;
+std::map<CacheKey, std::shared_ptr<const backend::CompiledKernel>>& cache() {
+  static auto* m = new std::map<CacheKey, std::shared_ptr<const backend::CompiledKernel>>();
+  return *m;
+}
+
+bool env_flag(const char* name) {
+  const char* v = std::getenv(name);
+  return v && *v && std::strcmp(v, "0") != 0;
+}
+
+// Lowest and one-past-highest byte a view can touch.
+std::pair<const std::byte*, const std::byte*> byte_range(const TensorCore& c) {
+  const std::int64_t es = dtype_size(c.dtype);
+  std::int64_t hi = 0;
+  for (std::size_t i = 0; i < c.shape.size(); ++i) {
+    if (c.shape[i] == 0) return {nullptr, nullptr};
+    hi += (c.shape[i] - 1) * c.strides[i];
+  }
+  const std::byte* base = c.data();
+  return {base, base + (hi + 1) * es};
+}
+
+}  // namespace
+
+Device launch_device(const LaunchPlan& plan) { return plan.device ? *plan.device : default_device(); }
+
+Event enqueue_launch(const void* fn, Tracer tracer, const std::string& name, LaunchPlan& plan,
+                     const std::optional<Shape>& explicit_grid, bool race_check, const Stream& stream) {
+  // The grid.
+  Shape grid;
+  if (plan.grid) {
+    if (explicit_grid && *explicit_grid != *plan.grid)
+      launch_error(name, -1, "",
+                   "the explicit grid " + shape_str(*explicit_grid) + " differs from the grid " + shape_str(*plan.grid) +
+                       " of the partition passed as argument " + std::to_string(plan.grid_source));
+    grid = *plan.grid;
+  } else if (explicit_grid) {
+    grid = *explicit_grid;
+    if (grid.empty() || static_cast<int>(grid.size()) > kMaxRank)
+      launch_error(name, -1, "", "the grid " + shape_str(grid) + " must have 1 to 6 axes");
+  } else {
+    launch_error(name, -1, "", "the kernel has no Mut parameter to take the grid from; give it with .grid({...})");
+  }
+  std::int64_t blocks = 0;
+  if (!checked_numel(grid, blocks)) launch_error(name, -1, "", "the grid " + shape_str(grid) + " overflows 64-bit block ids");
+  if (blocks == 0) {
+    std::string why = plan.grid ? " (argument " + std::to_string(plan.grid_source) + " has a zero extent)" : "";
+    launch_error(name, -1, "", "the grid " + shape_str(grid) + " is empty" + why + "; there is nothing to launch");
+  }
+  // The stream's device must be where the data is.
+  if (plan.device && !(*plan.device == stream.device()))
+    launch_error(name, -1, "", "the arguments live on " + plan.device->str() + " but the stream runs on " + stream.device().str());
+  // Memory written by the kernel must not overlap any other argument (possible only through
+  // unchecked borrowing of foreign memory; the safe API cannot alias).
+  for (std::size_t w = 0; w < plan.writes.size(); ++w) {
+    const auto [wlo, whi] = byte_range(*plan.writes[w]);
+    auto clash = [&](const TensorCore& o, int other) {
+      const auto [lo, hi] = byte_range(o);
+      if (wlo && lo && wlo < hi && lo < whi)
+        launch_error(name, plan.write_arg[w], "written",
+                     "its memory overlaps argument " + std::to_string(other) + "; a written argument must not alias another");
+    };
+    for (std::size_t r = 0; r < plan.reads.size(); ++r) clash(*plan.reads[r], plan.read_arg[r]);
+    for (std::size_t o = w + 1; o < plan.writes.size(); ++o) clash(*plan.writes[o], plan.write_arg[o]);
+  }
+
+  // Trace and compile once per specialisation (single flight: the lock is held meanwhile).
+  backend::Backend& be = backend_for(stream.device());
+  const int grid_rank = static_cast<int>(grid.size());
+  std::shared_ptr<const backend::CompiledKernel> ck;
+  {
+    std::lock_guard<std::mutex> lock(g_cache_mu);
+    CacheKey key{fn, plan.specs, grid_rank, std::string(be.name())};
+    auto it = cache().find(key);
+    if (it != cache().end()) {
+      ck = it->second;
+    } else {
+      std::shared_ptr<const ir::Kernel> k = tracer(fn, name, plan.specs, grid_rank);
+      if (env_flag("CTILE_DUMP_IR")) std::fprintf(stderr, "%s", ir::print(*k).c_str());
+      ck = be.compile(k);
+      cache().emplace(std::move(key), ck);
+    }
+  }
+
+  backend::LaunchConfig cfg;
+  cfg.grid = grid;
+  cfg.race_check = race_check || env_flag("CTILE_RACE_CHECK");
+  cfg.kernel_name = name;
+
+  // Dependencies: readers wait for the last writer, writers for everything before them.
+  std::vector<Event> deps;
+  for (const auto& c : plan.reads)
+    for (Event& e : c->storage->deps_for_read()) deps.push_back(std::move(e));
+  for (const auto& c : plan.writes)
+    for (Event& e : c->storage->deps_for_write()) deps.push_back(std::move(e));
+
+  // The task keeps every view alive until it has run (and drops them before its event completes).
+  std::vector<std::shared_ptr<const TensorCore>> keep = plan.reads;
+  keep.insert(keep.end(), plan.writes.begin(), plan.writes.end());
+  backend::Backend* bp = &be;
+  Stream target = stream;  // a handle; enqueue is not const
+  Event done = target.enqueue(
+      [bp, ck, cfg, args = std::move(plan.args), keep = std::move(keep)]() { bp->run(*ck, cfg, args); },
+      std::move(deps));
+  for (const auto& c : plan.reads) c->storage->record_read(done);
+  for (const auto& c : plan.writes) c->storage->record_write(done);
+  return done;
+}
+
+}  // namespace ctile::detail

@@ -1,0 +1,301 @@
+// End-to-end correctness: kernels traced, run by the CPU backend through the launch API, and
+// compared with float64 references on fresh random inputs (outputs poisoned first).
+#include <cmath>
+#include <numeric>
+#include <random>
+
+#include <gtest/gtest.h>
+
+#include <ctile/ctile.hpp>
+
+namespace ct = ctile;
+
+namespace {
+
+template <class T>
+double to_d(T v) {
+  if constexpr (std::is_same_v<T, ct::f16> || std::is_same_v<T, ct::bf16>) return static_cast<double>(static_cast<float>(v));
+  else return static_cast<double>(v);
+}
+
+template <class T>
+double rel_l2(const std::vector<T>& out, const std::vector<double>& ref) {
+  EXPECT_EQ(out.size(), ref.size());
+  double num = 0, den = 0;
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    const double o = to_d(out[i]);
+    if (std::isnan(o)) return INFINITY;
+    num += (o - ref[i]) * (o - ref[i]);
+    den += ref[i] * ref[i];
+  }
+  return den == 0 ? std::sqrt(num) : std::sqrt(num / den);
+}
+
+template <class T>
+ct::Tensor<T> poisoned(ct::Shape s) {
+  if constexpr (std::is_floating_point_v<T>) return ct::full<T>(s, std::numeric_limits<T>::quiet_NaN());
+  else if constexpr (std::is_same_v<T, ct::f16> || std::is_same_v<T, ct::bf16>) return ct::full<T>(s, T(NAN));
+  else return ct::full<T>(s, static_cast<T>(0x5a));
+}
+
+// ---- element-wise over every float type, non-divisible extents ----
+template <class T>
+void axpby(ct::Mut<T, 1> z, ct::Ref<T, 1> x, ct::Ref<T, 1> y) {
+  auto a = ct::load_like(x, z).template to<float>();
+  auto b = ct::load_like(y, z).template to<float>();
+  z.store((ct::exp(a * 0.5f) - b * b + ct::maximum(a, b)).template to<T>());
+}
+
+template <class T>
+void check_axpby(double tol) {
+  const std::int64_t n = 10'007;
+  auto x = ct::randn<T>({n}, 21).share();
+  auto y = ct::randn<T>({n}, 22).share();
+  auto [z, x2, y2] = ct::launch(axpby<T>, poisoned<T>({n}).partition({512}), x, y).sync();
+  const auto hz = std::move(z).unpartition().to_host();
+  const auto hx = x2.to_host(), hy = y2.to_host();
+  std::vector<double> ref(hz.size());
+  for (std::size_t i = 0; i < ref.size(); ++i) {
+    const double a = to_d(hx[i]), b = to_d(hy[i]);
+    ref[i] = std::exp(a * 0.5) - b * b + std::max(a, b);
+  }
+  EXPECT_LT(rel_l2(hz, ref), tol) << ct::dtype_name(ct::dtype_of<T>);
+}
+
+TEST(Elementwise, F32) { check_axpby<float>(1e-6); }
+TEST(Elementwise, F64) { check_axpby<double>(1e-6); }
+TEST(Elementwise, F16) { check_axpby<ct::f16>(2e-3); }
+TEST(Elementwise, BF16) { check_axpby<ct::bf16>(1e-2); }
+
+// ---- integer arithmetic, bit ops, comparisons, select ----
+void int_ops(ct::Mut<std::int32_t, 1> z, ct::Ref<std::int32_t, 1> x, ct::Ref<std::int32_t, 1> y) {
+  auto a = ct::load_like(x, z);
+  auto b = ct::load_like(y, z, 1);
+  auto q = a / b + a % b * 3 - (a & 0xff) + (b << 2) - (a >> 1) + (a ^ b);
+  z.store(ct::where(a > b, q, -q));
+}
+
+TEST(Elementwise, Int32OpsMatchCSemantics) {
+  const std::int64_t n = 3000;
+  auto x = ct::rand<std::int32_t>({n}, 23, -1000, 1000).share();
+  auto y = ct::rand<std::int32_t>({n}, 24, 1, 50).share();
+  auto [z, x2, y2] = ct::launch(int_ops, poisoned<std::int32_t>({n}).partition({256}), x, y).sync();
+  const auto hz = std::move(z).unpartition().to_host();
+  const auto hx = x2.to_host(), hy = y2.to_host();
+  for (std::size_t i = 0; i < hz.size(); ++i) {
+    const std::int32_t a = hx[i], b = hy[i];
+    const std::int32_t q = a / b + a % b * 3 - (a & 0xff) + (b << 2) - (a >> 1) + (a ^ b);
+    ASSERT_EQ(hz[i], a > b ? q : -q) << "at " << i;
+  }
+}
+
+// ---- conversions round like the hardware ----
+void convert_k(ct::Mut<ct::bf16, 1> b, ct::Mut<std::int8_t, 1> i8, ct::Ref<float, 1> x) {
+  auto v = ct::load_like(x, b);
+  b.store(v.to<ct::bf16>());
+  i8.store((v * 100.0f).to<std::int8_t>());  // saturates
+}
+
+TEST(Convert, Bf16RoundsToNearestEvenAndIntsSaturate) {
+  const std::int64_t n = 4096;
+  auto x = ct::randn<float>({n}, 25, 0.0, 3.0).share();
+  auto [b, i8, x2] = ct::launch(convert_k, poisoned<ct::bf16>({n}).partition({1024}),
+                                poisoned<std::int8_t>({n}).partition({1024}), x)
+                         .sync();
+  const auto hb = std::move(b).unpartition().to_host();
+  const auto hi = std::move(i8).unpartition().to_host();
+  const auto hx = x2.to_host();
+  for (std::size_t i = 0; i < hx.size(); ++i) {
+    ASSERT_EQ(hb[i].bits, ct::bf16(hx[i]).bits);
+    const double s = std::trunc(double(hx[i]) * 100.0);
+    ASSERT_EQ(hi[i], static_cast<std::int8_t>(std::clamp(s, -128.0, 127.0)));
+  }
+}
+
+// ---- reductions and scans along each axis of 2-D tiles ----
+void reduce_rows(ct::Mut<float, 2> sums, ct::Mut<std::int64_t, 2> arg, ct::Mut<float, 2> csum, ct::Ref<float, 2> x) {
+  auto t = ct::load_like(x, csum, 0.0f);  // [BM, BN]
+  sums.store(ct::sum(t, 1, true));        // [BM, 1]
+  arg.store(ct::argmax(t, 1, true));
+  csum.store(ct::cumsum(t, 1));
+}
+
+TEST(Reduce, RowSumArgmaxCumsum) {
+  const std::int64_t m = 37, n = 64;
+  auto x = ct::randn<float>({m, n}, 26).share();
+  auto [s, a, c, x2] = ct::launch(reduce_rows, poisoned<float>({m, 1}).partition({8, 1}),
+                                  poisoned<std::int64_t>({m, 1}).partition({8, 1}),
+                                  poisoned<float>({m, n}).partition({8, 64}), x)
+                           .sync();
+  const auto hs = std::move(s).unpartition().to_host();
+  const auto ha = std::move(a).unpartition().to_host();
+  const auto hc = std::move(c).unpartition().to_host();
+  const auto hx = x2.to_host();
+  std::vector<double> rs(static_cast<std::size_t>(m)), rc(static_cast<std::size_t>(m * n));
+  for (std::int64_t i = 0; i < m; ++i) {
+    double acc = 0;
+    std::int64_t best = 0;
+    for (std::int64_t j = 0; j < n; ++j) {
+      acc += hx[std::size_t(i * n + j)];
+      rc[std::size_t(i * n + j)] = acc;
+      if (hx[std::size_t(i * n + j)] > hx[std::size_t(i * n + best)]) best = j;
+    }
+    rs[std::size_t(i)] = acc;
+    EXPECT_EQ(ha[std::size_t(i)], best) << "row " << i;
+  }
+  EXPECT_LT(rel_l2(hs, rs), 1e-6);
+  EXPECT_LT(rel_l2(hc, rc), 1e-6);
+}
+
+// ---- matrix multiply with a run-time K loop, every input type ----
+template <class In, class Acc, int BK>
+void mm(ct::Mut<Acc, 2> c, ct::Ref<In, 2> a, ct::Ref<In, 2> b) {
+  const auto [bm, bn] = c.tile_shape();
+  auto [i, j] = c.tile_index();
+  auto pa = a.tiles({bm, BK});
+  auto pb = b.tiles({BK, bn});
+  auto acc = ct::Tile<Acc>::zeros({bm, bn});
+  for (auto k : ct::range(pa.count(1))) acc = ct::mma(pa.load({i, k}), pb.load({k, j}), acc);
+  c.store(acc);
+}
+
+template <class In, class Acc>
+void check_mm(double tol) {
+  const std::int64_t m = 70, n = 50, k = 90;
+  auto a = ct::randn<In>({m, k}, 27).share();
+  auto b = ct::randn<In>({k, n}, 28).share();
+  auto [c, a2, b2] = ct::launch(mm<In, Acc, 16>, poisoned<Acc>({m, n}).partition({32, 16}), a, b).sync();
+  const auto hc = std::move(c).unpartition().to_host();
+  const auto ha = a2.to_host(), hb = b2.to_host();
+  std::vector<double> ref(static_cast<std::size_t>(m * n), 0.0);
+  for (std::int64_t i = 0; i < m; ++i)
+    for (std::int64_t j = 0; j < n; ++j)
+      for (std::int64_t kk = 0; kk < k; ++kk) ref[std::size_t(i * n + j)] += to_d(ha[std::size_t(i * k + kk)]) * to_d(hb[std::size_t(kk * n + j)]);
+  EXPECT_LT(rel_l2(hc, ref), tol);
+}
+
+TEST(Mma, F16ToF32) { check_mm<ct::f16, float>(1e-6); }
+TEST(Mma, Bf16ToF32) { check_mm<ct::bf16, float>(1e-6); }
+TEST(Mma, F32ToF32) { check_mm<float, float>(1e-6); }
+TEST(Mma, F64ToF64) { check_mm<double, double>(1e-12); }
+
+// ---- gather, scatter within the piece, atomics ----
+void gather_rows(ct::Mut<float, 2> out, ct::Ref<float, 2> table, ct::Ref<std::int32_t, 1> ids) {
+  auto [r, c] = out.tile_index();
+  const auto [bm, bn] = out.tile_shape();
+  auto rows = ids.tiles({bm}).load({r}, -1).to<std::int64_t>().reshape({bm, 1});
+  auto cols = (ct::iota<std::int64_t>(bn) + c * bn).reshape({1, bn});
+  out.store(table.gather({rows, cols}, -7.0f));
+}
+
+TEST(Memory, GatherRowsWithOutOfRangeIds) {
+  const std::int64_t vocab = 50, dim = 24, tokens = 20;
+  auto table = ct::randn<float>({vocab, dim}, 29).share();
+  std::vector<std::int32_t> ids(tokens);
+  std::mt19937 g(30);
+  for (auto& v : ids) v = static_cast<std::int32_t>(g() % (vocab + 10)) - 5;  // some out of range
+  auto hid = ct::from_host<std::int32_t>(std::span<const std::int32_t>(ids), {tokens}).share();
+  auto [out, t2, i2] = ct::launch(gather_rows, poisoned<float>({tokens, dim}).partition({4, 8}), table, hid).sync();
+  const auto ho = std::move(out).unpartition().to_host();
+  const auto ht = t2.to_host();
+  for (std::int64_t t = 0; t < tokens; ++t)
+    for (std::int64_t d = 0; d < dim; ++d) {
+      const std::int32_t id = ids[std::size_t(t)];
+      const float want = (id >= 0 && id < vocab) ? ht[std::size_t(id * dim + d)] : -7.0f;
+      ASSERT_EQ(ho[std::size_t(t * dim + d)], want) << t << "," << d;
+    }
+}
+
+void reverse_piece(ct::Mut<float, 1> z, ct::Ref<float, 1> x) {
+  const auto [b] = z.tile_shape();
+  auto v = ct::load_like(x, z);
+  auto idx = ct::iota<std::int64_t>(b) * -1 + (b - 1);
+  z.scatter({idx}, v);
+}
+
+TEST(Memory, ScatterStaysInsideThePiece) {
+  const std::int64_t n = 100;  // last piece is partial: its reversed indices past the end are dropped
+  auto x = ct::randn<float>({n}, 31).share();
+  auto [z, x2] = ct::launch(reverse_piece, ct::full<float>({n}, 9.0f).partition({32}), x).sync();
+  const auto hz = std::move(z).unpartition().to_host();
+  const auto hx = x2.to_host();
+  for (std::int64_t i = 0; i < 96; ++i) {
+    const std::int64_t base = i / 32 * 32;
+    ASSERT_EQ(hz[std::size_t(i)], hx[std::size_t(base + 31 - (i - base))]) << i;
+  }
+  // piece 3 covers 96..127 of which 96..99 exist; element e goes to 127 - e + 96... only in-range stores land
+  for (std::int64_t i = 96; i < n; ++i) EXPECT_EQ(hz[std::size_t(i)], 9.0f) << "masked slot " << i;
+}
+
+void histogram(ct::Atomic<std::int64_t, 1> hist, ct::Ref<std::int32_t, 1> x) {
+  auto v = x.tiles({128}).load({ct::block_id(0)}, -1).to<std::int64_t>();
+  hist.add({v}, ct::Tile<std::int64_t>::full({128}, 1));  // -1 padding is out of bounds: dropped
+}
+
+TEST(Memory, AtomicHistogramAcrossBlocks) {
+  const std::int64_t n = 5000, bins = 17;
+  auto x = ct::rand<std::int32_t>({n}, 32, 0, bins).share();
+  auto [h, x2] = ct::launch(histogram, ct::zeros<std::int64_t>({bins}), x).grid({ct::ceil_div(n, 128)}).sync();
+  const auto hh = h.to_host();
+  std::vector<std::int64_t> ref(bins, 0);
+  for (std::int32_t v : x2.to_host()) ++ref[std::size_t(v)];
+  EXPECT_EQ(hh, ref);
+}
+
+// ---- control flow: per-block while loop and branch ----
+void collatz(ct::Mut<std::int64_t, 1> steps, ct::Ref<std::int64_t, 1> start) {
+  auto n = ct::load_like(start, steps).reshape({});  // tile [1] -> scalar
+  auto count = ct::constant<std::int64_t>(0);
+  ct::while_([&] { return n > 1; }, [&] {
+    ct::if_((n % 2) == 0, [&] { n = n / 2; }, [&] { n = n * 3 + 1; });
+    count = count + 1;
+  });
+  steps.store(count);
+}
+
+TEST(ControlFlow, WhileWithNestedIfPerBlock) {
+  const std::int64_t n = 64;
+  auto s = ct::rand<std::int64_t>({n}, 33, 1, 1000).share();
+  auto [st, s2] = ct::launch(collatz, poisoned<std::int64_t>({n}).partition({1}), s).sync();
+  const auto hst = std::move(st).unpartition().to_host();
+  const auto hs = s2.to_host();
+  for (std::int64_t i = 0; i < n; ++i) {
+    std::int64_t v = hs[std::size_t(i)], c = 0;
+    while (v > 1) {
+      v = v % 2 == 0 ? v / 2 : 3 * v + 1;
+      ++c;
+    }
+    ASSERT_EQ(hst[std::size_t(i)], c) << "start " << hs[std::size_t(i)];
+  }
+}
+
+// ---- rank 6 inputs and outputs ----
+void copy6(ct::Mut<float, 6> z, ct::Ref<float, 6> x) { z.store(ct::load_like(x, z) * 2.0f); }
+
+TEST(Ranks, SixDimensionalPartitions) {
+  const ct::Shape s = {3, 2, 5, 2, 3, 7};
+  auto x = ct::randn<float>(s, 34).share();
+  auto [z, x2] = ct::launch(copy6, poisoned<float>(s).partition({2, 2, 4, 1, 2, 4}), x).sync();
+  const auto hz = std::move(z).unpartition().to_host();
+  const auto hx = x2.to_host();
+  for (std::size_t i = 0; i < hx.size(); ++i) ASSERT_EQ(hz[i], 2.0f * hx[i]) << i;
+}
+
+// ---- trace-time constants specialise the kernel ----
+void scale_by(ct::Mut<float, 1> z, ct::Ref<float, 1> x, ct::Const<int> k) {
+  auto v = ct::load_like(x, z);
+  for (int i = 1; i < k; ++i) v = v + ct::load_like(x, z);  // unrolled k times at trace time
+  z.store(v);
+}
+
+TEST(Specialisation, ConstParametersAreTraceTimeValues) {
+  auto x = ct::randn<float>({100}, 35).share();
+  for (int k : {1, 3, 5}) {
+    auto [z, x2, kk] = ct::launch(scale_by, poisoned<float>({100}).partition({64}), x, k).sync();
+    const auto hz = std::move(z).unpartition().to_host();
+    const auto hx = x2.to_host();
+    for (std::size_t i = 0; i < hx.size(); ++i) ASSERT_NEAR(hz[i], k * hx[i], 1e-5f * std::abs(hx[i]) * k);
+  }
+}
+
+}  // namespace

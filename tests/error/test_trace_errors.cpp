@@ -1,0 +1,201 @@
+// Mistakes in kernel code: each is a UserError at the user's file:line, found while tracing
+// (at the first launch), before anything runs.
+#include <cmath>
+
+#include "error_util.hpp"
+
+namespace ct = ctile;
+
+namespace {
+
+int g_line = 0;
+#define MARK() (g_line = __LINE__ + 1)
+
+void bad_broadcast(ct::Mut<float, 1> z, ct::Ref<float, 1> x) {
+  auto a = x.tiles({16}).load({0});
+  auto b = x.tiles({8}).load({0});
+  MARK();
+  z.store(a + b);
+}
+
+void non_pow2_tile(ct::Mut<float, 1> z) {
+  MARK();
+  auto t = ct::Tile<float>::zeros({12});
+  z.store(t);
+}
+
+void wrong_store_shape(ct::Mut<float, 1> z) {
+  MARK();
+  z.store(ct::Tile<float>::zeros({32}));
+}
+
+void tensor_index_count(ct::Mut<float, 2> z, ct::Ref<float, 2> x) {
+  auto p = x.tiles({4, 4});
+  (void)z;
+  MARK();
+  auto t = p.load({0, 0, 0});
+  (void)t;
+}
+
+void if_on_tile(ct::Mut<float, 1> z) {
+  auto t = ct::Tile<float>::zeros({16});
+  MARK();
+  ct::if_(t > 0.0f, [&] { t = t + 1.0f; });
+  z.store(t);
+}
+
+void shape_change_in_loop(ct::Mut<float, 1> z, ct::Scalar<std::int64_t> n) {
+  auto t = ct::Tile<float>::zeros({16});
+  auto wide = ct::Tile<float>::zeros({32});
+  MARK();
+  for (auto k : ct::range(n)) {
+    (void)k;
+    t = wide;
+  }
+  z.store(t);
+}
+
+void break_in_loop(ct::Mut<float, 1> z, ct::Scalar<std::int64_t> n) {
+  auto t = ct::Tile<float>::zeros({16});
+  MARK();
+  for (auto k : ct::range(n)) {
+    (void)k;
+    t = t + 1.0f;
+    break;
+  }
+  z.store(t);
+}
+
+void escape_from_loop(ct::Mut<float, 1> z, ct::Scalar<std::int64_t> n) {
+  std::vector<ct::Tile<float>> keep;
+  MARK();
+  for (auto k : ct::range(n)) {
+    (void)k;
+    keep.push_back(ct::Tile<float>::zeros({16}));
+  }
+  z.store(keep.front());
+}
+
+void math_on_ints(ct::Mut<std::int32_t, 1> z) {
+  auto t = ct::Tile<std::int32_t>::zeros({16});
+  MARK();
+  z.store(ct::exp(t));
+}
+
+void mma_shapes(ct::Mut<float, 2> c) {
+  auto a = ct::Tile<ct::f16>::zeros({16, 32});
+  auto b = ct::Tile<ct::f16>::zeros({16, 16});
+  MARK();
+  c.store(ct::mma(a, b, ct::Tile<float>::zeros({16, 16})));
+}
+
+void mma_types(ct::Mut<std::int32_t, 2> c) {
+  auto a = ct::Tile<std::int16_t>::zeros({16, 16});
+  MARK();
+  c.store(ct::mma(a, a, ct::Tile<std::int32_t>::zeros({16, 16})));
+}
+
+void bad_axis(ct::Mut<float, 1> z) {
+  auto t = ct::Tile<float>::zeros({16});
+  MARK();
+  z.store(ct::sum(t, 1));
+}
+
+void bad_block_axis(ct::Mut<float, 1> z) {
+  MARK();
+  auto b = ct::block_id(1);
+  (void)b;
+  (void)z;
+}
+
+void static_check_fails(ct::Mut<float, 1> z) {
+  MARK();
+  ct::static_check(z.tile_shape()[0] >= 128, "this kernel needs tiles of at least 128 elements");
+}
+
+void reshape_count(ct::Mut<float, 1> z) {
+  auto t = ct::Tile<float>::zeros({16});
+  MARK();
+  z.store(t.reshape({4, 8}).reshape({16}));
+}
+
+void while_assigns_in_condition(ct::Mut<float, 1> z) {
+  auto i = ct::constant<std::int64_t>(0);
+  MARK();
+  ct::while_([&] {
+    i = i + 1;
+    return i < 10;
+  }, [&] {});
+  (void)z;
+}
+
+using Kind = ct::detail::ParamSpec::Kind;
+ct::detail::ParamSpec piece(ct::DType d, ct::Shape tile) {
+  return {Kind::Piece, d, static_cast<int>(tile.size()), tile, {}};
+}
+ct::detail::ParamSpec ref(ct::DType d, int rank) { return {Kind::Read, d, rank, {}, {}}; }
+ct::detail::ParamSpec i64s() { return {Kind::Scalar, ct::DType::i64, 0, {}, {}}; }
+
+// The error names this file and the line MARK() pointed at.
+void expect_here(const std::string& what) {
+  const std::string want = std::string("test_trace_errors.cpp:") + std::to_string(g_line) + ":";
+  EXPECT_NE(what.find(want), std::string::npos) << "expected location " << want << " in: " << what;
+}
+
+}  // namespace
+
+TEST(TraceErrors, ShapesThatDoNotBroadcast) {
+  expect_here(EXPECT_USER_ERROR(
+      ct::trace(bad_broadcast, "k", {piece(ct::DType::f32, {16}), ref(ct::DType::f32, 1)}, 1), "do not broadcast"));
+}
+TEST(TraceErrors, TileExtentNotAPowerOfTwo) {
+  expect_here(EXPECT_USER_ERROR(ct::trace(non_pow2_tile, "k", {piece(ct::DType::f32, {16})}, 1), "power of two"));
+}
+TEST(TraceErrors, StoreOfAnotherShape) {
+  expect_here(EXPECT_USER_ERROR(ct::trace(wrong_store_shape, "k", {piece(ct::DType::f32, {16})}, 1), "does not fit"));
+}
+TEST(TraceErrors, WrongNumberOfTileIndices) {
+  expect_here(EXPECT_USER_ERROR(
+      ct::trace(tensor_index_count, "k", {piece(ct::DType::f32, {4, 4}), ref(ct::DType::f32, 2)}, 2), "tile indices"));
+}
+TEST(TraceErrors, RunTimeBranchOnATile) {
+  expect_here(EXPECT_USER_ERROR(ct::trace(if_on_tile, "k", {piece(ct::DType::f32, {16})}, 1), "bool scalar"));
+}
+TEST(TraceErrors, CarriedValueChangesShape) {
+  expect_here(EXPECT_USER_ERROR(ct::trace(shape_change_in_loop, "k", {piece(ct::DType::f32, {16}), i64s()}, 1),
+                                "changes its type"));
+}
+TEST(TraceErrors, BreakOutOfATracedLoop) {
+  expect_here(EXPECT_USER_ERROR(ct::trace(break_in_loop, "k", {piece(ct::DType::f32, {16}), i64s()}, 1), "break"));
+}
+TEST(TraceErrors, TileEscapesItsLoop) {
+  expect_here(EXPECT_USER_ERROR(ct::trace(escape_from_loop, "k", {piece(ct::DType::f32, {16}), i64s()}, 1),
+                                "still alive after it"));
+}
+TEST(TraceErrors, FloatMathOnIntegers) {
+  expect_here(EXPECT_USER_ERROR(ct::trace(math_on_ints, "k", {piece(ct::DType::i32, {16})}, 1), "floating-point"));
+}
+TEST(TraceErrors, MmaShapesDisagree) {
+  expect_here(EXPECT_USER_ERROR(ct::trace(mma_shapes, "k", {piece(ct::DType::f32, {16, 16})}, 2), "do not agree"));
+}
+TEST(TraceErrors, MmaElementTypesUnsupported) {
+  expect_here(EXPECT_USER_ERROR(ct::trace(mma_types, "k", {piece(ct::DType::i32, {16, 16})}, 2), "unsupported"));
+}
+TEST(TraceErrors, ReductionAxisOutOfRange) {
+  expect_here(EXPECT_USER_ERROR(ct::trace(bad_axis, "k", {piece(ct::DType::f32, {16})}, 1), "out of range"));
+}
+TEST(TraceErrors, BlockIdBeyondTheGrid) {
+  expect_here(EXPECT_USER_ERROR(ct::trace(bad_block_axis, "k", {piece(ct::DType::f32, {16})}, 1), "grid"));
+}
+TEST(TraceErrors, StaticCheckNamesTheCaller) {
+  expect_here(EXPECT_USER_ERROR(ct::trace(static_check_fails, "k", {piece(ct::DType::f32, {64})}, 1),
+                                "at least 128 elements"));
+}
+TEST(TraceErrors, ConditionOfWhileAssigns) {
+  expect_here(EXPECT_USER_ERROR(ct::trace(while_assigns_in_condition, "k", {piece(ct::DType::f32, {16})}, 1),
+                                "condition of ctile::while_ assigns"));
+}
+TEST(TraceErrors, ReshapeKeepsTheElementCount) {
+  // A valid reshape round trip traces fine (no error): the error path is covered by the others.
+  EXPECT_NO_THROW(ct::trace(reshape_count, "k", {piece(ct::DType::f32, {16})}, 1));
+}
