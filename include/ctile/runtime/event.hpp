@@ -1,0 +1,50 @@
+// Event: a copyable, thread-safe handle to a one-shot completion state. A stream completes the
+// event of each task it runs; tensors' storages remember the events of the work that reads and
+// writes them, and later work waits for those (see docs/host_api.md).
+#pragma once
+
+#include <exception>
+#include <functional>
+#include <memory>
+#include <vector>
+
+namespace ctile {
+
+namespace detail {
+struct EventState;
+}
+
+class Event {
+ public:
+  // A default-constructed Event is already done, without error (same as Event::ready()).
+  Event() = default;
+
+  // A new event that is not done yet; someone must complete() it.
+  [[nodiscard]] static Event create();
+  // An event that is already done, without error.
+  [[nodiscard]] static Event ready();
+  // Done once every event in `events` is done; carries the error of the first failed event in
+  // `events` order (nullptr if none failed). An empty list gives a done event.
+  [[nodiscard]] static Event when_all(std::vector<Event> events);
+
+  // Marks the event done, carrying `err` (nullptr: success), wakes waiters and runs the
+  // on_complete callbacks on this thread. Completing an event twice throws UserError.
+  void complete(std::exception_ptr err = nullptr);
+  // Blocks until done. Does not throw the carried error (see error()).
+  void wait() const;
+  [[nodiscard]] bool done() const;
+  // The carried error; nullptr while not done or after success.
+  [[nodiscard]] std::exception_ptr error() const;
+  // Runs `cb(error())` once the event is done: right now on this thread if it already is,
+  // otherwise on the thread that completes it. Callbacks must not throw and must be short.
+  void on_complete(std::function<void(std::exception_ptr)> cb) const;
+
+  // True if both handles refer to the same completion state.
+  friend bool operator==(const Event& a, const Event& b) { return a.state_ == b.state_; }
+
+ private:
+  explicit Event(std::shared_ptr<detail::EventState> s) : state_(std::move(s)) {}
+  std::shared_ptr<detail::EventState> state_;  // null: done, no error
+};
+
+}  // namespace ctile

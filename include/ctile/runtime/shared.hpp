@@ -1,0 +1,103 @@
+// Shared<T>: a copyable, read-only handle to a tensor (kernel parameter Ref<T, N>). Any number of
+// launches may read it, none may write it, and its memory lives while any handle or any launch
+// that reads it exists. unshare() turns the last handle back into a mutable Tensor.
+#pragma once
+
+#include <memory>
+#include <utility>
+
+#include "ctile/runtime/tensor.hpp"
+
+namespace ctile {
+
+template <Element T>
+class Shared {
+ public:
+  using element_type = T;
+
+  // An empty handle (throws on use, like a moved-from one).
+  Shared() = default;
+  Shared(const Shared&) = default;
+  Shared& operator=(const Shared&) = default;
+  Shared(Shared&&) noexcept = default;  // the source becomes empty
+  Shared& operator=(Shared&&) noexcept = default;
+  ~Shared() = default;
+
+  [[nodiscard]] const Shape& shape() const { return c().shape; }
+  [[nodiscard]] const Shape& strides() const { return c().strides; }
+  [[nodiscard]] int rank() const { return static_cast<int>(c().shape.size()); }
+  [[nodiscard]] std::int64_t numel() const { return c().numel(); }
+  [[nodiscard]] Device device() const { return c().storage->device; }
+  [[nodiscard]] DType dtype() const { return c().dtype; }
+  [[nodiscard]] bool valid() const noexcept { return core_ != nullptr; }
+
+  // The elements, row-major; waits for pending writes (rethrows a failed write's error).
+  [[nodiscard]] std::vector<T> to_host() const { return detail::to_host<T>(c()); }
+  // Read-only raw pointer to element 0, after pending writes.
+  [[nodiscard]] const T* data(unchecked_t) const {
+    c().storage->wait_writes();
+    return reinterpret_cast<const T*>(c().data());
+  }
+
+  // A read-only view of elements [start, stop) along `axis`; it counts as one more holder.
+  [[nodiscard]] Shared slice(int axis, std::int64_t start, std::int64_t stop) const {
+    Shared s;
+    s.core_ = detail::slice_view(c(), axis, start, stop);
+    s.group_ = group_;
+    return s;
+  }
+
+  // Handles (copies and views of the handle made by share()) alive now, this one included.
+  [[nodiscard]] long holders() const {
+    c();
+    return group_.use_count();
+  }
+
+  // Back to a mutable tensor. Succeeds only for the last holder when no launch still reads the
+  // memory; otherwise throws UserError and the handle stays as it was.
+  [[nodiscard]] Tensor<T> unshare() && {
+    const auto& core = c();
+    const long others = group_.use_count() - 1;
+    if (others > 0)
+      throw UserError(detail::cat("Shared<", dtype_name(dtype_of<T>), ">::unshare of a tensor of shape ",
+                                  shape_str(core.shape), ": ", others, " other holder", others == 1 ? "" : "s",
+                                  " (copies or views of this shared handle) still exist; drop them first"));
+    if (core.storage->has_pending_reads())
+      throw UserError(detail::cat("Shared<", dtype_name(dtype_of<T>), ">::unshare of a tensor of shape ",
+                                  shape_str(core.shape),
+                                  ": a launch still reads it (in flight); wait for that launch first"));
+    auto owned = std::make_shared<detail::TensorCore>(core);  // a fresh, non-const view: nobody else has it
+    core_.reset();
+    group_.reset();
+    return Tensor<T>::from_core(std::move(owned));
+  }
+  Tensor<T> unshare() & = delete;       // use std::move(s).unshare()
+  Tensor<T> unshare() const& = delete;  // use std::move(s).unshare()
+
+  // For the launch glue.
+  [[nodiscard]] const std::shared_ptr<const detail::TensorCore>& core() const {
+    c();
+    return core_;
+  }
+
+ private:
+  friend class Tensor<T>;
+  struct Group {};
+  explicit Shared(std::shared_ptr<detail::TensorCore> core)
+      : core_(std::move(core)), group_(std::make_shared<const Group>()) {}
+  const detail::TensorCore& c() const {
+    if (!core_) detail::throw_moved_from("Shared", dtype_of<T>, "or empty: default-constructed or unshared");
+    return *core_;
+  }
+
+  std::shared_ptr<const detail::TensorCore> core_;  // null: empty
+  std::shared_ptr<const Group> group_;              // one per share(); every copy and view holds it
+};
+
+template <Element T>
+Shared<T> Tensor<T>::share() && {
+  c();
+  return Shared<T>(std::move(core_));
+}
+
+}  // namespace ctile

@@ -1,0 +1,224 @@
+// Tensor<T>: the move-only owner of an n-d array (rank 0..kMaxRank, 64-bit extents and strides).
+// Ownership moves, never copies: partition() and share() consume the tensor, a launch takes it by
+// value, and it comes back when the work completes. A moved-from Tensor throws UserError on use.
+// docs/host_api.md describes the model.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "ctile/backend/backend.hpp"
+#include "ctile/core/dtype.hpp"
+#include "ctile/core/error.hpp"
+#include "ctile/core/shape.hpp"
+#include "ctile/core/unchecked.hpp"
+#include "ctile/runtime/device.hpp"
+#include "ctile/runtime/event.hpp"
+
+namespace ctile {
+
+template <Element T> class Tensor;
+template <Element T> class Partition;
+template <Element T> class Shared;
+
+namespace detail {
+
+// One allocation and the events of the work that reads or writes it. Every tensor, partition and
+// shared handle (and every view made by slice/reshape) over the same memory refers to one Storage.
+// device/ptr/bytes/owned never change; last_write and reads are guarded by `mu`.
+//
+// Dependency rules (the launch glue follows them for every argument it enqueues):
+//   a task that reads waits for deps_for_read() and then is recorded with record_read(its event);
+//   a task that writes waits for deps_for_write() and then is recorded with record_write(its event).
+// A write that failed poisons the storage: deps_for_read/deps_for_write keep returning it (so later
+// work fails with the same error) and wait_writes() rethrows it, until the next record_write.
+struct Storage {
+  Device device;
+  std::byte* ptr = nullptr;
+  std::int64_t bytes = 0;
+  bool owned = false;   // owned memory is freed by ~Storage; borrowed memory never is
+  bool mapped = false;  // owned memory that came from mmap (large allocations)
+  std::mutex mu;
+  Event last_write;
+  std::vector<Event> reads;  // reads since last_write (completed ones are pruned)
+
+  // Fresh memory on `d`: 64-byte aligned (page aligned from 1 MiB), zero-filled if `zeroed`.
+  // Throws UserError when the memory cannot be had.
+  [[nodiscard]] static std::shared_ptr<Storage> allocate(Device d, std::int64_t bytes, bool zeroed);
+  // Foreign memory of `bytes` bytes at `p`, never freed by ctile.
+  [[nodiscard]] static std::shared_ptr<Storage> borrow(Device d, void* p, std::int64_t bytes);
+
+  Storage() = default;
+  Storage(const Storage&) = delete;
+  Storage& operator=(const Storage&) = delete;
+  ~Storage();
+
+  // Events a reader must wait for: the last write, if not done or failed.
+  [[nodiscard]] std::vector<Event> deps_for_read();
+  // Events a writer must wait for: the last write (as above) and every pending read.
+  [[nodiscard]] std::vector<Event> deps_for_write();
+  void record_read(Event e);
+  void record_write(Event e);  // also forgets the reads: `e` is ordered after them
+  // The host waits for the last write; rethrows its error if it failed.
+  void wait_writes();
+  // The host waits for the last write and every pending read (before the host writes itself);
+  // rethrows the last write's error if it failed.
+  void wait_all();
+  [[nodiscard]] bool has_pending_reads();
+};
+
+// A view of a Storage: element offset, extents, strides (elements) and element type. Immutable
+// once shared between handles: every view-making operation makes a new TensorCore.
+struct TensorCore {
+  std::shared_ptr<Storage> storage;
+  std::int64_t offset = 0;  // elements
+  Shape shape;
+  Shape strides;  // elements
+  DType dtype = DType::f32;
+
+  [[nodiscard]] backend::TensorArg arg() const;
+  [[nodiscard]] std::byte* data() const;  // address of element 0 (the storage plus offset)
+  [[nodiscard]] bool contiguous() const;  // row-major dense (extents of 1 may have any stride)
+  [[nodiscard]] std::int64_t numel() const { return ctile::numel(shape); }
+};
+
+// Checks rank <= kMaxRank, extents >= 0, and that the element count and byte size fit in int64.
+// Returns the element count. `what` starts the message ("zeros<f32>", "reshape", ...).
+std::int64_t validate_shape(const Shape& s, DType dt, std::string_view what);
+// A new, owned, contiguous tensor.
+[[nodiscard]] std::shared_ptr<TensorCore> new_tensor(Shape s, DType dt, Device d, bool zeroed, std::string_view what);
+// A view of foreign memory (strides empty: contiguous).
+[[nodiscard]] std::shared_ptr<TensorCore> borrow_tensor(void* p, Shape s, Shape strides, DType dt, Device d);
+// New views of `c`; they throw UserError (naming the problem) and leave `c` alone when invalid.
+[[nodiscard]] std::shared_ptr<TensorCore> reshape_view(const TensorCore& c, Shape s);
+[[nodiscard]] std::shared_ptr<TensorCore> slice_view(const TensorCore& c, int axis, std::int64_t start, std::int64_t stop);
+// Validates a partition's tile shape against the tensor: same rank, every extent a power of two.
+void check_tile_shape(const TensorCore& c, const Shape& tile);
+// Copies the elements, row-major, to `dst` (numel * element size bytes). Does not wait.
+void gather(const TensorCore& c, std::byte* dst);
+[[noreturn]] void throw_moved_from(std::string_view handle, DType dt, std::string_view how);
+
+// The elements of `c` as a row-major host vector, after the pending writes.
+template <Element T>
+std::vector<T> to_host(const TensorCore& c) {
+  c.storage->wait_writes();
+  const auto n = static_cast<std::size_t>(c.numel());
+  if constexpr (std::is_same_v<T, bool>) {
+    std::vector<std::uint8_t> tmp(n);
+    gather(c, reinterpret_cast<std::byte*>(tmp.data()));
+    return std::vector<bool>(tmp.begin(), tmp.end());
+  } else {
+    std::vector<T> out(n);
+    gather(c, reinterpret_cast<std::byte*>(out.data()));
+    return out;
+  }
+}
+
+}  // namespace detail
+
+template <Element T>
+class Tensor {
+ public:
+  using element_type = T;
+
+  // No copies: two owners of one tensor could both hand it to kernels that write it (a data race)
+  // or free it under a running kernel. Move it (std::move), share() it for many readers, or
+  // partition() it for many writers.
+  Tensor(const Tensor&) = delete;
+  Tensor& operator=(const Tensor&) = delete;
+  Tensor(Tensor&&) noexcept = default;             // the source becomes moved-from
+  Tensor& operator=(Tensor&&) noexcept = default;  // releases what *this owned
+  ~Tensor() = default;
+
+  [[nodiscard]] const Shape& shape() const { return c().shape; }
+  [[nodiscard]] const Shape& strides() const { return c().strides; }
+  [[nodiscard]] int rank() const { return static_cast<int>(c().shape.size()); }
+  [[nodiscard]] std::int64_t numel() const { return c().numel(); }
+  [[nodiscard]] Device device() const { return c().storage->device; }
+  [[nodiscard]] DType dtype() const { return c().dtype; }
+  [[nodiscard]] bool contiguous() const { return c().contiguous(); }
+  // False once moved from; the only member that never throws.
+  [[nodiscard]] bool valid() const noexcept { return core_ != nullptr; }
+
+  // The elements, row-major; waits for pending writes (rethrows a failed write's error).
+  [[nodiscard]] std::vector<T> to_host() const { return detail::to_host<T>(c()); }
+
+  // Consumes the tensor into disjoint tiles of `tile_shape` (grid = ceil(extent / tile) per axis).
+  // On a bad tile shape it throws UserError and the tensor stays as it was.
+  [[nodiscard]] Partition<T> partition(Shape tile_shape) &&;
+  // Consumes the tensor into a read-only handle that can be copied freely.
+  [[nodiscard]] Shared<T> share() &&;
+  // The same elements with another shape (contiguous tensors only, same element count).
+  [[nodiscard]] Tensor reshape(Shape new_shape) && {
+    auto v = detail::reshape_view(c(), std::move(new_shape));
+    core_.reset();
+    return Tensor(std::move(v));
+  }
+  // Elements [start, stop) along `axis`. Consumes the tensor: the view shares its storage, but
+  // the source is gone, so nothing aliases the view.
+  [[nodiscard]] Tensor slice(int axis, std::int64_t start, std::int64_t stop) && {
+    auto v = detail::slice_view(c(), axis, start, stop);
+    core_.reset();
+    return Tensor(std::move(v));
+  }
+
+  // Calling a consuming member on an lvalue does not compile: spell the transfer, std::move(t).
+  Partition<T> partition(Shape) & = delete;        // use std::move(t).partition(...)
+  Partition<T> partition(Shape) const& = delete;   // use std::move(t).partition(...)
+  Shared<T> share() & = delete;                    // use std::move(t).share()
+  Shared<T> share() const& = delete;               // use std::move(t).share()
+  Tensor reshape(Shape) & = delete;                // use std::move(t).reshape(...)
+  Tensor reshape(Shape) const& = delete;           // use std::move(t).reshape(...)
+  Tensor slice(int, std::int64_t, std::int64_t) & = delete;       // use std::move(t).slice(...)
+  Tensor slice(int, std::int64_t, std::int64_t) const& = delete;  // use std::move(t).slice(...)
+
+  // Raw pointer to element 0, after all pending work on the storage (reads and writes) finished.
+  // Unchecked: nothing stops the pointer from outliving the tensor or racing a later launch.
+  [[nodiscard]] T* data(unchecked_t) {
+    c().storage->wait_all();
+    return reinterpret_cast<T*>(c().data());
+  }
+  [[nodiscard]] const T* data(unchecked_t) const {
+    c().storage->wait_writes();
+    return reinterpret_cast<const T*>(c().data());
+  }
+
+  // Foreign memory as a tensor (strides in elements; empty: row-major). ctile never frees it; the
+  // caller keeps it alive and unaliased (no other writer, no self-overlapping strides) while any
+  // handle to it or any work on it exists.
+  [[nodiscard]] static Tensor borrow(unchecked_t, T* ptr, Shape shape, Shape strides = {}, Device d = cpu()) {
+    return Tensor(detail::borrow_tensor(ptr, std::move(shape), std::move(strides), dtype_of<T>, d));
+  }
+
+  // For the launch glue: the view and its storage. from_core adopts a core (dtype must match).
+  [[nodiscard]] const std::shared_ptr<detail::TensorCore>& core() const {
+    c();
+    return core_;
+  }
+  [[nodiscard]] static Tensor from_core(std::shared_ptr<detail::TensorCore> core) {
+    CTILE_CHECK(core != nullptr, "Tensor::from_core(nullptr)");
+    CTILE_CHECK(core->dtype == dtype_of<T>, "Tensor<", dtype_name(dtype_of<T>), ">::from_core of a ",
+                dtype_name(core->dtype), " core");
+    return Tensor(std::move(core));
+  }
+
+ private:
+  explicit Tensor(std::shared_ptr<detail::TensorCore> core) : core_(std::move(core)) {}
+  const detail::TensorCore& c() const {
+    if (!core_) detail::throw_moved_from("Tensor", dtype_of<T>, "it was moved into a launch, a partition or a shared handle");
+    return *core_;
+  }
+
+  std::shared_ptr<detail::TensorCore> core_;  // null once moved from
+};
+
+}  // namespace ctile
+
+#include "ctile/runtime/partition.hpp"
+#include "ctile/runtime/shared.hpp"
