@@ -4,6 +4,11 @@
 
 #include <cxxabi.h>
 #include <dlfcn.h>
+#include <elf.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <cstring>
@@ -63,25 +68,91 @@ ir::Scalar scalar_argument(const std::string& kernel, int arg, const ParamSpec& 
   return v;
 }
 
-std::string kernel_name_of(const void* fn) {
-  Dl_info info{};
-  if (dladdr(fn, &info) && info.dli_sname) {
-    int status = 0;
-    char* dem = abi::__cxa_demangle(info.dli_sname, nullptr, nullptr, &status);
-    std::string name = status == 0 && dem ? dem : info.dli_sname;
-    std::free(dem);
-    // "ns::gemm<64>(ctile::Mut<...>, ...)" -> "ns::gemm<64>"
-    int depth = 0;
-    for (std::size_t i = 0; i < name.size(); ++i) {
-      if (name[i] == '<') ++depth;
-      else if (name[i] == '>') --depth;
-      else if (name[i] == '(' && depth == 0) return name.substr(0, i);
+namespace {
+
+// The name of the function symbol at `addr` in the ELF file `path` loaded at `base`, searching the
+// full symbol table (.symtab): dladdr only sees exported symbols, and kernels are often static or
+// in an anonymous namespace. Empty when the file is stripped or unreadable.
+std::string elf_symbol_at(const char* path, std::uintptr_t base, std::uintptr_t addr) {
+  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return {};
+  struct stat st{};
+  std::string result;
+  if (::fstat(fd, &st) == 0 && st.st_size > static_cast<off_t>(sizeof(Elf64_Ehdr))) {
+    void* map = ::mmap(nullptr, static_cast<std::size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
+    if (map != MAP_FAILED) {
+      const auto* bytes = static_cast<const unsigned char*>(map);
+      const auto size = static_cast<std::uint64_t>(st.st_size);
+      const auto* eh = static_cast<const Elf64_Ehdr*>(map);
+      const bool ok = std::memcmp(eh->e_ident, ELFMAG, SELFMAG) == 0 && eh->e_ident[EI_CLASS] == ELFCLASS64 &&
+                      eh->e_shoff + std::uint64_t{eh->e_shnum} * sizeof(Elf64_Shdr) <= size;
+      // Position-independent files hold addresses relative to their load base.
+      const std::uintptr_t want = ok && eh->e_type == ET_EXEC ? addr : addr - base;
+      for (int i = 0; ok && result.empty() && i < eh->e_shnum; ++i) {
+        const auto* sh = reinterpret_cast<const Elf64_Shdr*>(bytes + eh->e_shoff) + i;
+        if (sh->sh_type != SHT_SYMTAB || sh->sh_link >= eh->e_shnum) continue;
+        const auto* strh = reinterpret_cast<const Elf64_Shdr*>(bytes + eh->e_shoff) + sh->sh_link;
+        if (sh->sh_offset + sh->sh_size > size || strh->sh_offset + strh->sh_size > size) continue;
+        const auto* syms = reinterpret_cast<const Elf64_Sym*>(bytes + sh->sh_offset);
+        for (std::uint64_t k = 0; k < sh->sh_size / sizeof(Elf64_Sym); ++k) {
+          if (ELF64_ST_TYPE(syms[k].st_info) == STT_FUNC && syms[k].st_value == want && syms[k].st_name < strh->sh_size) {
+            const char* n = reinterpret_cast<const char*>(bytes + strh->sh_offset + syms[k].st_name);
+            result.assign(n, ::strnlen(n, strh->sh_size - syms[k].st_name));
+            break;
+          }
+        }
+      }
+      ::munmap(map, static_cast<std::size_t>(st.st_size));
     }
-    return name;
   }
-  std::ostringstream os;
-  os << "kernel@" << fn;
-  return os.str();
+  ::close(fd);
+  return result;
+}
+
+// "ns::gemm<64>(ctile::Mut<...>, ...)" -> "ns::gemm<64>"; "{anonymous}::" is dropped.
+std::string readable(const std::string& mangled) {
+  int status = 0;
+  char* dem = abi::__cxa_demangle(mangled.c_str(), nullptr, nullptr, &status);
+  std::string name = status == 0 && dem ? dem : mangled;
+  std::free(dem);
+  for (std::size_t p; (p = name.find("(anonymous namespace)::")) != std::string::npos;) name.erase(p, 23);
+  int depth = 0;
+  for (std::size_t i = 0; i < name.size(); ++i) {
+    if (name[i] == '<') ++depth;
+    else if (name[i] == '>') --depth;
+    else if (name[i] == '(' && depth == 0) {
+      name.resize(i);
+      break;
+    }
+  }
+  return name;
+}
+
+}  // namespace
+
+std::string kernel_name_of(const void* fn) {
+  static std::mutex mu;
+  static std::map<const void*, std::string> names;
+  std::lock_guard<std::mutex> lock(mu);
+  if (auto it = names.find(fn); it != names.end()) return it->second;
+  std::string name;
+  Dl_info info{};
+  if (dladdr(fn, &info)) {
+    // dladdr names the nearest exported symbol, which is another function unless it starts at fn.
+    if (info.dli_sname && info.dli_saddr == fn) name = readable(info.dli_sname);
+    else if (info.dli_fname) {
+      const std::string sym = elf_symbol_at(info.dli_fname, reinterpret_cast<std::uintptr_t>(info.dli_fbase),
+                                            reinterpret_cast<std::uintptr_t>(fn));
+      if (!sym.empty()) name = readable(sym);
+    }
+  }
+  if (name.empty()) {
+    std::ostringstream os;
+    os << "kernel@" << fn;
+    name = os.str();
+  }
+  names.emplace(fn, name);
+  return name;
 }
 
 namespace {
