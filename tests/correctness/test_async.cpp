@@ -14,6 +14,7 @@ namespace {
 
 void add_scalar(ct::Mut<float, 1> z, ct::Scalar<float> v) { z.store(z.load() + v); }
 void times2(ct::Mut<float, 1> z, ct::Ref<float, 1> x) { z.store(ct::load_like(x, z) * 2.0f); }
+void fill(ct::Mut<float, 1> z, ct::Scalar<float> v) { z.store(v); }
 
 // Blocks a stream until released, so tests can observe work that is still in flight.
 struct Gate {
@@ -101,4 +102,41 @@ TEST(Async, ErrorsPropagateThroughTheFuture) {
   };
   auto fut = ct::launch(k, ct::unchecked_mut(ct::unchecked, ct::zeros<float>({8})), idx).grid({2}).race_check().async_on(ct::default_stream());
   EXPECT_THROW((void)std::move(fut).get(), ct::RaceError);
+}
+
+TEST(Async, OwnershipMovesAcrossStreamsInOrder) {
+  // Stream A is blocked; its launch writes p. The follow-up on stream B takes p at once but must
+  // still run after A's write: the storage's events order it, not the user.
+  auto a = ct::Stream::create();
+  auto b = ct::Stream::create();
+  Gate gate;
+  auto g = gate.block(a);
+  auto fut = ct::launch(fill, ct::zeros<float>({512}).partition({128}), 10.0f)
+                 .async_on(a)
+                 .then_on(b, [](auto&& r) { return ct::launch(add_scalar, std::move(std::get<0>(r)), 1.0f); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_FALSE(fut.ready());  // B waits for A
+  gate.open = true;
+  auto [z, v] = std::move(fut).get();
+  for (float x : std::move(z).unpartition().to_host()) EXPECT_EQ(x, 11.0f);
+  g.wait();
+}
+
+TEST(Async, ReadersOnOneStreamWaitForTheWriterOnAnother) {
+  auto a = ct::Stream::create();
+  auto b = ct::Stream::create();
+  Gate gate;
+  auto g = gate.block(a);
+  // Produce x on A (blocked), share it without waiting, read it on B.
+  auto fut = ct::launch(add_scalar, ct::zeros<float>({256}).partition({64}), 5.0f)
+                 .async_on(a)
+                 .then_on(b, [](auto&& r) {
+                   auto x = std::move(std::get<0>(r)).unpartition().share();
+                   return ct::launch(times2, ct::zeros<float>({256}).partition({64}), std::move(x));
+                 });
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));  // B would have run by now, were it not ordered
+  gate.open = true;
+  auto [z, x] = std::move(fut).get();
+  for (float v : std::move(z).unpartition().to_host()) EXPECT_EQ(v, 10.0f);
+  g.wait();
 }

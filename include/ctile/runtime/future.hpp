@@ -80,6 +80,15 @@ class [[nodiscard]] Future {
   // and carries the first error of the chain.
   template <class F>
   [[nodiscard]] auto then(F&& f) && {
+    Stream s = this->stream();
+    return std::move(*this).then_on(s, std::forward<F>(f));
+  }
+
+  // Like then(), but runs the follow-up on `next_stream`. The follow-up still sees this step's
+  // results: every tensor it takes is ordered after this step's writes by its storage's events,
+  // so moving ownership between streams cannot race.
+  template <class F>
+  [[nodiscard]] auto then_on(const Stream& next_stream, F&& f) && {
     if constexpr (!std::is_invocable_v<F, R&&>) {
       static_assert(detail::dependent_false<F>, "Future<R>::then(f): f must be callable with R&& (the payload)");
     } else {
@@ -92,7 +101,7 @@ class [[nodiscard]] Future {
       } else {
         auto st = std::move(*this).into_state();
         Op op = std::invoke(std::forward<F>(f), std::move(*st->payload));
-        auto next = std::move(op).async_on(st->stream);
+        auto next = std::move(op).async_on(next_stream);
         using X = typename decltype(next)::value_type;
         auto ns = std::move(next).into_state();
         auto out = std::make_shared<FutureState<X>>();
