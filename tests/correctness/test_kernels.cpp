@@ -301,3 +301,26 @@ TEST(Specialisation, ConstParametersAreTraceTimeValues) {
 }
 
 }  // namespace
+
+namespace {
+void pick_tile(ct::Mut<float, 1> out, ct::Ref<float, 1> x, ct::Scalar<std::int64_t> t) {
+  out.store(x.tiles({16}).load({t}));
+}
+}  // namespace
+
+TEST(Ranks, IndicesPast2To32Elements) {
+  // A borrowed view of 2^33 + 8 elements over one float of real memory (stride 0). Tile 2^29 - 1
+  // covers elements 2^33 - 16 .. 2^33 - 1, all inside; with 32-bit index arithmetic they would
+  // wrap to about 2^32 and compare against a wrapped extent of 8, reading padding instead.
+  float v = 2.5f;
+  const std::int64_t n = (std::int64_t{1} << 33) + 8;
+  auto x = ct::Tensor<float>::borrow(ct::unchecked, &v, {n}, {0}).share();
+  auto run = [&](std::int64_t t) {
+    auto [o, x2, tt] = ct::launch(pick_tile, poisoned<float>({16}).partition({16}), x, t).sync();
+    return std::move(o).unpartition().to_host();
+  };
+  EXPECT_EQ(run((std::int64_t{1} << 29) - 1), std::vector<float>(16, 2.5f));
+  std::vector<float> last(16, 0.0f);  // the partial last tile: 8 elements, then padding
+  for (int i = 0; i < 8; ++i) last[std::size_t(i)] = 2.5f;
+  EXPECT_EQ(run(std::int64_t{1} << 29), last);
+}
