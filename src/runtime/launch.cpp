@@ -116,6 +116,7 @@ std::string readable(const std::string& mangled) {
   std::string name = status == 0 && dem ? dem : mangled;
   std::free(dem);
   for (std::size_t p; (p = name.find("(anonymous namespace)::")) != std::string::npos;) name.erase(p, 23);
+  if (name.rfind("void ", 0) == 0) name.erase(0, 5);  // templates demangle with their return type
   int depth = 0;
   for (std::size_t i = 0; i < name.size(); ++i) {
     if (name[i] == '<') ++depth;

@@ -48,7 +48,7 @@ class InternalError : public Error {
               ": " + msg) {}
 };
 
-// Overlapping stores by different tile blocks found by the race checker (see docs/race_checker.md).
+// Overlapping stores by different tile blocks, found by the race checker (docs/architecture.md).
 class RaceError : public UserError {
  public:
   using UserError::UserError;
