@@ -1,0 +1,325 @@
+// Memory ops: Load, LoadPiece, StorePiece, Gather, ScatterPiece, ScatterUnchecked, AtomicRMW,
+// AtomicCAS. All index arithmetic is 64-bit and bounds-checked per coordinate, so nothing outside
+// a tensor is ever touched, whatever the indices.
+#include <array>
+#include <atomic>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "interp.hpp"
+#include "numeric.hpp"
+#include "race_checker.hpp"
+
+namespace ctile::backend::cpu {
+namespace {
+
+// Elements in tensors: bool is one byte (non-zero = true); the rest are their own representation.
+template <class T>
+T read_elem(const std::byte* p) {
+  if constexpr (is_bool_v<T>) {
+    return *reinterpret_cast<const std::uint8_t*>(p) != 0;
+  } else {
+    T v;
+    std::memcpy(&v, p, sizeof(T));
+    return v;
+  }
+}
+template <class T>
+void write_elem(std::byte* p, T v) {
+  if constexpr (is_bool_v<T>) {
+    *reinterpret_cast<std::uint8_t*>(p) = v ? 1 : 0;
+  } else {
+    std::memcpy(p, &v, sizeof(T));
+  }
+}
+
+// The window of a tile at `tile_index` over a tensor: along dim d, tile elements e with
+// lo[d] <= e < hi[d] are inside the tensor, at coordinate base[d] + e.
+struct Window {
+  int rank = 0;
+  bool empty = false;
+  std::array<std::int64_t, kMaxRank> base{}, lo{}, hi{};
+};
+
+Window window(const TensorView& t, const Shape& tile, const std::int64_t* tile_index) {
+  Window w;
+  w.rank = static_cast<int>(tile.size());
+  for (int d = 0; d < w.rank; ++d) {
+    const auto ud = static_cast<std::size_t>(d);
+    const std::int64_t ts = tile[ud];
+    std::int64_t c0 = 0;
+    if (__builtin_mul_overflow(tile_index[d], ts, &c0) || c0 <= -ts || c0 >= t.ext[ud]) {
+      w.empty = true;
+      return w;
+    }
+    std::int64_t room = 0;
+    if (__builtin_sub_overflow(t.ext[ud], c0, &room)) room = ts;
+    w.base[ud] = c0;
+    w.lo[ud] = c0 < 0 ? -c0 : 0;
+    w.hi[ud] = room < ts ? room : ts;
+  }
+  return w;
+}
+
+// Calls row(out_offset, tensor_offset_of_element_0_of_row, in_row) for every row (last dim) of
+// the tile; tensor offsets are in elements.
+template <class F>
+void for_rows(const TensorView& t, const Shape& tile, const Window& w, F row) {
+  const int r = w.rank;
+  std::array<std::int64_t, kMaxRank> idx{};
+  std::int64_t rows = 1;
+  for (int d = 0; d < r - 1; ++d) rows *= tile[static_cast<std::size_t>(d)];
+  const std::int64_t inner = tile[static_cast<std::size_t>(r - 1)];
+  for (std::int64_t q = 0; q < rows; ++q) {
+    bool in = true;
+    std::int64_t off = 0;
+    for (int d = 0; d < r - 1; ++d) {
+      const auto ud = static_cast<std::size_t>(d);
+      if (idx[ud] < w.lo[ud] || idx[ud] >= w.hi[ud]) in = false;
+      off += (w.base[ud] + idx[ud]) * t.stride[ud];
+    }
+    row(q * inner, off, in);
+    for (int d = r - 2; d >= 0; --d) {
+      const auto ud = static_cast<std::size_t>(d);
+      if (++idx[ud] < tile[ud]) break;
+      idx[ud] = 0;
+    }
+  }
+}
+
+// Index tiles converted to int64 (u64 values past INT64_MAX become -1: out of bounds).
+struct Indices {
+  int rank = 0;
+  std::int64_t n = 0;
+  std::vector<std::int64_t> v;  // [d * n + e]
+  explicit Indices(const std::vector<const Tile*>& idx) : rank(static_cast<int>(idx.size())) {
+    n = rank ? idx[0]->n : 1;
+    v.resize(static_cast<std::size_t>(rank * n));
+    for (int d = 0; d < rank; ++d) {
+      std::int64_t* dst = v.data() + d * n;
+      dispatch(idx[static_cast<std::size_t>(d)]->dtype, [&]<class T>(std::type_identity<T>) {
+        if constexpr (is_int_v<T>) {
+          const T* s = idx[static_cast<std::size_t>(d)]->as<T>();
+          for (std::int64_t e = 0; e < n; ++e) {
+            if constexpr (std::is_same_v<T, std::uint64_t>)
+              dst[e] = s[e] > static_cast<std::uint64_t>(INT64_MAX) ? -1 : static_cast<std::int64_t>(s[e]);
+            else
+              dst[e] = static_cast<std::int64_t>(s[e]);
+          }
+        } else {
+          throw InternalError(detail::cat("cpu backend: index tile of dtype ", dtype_name(idx[0]->dtype)));
+        }
+      });
+    }
+  }
+  std::int64_t at(int d, std::int64_t e) const { return v[static_cast<std::size_t>(d * n + e)]; }
+  // Global coordinates of element e are idx + origin; false when outside [0, ext) (or, with a
+  // `limit`, outside [0, limit) before adding the origin).
+  bool locate(const TensorView& t, std::int64_t e, std::int64_t* coords, std::int64_t& off,
+              const std::int64_t* origin = nullptr, const Shape* limit = nullptr) const {
+    off = 0;
+    for (int d = 0; d < rank; ++d) {
+      const auto ud = static_cast<std::size_t>(d);
+      std::int64_t c = at(d, e);
+      if (limit && (c < 0 || c >= (*limit)[ud])) return false;
+      if (origin) c += origin[d];
+      if (c < 0 || c >= t.ext[ud]) return false;
+      coords[d] = c;
+      off += c * t.stride[ud];
+    }
+    return true;
+  }
+};
+
+std::byte* elem_ptr(const TensorView& t, std::int64_t off) {
+  return t.data + off * static_cast<std::int64_t>(dtype_size(t.dtype));
+}
+
+template <class T>
+constexpr bool atomic_ok = std::is_same_v<T, std::int32_t> || std::is_same_v<T, std::int64_t> ||
+                           std::is_same_v<T, std::uint32_t> || std::is_same_v<T, std::uint64_t> ||
+                           std::is_same_v<T, float> || std::is_same_v<T, double>;
+
+template <class T>
+T* atomic_target(const TensorView& t, std::int64_t off) {
+  std::byte* p = elem_ptr(t, off);
+  if (reinterpret_cast<std::uintptr_t>(p) % std::atomic_ref<T>::required_alignment != 0)
+    throw UserError(detail::cat("atomic update of a misaligned ", dtype_name(t.dtype), " element"));
+  return reinterpret_cast<T*>(p);
+}
+
+}  // namespace
+
+void op_load(const TensorView& t, const std::int64_t* tile_index, const ir::Scalar& pad, Tile& out) {
+  const Shape& tile = *out.shape;
+  const Window w = window(t, tile, tile_index);
+  dispatch(out.dtype, [&]<class T>(std::type_identity<T>) {
+    const T padv = scalar_to<T>(pad);
+    T* o = out.as<T>();
+    const auto es = static_cast<std::int64_t>(dtype_size(t.dtype));
+    if (w.empty) {
+      for (std::int64_t i = 0; i < out.n; ++i) o[i] = padv;
+      return;
+    }
+    if (w.rank == 0) {
+      o[0] = read_elem<T>(t.data);
+      return;
+    }
+    const int r = w.rank;
+    const auto ui = static_cast<std::size_t>(r - 1);
+    const std::int64_t inner = tile[ui], lo = w.lo[ui], hi = w.hi[ui], st = t.stride[ui], b = w.base[ui];
+    for_rows(t, tile, w, [&](std::int64_t oo, std::int64_t off, bool in) {
+      T* dst = o + oo;
+      if (!in) {
+        for (std::int64_t e = 0; e < inner; ++e) dst[e] = padv;
+        return;
+      }
+      for (std::int64_t e = 0; e < lo; ++e) dst[e] = padv;
+      const std::byte* src = t.data + (off + (b + lo) * st) * es;
+      if (st == 1 && !is_bool_v<T>) {
+        std::memcpy(dst + lo, src, static_cast<std::size_t>(hi - lo) * sizeof(T));
+      } else {
+        for (std::int64_t e = lo; e < hi; ++e, src += st * es) dst[e] = read_elem<T>(src);
+      }
+      for (std::int64_t e = hi; e < inner; ++e) dst[e] = padv;
+    });
+  });
+}
+
+void op_store_piece(const TensorView& t, const std::int64_t* tile_index, const Tile& value) {
+  const Shape& tile = *value.shape;
+  const Window w = window(t, tile, tile_index);
+  if (w.empty) return;
+  dispatch(value.dtype, [&]<class T>(std::type_identity<T>) {
+    const T* v = value.as<T>();
+    const auto es = static_cast<std::int64_t>(dtype_size(t.dtype));
+    if (w.rank == 0) {
+      write_elem<T>(t.data, v[0]);
+      return;
+    }
+    const auto ui = static_cast<std::size_t>(w.rank - 1);
+    const std::int64_t lo = w.lo[ui], hi = w.hi[ui], st = t.stride[ui], b = w.base[ui];
+    for_rows(t, tile, w, [&](std::int64_t oo, std::int64_t off, bool in) {
+      if (!in) return;
+      const T* src = v + oo;
+      std::byte* dst = t.data + (off + (b + lo) * st) * es;
+      if (st == 1 && !is_bool_v<T>) {
+        std::memcpy(dst, src + lo, static_cast<std::size_t>(hi - lo) * sizeof(T));
+      } else {
+        for (std::int64_t e = lo; e < hi; ++e, dst += st * es) write_elem<T>(dst, src[e]);
+      }
+    });
+  });
+}
+
+void op_gather(const TensorView& t, const std::vector<const Tile*>& idx, const ir::Scalar& pad, Tile& out) {
+  const Indices ix(idx);
+  dispatch(out.dtype, [&]<class T>(std::type_identity<T>) {
+    const T padv = scalar_to<T>(pad);
+    T* o = out.as<T>();
+    std::array<std::int64_t, kMaxRank> c{};
+    std::int64_t off = 0;
+    for (std::int64_t e = 0; e < out.n; ++e)
+      o[e] = ix.locate(t, e, c.data(), off) ? read_elem<T>(elem_ptr(t, off)) : padv;
+  });
+}
+
+void op_scatter_piece(const TensorView& t, const Shape& tile, const std::int64_t* tile_index,
+                      const std::vector<const Tile*>& idx, const Tile& value) {
+  const Indices ix(idx);
+  std::array<std::int64_t, kMaxRank> origin{};
+  for (std::size_t d = 0; d < tile.size(); ++d)
+    if (__builtin_mul_overflow(tile_index[d], tile[d], &origin[d])) return;
+  dispatch(value.dtype, [&]<class T>(std::type_identity<T>) {
+    const T* v = value.as<T>();
+    std::array<std::int64_t, kMaxRank> c{};
+    std::int64_t off = 0;
+    for (std::int64_t e = 0; e < value.n; ++e)
+      if (ix.locate(t, e, c.data(), off, origin.data(), &tile)) write_elem<T>(elem_ptr(t, off), v[e]);
+  });
+}
+
+void op_scatter_unchecked(const TensorView& t, const std::vector<const Tile*>& idx, const Tile& value,
+                          RaceChecker* race, std::int64_t block) {
+  const Indices ix(idx);
+  dispatch(value.dtype, [&]<class T>(std::type_identity<T>) {
+    const T* v = value.as<T>();
+    std::array<std::int64_t, kMaxRank> c{};
+    std::int64_t off = 0;
+    for (std::int64_t e = 0; e < value.n; ++e) {
+      if (!ix.locate(t, e, c.data(), off)) continue;
+      std::byte* p = elem_ptr(t, off);
+      if (race) race->record(p, t.param, c.data(), t.rank, block);
+      write_elem<T>(p, v[e]);
+    }
+  });
+}
+
+void op_atomic_rmw(ir::AtomicKind kind, const TensorView& t, const std::vector<const Tile*>& idx,
+                   const Tile& value, Tile& old) {
+  const Indices ix(idx);
+  dispatch(value.dtype, [&]<class T>(std::type_identity<T>) {
+    if constexpr (!atomic_ok<T>) {
+      throw InternalError(detail::cat("cpu backend: atomic on ", dtype_name(value.dtype)));
+    } else {
+      const T* v = value.as<T>();
+      T* o = old.as<T>();
+      std::array<std::int64_t, kMaxRank> c{};
+      std::int64_t off = 0;
+      for (std::int64_t e = 0; e < value.n; ++e) {
+        if (!ix.locate(t, e, c.data(), off)) {
+          o[e] = T(0);
+          continue;
+        }
+        std::atomic_ref<T> ref(*atomic_target<T>(t, off));
+        const T x = v[e];
+        switch (kind) {
+          case ir::AtomicKind::Add: o[e] = ref.fetch_add(x); break;
+          case ir::AtomicKind::Exch: o[e] = ref.exchange(x); break;
+          case ir::AtomicKind::Max:
+          case ir::AtomicKind::Min: {
+            const bool mx = kind == ir::AtomicKind::Max;
+            T cur = ref.load();
+            for (;;) {
+              T nv;
+              if constexpr (is_float_v<T>) nv = mx ? std::fmax(cur, x) : std::fmin(cur, x);
+              else nv = mx ? (x > cur ? x : cur) : (x < cur ? x : cur);
+              if (std::memcmp(&nv, &cur, sizeof(T)) == 0 || ref.compare_exchange_weak(cur, nv)) break;
+            }
+            o[e] = cur;
+            break;
+          }
+        }
+      }
+    }
+  });
+}
+
+void op_atomic_cas(const TensorView& t, const std::vector<const Tile*>& idx, const Tile& expected,
+                   const Tile& desired, Tile& old) {
+  const Indices ix(idx);
+  dispatch(desired.dtype, [&]<class T>(std::type_identity<T>) {
+    if constexpr (!atomic_ok<T>) {
+      throw InternalError(detail::cat("cpu backend: atomic on ", dtype_name(desired.dtype)));
+    } else {
+      const T* ex = expected.as<T>();
+      const T* de = desired.as<T>();
+      T* o = old.as<T>();
+      std::array<std::int64_t, kMaxRank> c{};
+      std::int64_t off = 0;
+      for (std::int64_t e = 0; e < desired.n; ++e) {
+        if (!ix.locate(t, e, c.data(), off)) {
+          o[e] = T(0);
+          continue;
+        }
+        std::atomic_ref<T> ref(*atomic_target<T>(t, off));
+        T cur = ex[e];
+        ref.compare_exchange_strong(cur, de[e]);
+        o[e] = cur;
+      }
+    }
+  });
+}
+
+}  // namespace ctile::backend::cpu

@@ -1,0 +1,215 @@
+// Reductions, scans and matrix multiply-accumulate.
+#include <cmath>
+#include <memory>
+#include <vector>
+
+#include "interp.hpp"
+#include "numeric.hpp"
+
+namespace ctile::backend::cpu {
+namespace {
+
+[[noreturn]] void unsupported(const char* what, DType d) {
+  throw InternalError(detail::cat("cpu backend: ", what, " not supported on ", dtype_name(d)));
+}
+
+struct Split {
+  std::int64_t outer = 1, len = 1, inner = 1;
+};
+Split split(const Shape& s, int axis) {
+  Split r;
+  for (int d = 0; d < static_cast<int>(s.size()); ++d) {
+    const std::int64_t e = s[static_cast<std::size_t>(d)];
+    if (d < axis) r.outer *= e;
+    else if (d == axis) r.len = e;
+    else r.inner *= e;
+  }
+  return r;
+}
+
+template <class T>
+bool is_nan_elem(typename Arith<T>::C v) {
+  if constexpr (is_float_v<T>) return std::isnan(v);
+  else return false;
+}
+
+template <class T>
+void reduce_t(ir::ReduceKind kind, const Split& s, const Tile& x, Tile& out) {
+  using A = Arith<T>;
+  using C = typename A::C;
+  const T* in = x.as<T>();
+  const std::int64_t n = s.outer * s.inner;
+  auto at = [&](std::int64_t o, std::int64_t a, std::int64_t i) { return in[(o * s.len + a) * s.inner + i]; };
+  switch (kind) {
+    case ir::ReduceKind::Sum:
+    case ir::ReduceKind::Prod: {
+      const bool sum = kind == ir::ReduceKind::Sum;
+      if constexpr (is_float_v<T>) {
+        std::vector<double> acc(static_cast<std::size_t>(n), sum ? 0.0 : 1.0);
+        for (std::int64_t o = 0; o < s.outer; ++o)
+          for (std::int64_t a = 0; a < s.len; ++a) {
+            double* r = acc.data() + o * s.inner;
+            if (sum) for (std::int64_t i = 0; i < s.inner; ++i) r[i] += to_double(at(o, a, i));
+            else for (std::int64_t i = 0; i < s.inner; ++i) r[i] *= to_double(at(o, a, i));
+          }
+        T* res = out.as<T>();
+        for (std::int64_t i = 0; i < n; ++i) res[i] = float_from_double<T>(acc[static_cast<std::size_t>(i)]);
+        return;
+      } else if constexpr (is_int_v<T>) {
+        T* res = out.as<T>();
+        for (std::int64_t i = 0; i < n; ++i) res[i] = sum ? T(0) : T(1);
+        for (std::int64_t o = 0; o < s.outer; ++o)
+          for (std::int64_t a = 0; a < s.len; ++a) {
+            T* r = res + o * s.inner;
+            if (sum) for (std::int64_t i = 0; i < s.inner; ++i) r[i] = wadd<T>(r[i], at(o, a, i));
+            else for (std::int64_t i = 0; i < s.inner; ++i) r[i] = wmul<T>(r[i], at(o, a, i));
+          }
+        return;
+      } else {
+        unsupported(ir::reduce_name(kind), x.dtype);
+      }
+    }
+    case ir::ReduceKind::Max:
+    case ir::ReduceKind::Min: {
+      const bool mx = kind == ir::ReduceKind::Max;
+      auto acc = std::make_unique<C[]>(static_cast<std::size_t>(n));  // not vector: C may be bool
+      for (std::int64_t o = 0; o < s.outer; ++o)
+        for (std::int64_t i = 0; i < s.inner; ++i) acc[static_cast<std::size_t>(o * s.inner + i)] = A::up(at(o, 0, i));
+      for (std::int64_t o = 0; o < s.outer; ++o)
+        for (std::int64_t a = 1; a < s.len; ++a) {
+          C* r = acc.get() + o * s.inner;
+          for (std::int64_t i = 0; i < s.inner; ++i) {
+            const C v = A::up(at(o, a, i));
+            if constexpr (is_float_v<T>) r[i] = mx ? std::fmax(r[i], v) : std::fmin(r[i], v);
+            else r[i] = mx ? (v > r[i] ? v : r[i]) : (v < r[i] ? v : r[i]);
+          }
+        }
+      T* res = out.as<T>();
+      for (std::int64_t i = 0; i < n; ++i) res[i] = A::down(acc[static_cast<std::size_t>(i)]);
+      return;
+    }
+    case ir::ReduceKind::ArgMax:
+    case ir::ReduceKind::ArgMin: {
+      const bool mx = kind == ir::ReduceKind::ArgMax;
+      std::int64_t* res = out.as<std::int64_t>();
+      for (std::int64_t o = 0; o < s.outer; ++o)
+        for (std::int64_t i = 0; i < s.inner; ++i) {
+          std::int64_t best_i = 0;
+          bool have = false;
+          C best{};
+          for (std::int64_t a = 0; a < s.len; ++a) {
+            const C v = A::up(at(o, a, i));
+            if (is_nan_elem<T>(v)) continue;
+            if (!have || (mx ? v > best : v < best)) {
+              best = v;
+              best_i = a;
+              have = true;
+            }
+          }
+          res[o * s.inner + i] = best_i;
+        }
+      return;
+    }
+  }
+}
+
+}  // namespace
+
+void op_reduce(ir::ReduceKind kind, int axis, const Tile& x, Tile& out) {
+  const Split s = split(*x.shape, axis);
+  dispatch(x.dtype, [&]<class T>(std::type_identity<T>) { reduce_t<T>(kind, s, x, out); });
+}
+
+void op_scan(int axis, const Tile& x, Tile& out) {
+  const Split s = split(*x.shape, axis);
+  dispatch(x.dtype, [&]<class T>(std::type_identity<T>) {
+    const T* in = x.as<T>();
+    T* res = out.as<T>();
+    if constexpr (is_float_v<T>) {
+      std::vector<double> run(static_cast<std::size_t>(s.inner));
+      for (std::int64_t o = 0; o < s.outer; ++o) {
+        std::fill(run.begin(), run.end(), 0.0);
+        for (std::int64_t a = 0; a < s.len; ++a) {
+          const std::int64_t base = (o * s.len + a) * s.inner;
+          for (std::int64_t i = 0; i < s.inner; ++i) {
+            run[static_cast<std::size_t>(i)] += to_double(in[base + i]);
+            res[base + i] = float_from_double<T>(run[static_cast<std::size_t>(i)]);
+          }
+        }
+      }
+    } else if constexpr (is_int_v<T>) {
+      for (std::int64_t o = 0; o < s.outer; ++o)
+        for (std::int64_t a = 0; a < s.len; ++a) {
+          const std::int64_t base = (o * s.len + a) * s.inner;
+          for (std::int64_t i = 0; i < s.inner; ++i)
+            res[base + i] = a == 0 ? in[base + i] : wadd<T>(res[base - s.inner + i], in[base + i]);
+        }
+    } else {
+      unsupported("scan", x.dtype);
+    }
+  });
+}
+
+void op_mma(const Tile& a, const Tile& b, const Tile& acc, Tile& out) {
+  const std::int64_t M = (*a.shape)[0], K = (*a.shape)[1], N = (*b.shape)[1];
+  if (is_float(a.dtype)) {
+    std::vector<double> A(static_cast<std::size_t>(M * K)), B(static_cast<std::size_t>(K * N)),
+        S(static_cast<std::size_t>(N));
+    auto widen = [](const Tile& t, std::vector<double>& dst) {
+      dispatch(t.dtype, [&]<class T>(std::type_identity<T>) {
+        if constexpr (is_float_v<T>) {
+          const T* p = t.as<T>();
+          for (std::size_t i = 0; i < dst.size(); ++i) dst[i] = to_double(p[i]);
+        }
+      });
+    };
+    widen(a, A);
+    widen(b, B);
+    dispatch(acc.dtype, [&]<class T>(std::type_identity<T>) {
+      if constexpr (is_float_v<T>) {
+        const T* c = acc.as<T>();
+        T* o = out.as<T>();
+        for (std::int64_t i = 0; i < M; ++i) {
+          for (std::int64_t j = 0; j < N; ++j) S[static_cast<std::size_t>(j)] = to_double(c[i * N + j]);
+          for (std::int64_t k = 0; k < K; ++k) {
+            const double aik = A[static_cast<std::size_t>(i * K + k)];
+            const double* brow = B.data() + k * N;
+            for (std::int64_t j = 0; j < N; ++j) S[static_cast<std::size_t>(j)] += aik * brow[j];
+          }
+          for (std::int64_t j = 0; j < N; ++j) o[i * N + j] = float_from_double<T>(S[static_cast<std::size_t>(j)]);
+        }
+      } else {
+        unsupported("mma accumulator", acc.dtype);
+      }
+    });
+    return;
+  }
+  std::vector<std::int64_t> A(static_cast<std::size_t>(M * K)), B(static_cast<std::size_t>(K * N)),
+      S(static_cast<std::size_t>(N));
+  auto widen = [](const Tile& t, std::vector<std::int64_t>& dst) {
+    dispatch(t.dtype, [&]<class T>(std::type_identity<T>) {
+      if constexpr (std::is_same_v<T, std::int8_t> || std::is_same_v<T, std::uint8_t>) {
+        const T* p = t.as<T>();
+        for (std::size_t i = 0; i < dst.size(); ++i) dst[i] = p[i];
+      } else {
+        unsupported("mma operand", t.dtype);
+      }
+    });
+  };
+  widen(a, A);
+  widen(b, B);
+  if (acc.dtype != DType::i32) unsupported("mma accumulator", acc.dtype);
+  const std::int32_t* c = acc.as<std::int32_t>();
+  std::int32_t* o = out.as<std::int32_t>();
+  for (std::int64_t i = 0; i < M; ++i) {
+    for (std::int64_t j = 0; j < N; ++j) S[static_cast<std::size_t>(j)] = c[i * N + j];
+    for (std::int64_t k = 0; k < K; ++k) {
+      const std::int64_t aik = A[static_cast<std::size_t>(i * K + k)];
+      const std::int64_t* brow = B.data() + k * N;
+      for (std::int64_t j = 0; j < N; ++j) S[static_cast<std::size_t>(j)] += aik * brow[j];
+    }
+    for (std::int64_t j = 0; j < N; ++j) o[i * N + j] = static_cast<std::int32_t>(S[static_cast<std::size_t>(j)]);
+  }
+}
+
+}  // namespace ctile::backend::cpu
