@@ -94,6 +94,7 @@ class CpuBackend final : public Backend {
         v.stride[static_cast<std::size_t>(d)] = ta.strides[static_cast<std::size_t>(d)];
       }
       v.param = static_cast<int>(i);
+      v.access = p.type.access;
     }
     if (total == 0) return;
 

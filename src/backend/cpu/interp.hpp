@@ -93,6 +93,7 @@ struct TensorView {
   std::array<std::int64_t, kMaxRank> ext{};
   std::array<std::int64_t, kMaxRank> stride{};
   int param = -1;  // index into Kernel::params
+  ir::Access access = ir::Access::Read;
 };
 
 // Everything shared by the blocks of one launch (read-only while blocks run, except the checker).

@@ -3,6 +3,7 @@
 // a tensor is ever touched, whatever the indices.
 #include <array>
 #include <atomic>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <vector>
@@ -32,6 +33,39 @@ void write_elem(std::byte* p, T v) {
   } else {
     std::memcpy(p, &v, sizeof(T));
   }
+}
+
+// Elements of tensors that several blocks may write concurrently (Atomic, Unchecked) are accessed
+// with relaxed atomic loads/stores (plain moves on common hardware): a racy kernel then stores one
+// of the racing values instead of being undefined behaviour in the interpreter itself.
+template <class T>
+using Carrier = std::conditional_t<sizeof(T) == 1, std::uint8_t,
+                                   std::conditional_t<sizeof(T) == 2, std::uint16_t,
+                                                      std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>>>;
+template <class W>
+bool atomic_aligned(const std::byte* p) {
+  return reinterpret_cast<std::uintptr_t>(p) % std::atomic_ref<W>::required_alignment == 0;
+}
+template <class T>
+T read_shared(const std::byte* p) {
+  using W = Carrier<T>;
+  W w;
+  if (atomic_aligned<W>(p)) w = std::atomic_ref<W>(*reinterpret_cast<W*>(const_cast<std::byte*>(p))).load(std::memory_order_relaxed);
+  else std::memcpy(&w, p, sizeof(W));
+  if constexpr (is_bool_v<T>) {
+    return w != 0;
+  } else {
+    return std::bit_cast<T>(w);
+  }
+}
+template <class T>
+void write_shared(std::byte* p, T v) {
+  using W = Carrier<T>;
+  W w;
+  if constexpr (is_bool_v<T>) w = v ? 1 : 0;
+  else w = std::bit_cast<W>(v);
+  if (atomic_aligned<W>(p)) std::atomic_ref<W>(*reinterpret_cast<W*>(p)).store(w, std::memory_order_relaxed);
+  else std::memcpy(p, &w, sizeof(W));
 }
 
 // The window of a tile at `tile_index` over a tensor: along dim d, tile elements e with
@@ -220,8 +254,11 @@ void op_gather(const TensorView& t, const std::vector<const Tile*>& idx, const i
     T* o = out.as<T>();
     std::array<std::int64_t, kMaxRank> c{};
     std::int64_t off = 0;
-    for (std::int64_t e = 0; e < out.n; ++e)
-      o[e] = ix.locate(t, e, c.data(), off) ? read_elem<T>(elem_ptr(t, off)) : padv;
+    const bool shared = t.access != ir::Access::Read;
+    for (std::int64_t e = 0; e < out.n; ++e) {
+      if (!ix.locate(t, e, c.data(), off)) o[e] = padv;
+      else o[e] = shared ? read_shared<T>(elem_ptr(t, off)) : read_elem<T>(elem_ptr(t, off));
+    }
   });
 }
 
@@ -251,7 +288,7 @@ void op_scatter_unchecked(const TensorView& t, const std::vector<const Tile*>& i
       if (!ix.locate(t, e, c.data(), off)) continue;
       std::byte* p = elem_ptr(t, off);
       if (race) race->record(p, t.param, c.data(), t.rank, block);
-      write_elem<T>(p, v[e]);
+      write_shared<T>(p, v[e]);
     }
   });
 }

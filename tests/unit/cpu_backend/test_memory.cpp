@@ -1,4 +1,6 @@
 // Loads, stores, padding and masking, strided tensors, gather/scatter, grid queries, 64-bit indexing.
+#include <thread>
+
 #include "helpers.hpp"
 
 namespace cpu_test {
@@ -241,6 +243,25 @@ TEST(CpuMemory, VectorAddOneMillion) {
   std::vector<float> o(N, kPoison);
   launch(kb.finish(), {ceil_div(N, 1024)}, {targ(va, {N}), targ(vb, {N}), targ(o, {N})});
   for (std::int64_t i = 0; i < N; ++i) ASSERT_EQ(o[static_cast<std::size_t>(i)], va[static_cast<std::size_t>(i)] + vb[static_cast<std::size_t>(i)]);
+}
+
+TEST(CpuMemory, ConcurrentLaunchesFromSeveralThreads) {
+  // run() may be called from several threads at once (streams); each launch completes correctly.
+  auto k = affine_kernel();
+  std::vector<std::thread> threads;
+  std::vector<int> ok(6, 0);
+  for (int t = 0; t < 6; ++t)
+    threads.emplace_back([&, t] {
+      const std::int64_t R = 40 + t, C = 70 - t;
+      auto in = random_floats(static_cast<std::size_t>(R * C), 100 + static_cast<unsigned>(t));
+      std::vector<float> out(static_cast<std::size_t>(R * C));
+      for (int rep = 0; rep < 20; ++rep) launch(k, {ceil_div(R, 8), ceil_div(C, 16)}, {targ(in, {R, C}), targ(out, {R, C})});
+      bool good = true;
+      for (std::size_t i = 0; i < in.size(); ++i) good &= out[i] == std::fma(in[i], 2.0f, 1.0f);
+      ok[static_cast<std::size_t>(t)] = good;
+    });
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(ok, std::vector<int>(6, 1));
 }
 
 }  // namespace
