@@ -1,0 +1,17 @@
+// expect: (use of deleted function .*Future<R>::get\(\) &|call to deleted member function .get.)
+// Future::get() hands the payload back and consumes the future: std::move(f).get() only.
+#include <ctile/ctile.hpp>
+
+namespace ct = ctile;
+
+void fill(ct::Mut<float, 1> z) { z.store(1.0f); }
+
+int main() {
+  auto s = ct::Stream::create();
+  auto f = ct::launch(fill, ct::zeros<float>({64}).partition({16})).async_on(s);
+#ifdef CTILE_MISUSE
+  auto [bad] = f.get();
+#endif
+  auto [z] = std::move(f).get();
+  return std::move(z).unpartition().to_host()[0] == 1.0f ? 0 : 1;
+}

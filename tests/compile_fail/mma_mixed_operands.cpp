@@ -1,0 +1,25 @@
+// expect: (no matching function for call to .*mma|invalid initialization of reference of type .*Tile<.*bf16>.* from expression of type .ctile::Tile<float>.)
+// The two multiplicands of mma have one element type; a bf16 x f32 product needs a conversion.
+#include <ctile/ctile.hpp>
+
+namespace ct = ctile;
+
+void matmul(ct::Mut<float, 2> c, ct::Ref<ct::bf16, 2> a, ct::Ref<ct::bf16, 2> b) {
+  auto [i, j] = c.tile_index();
+  auto ta = a.tiles({16, 16}).load({i, 0});
+  auto tb = b.tiles({16, 16}).load({0, j});
+  auto acc = ct::mma(ta, tb, ct::Tile<float>::zeros({16, 16}));
+#ifdef CTILE_MISUSE
+  acc = ct::mma(ta, tb.to<float>(), acc);
+#endif
+  c.store(acc);
+}
+
+int main() {
+  auto a = ct::ones<ct::bf16>({16, 16}).share();
+  auto b = ct::ones<ct::bf16>({16, 16}).share();
+  auto [c, a2, b2] = ct::launch(matmul, ct::zeros<float>({16, 16}).partition({16, 16}), a, b).sync();
+  (void)a2;
+  (void)b2;
+  return std::move(c).unpartition().to_host()[0] == 16.0f ? 0 : 1;
+}

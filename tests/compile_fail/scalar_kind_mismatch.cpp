@@ -1,0 +1,18 @@
+// expect: a scalar argument must be of the parameter's kind
+// A Scalar<std::int32_t> parameter takes an integer; 2.5 would be truncated silently, so it is
+// rejected (convert explicitly).
+#include <cstdint>
+
+#include <ctile/ctile.hpp>
+
+namespace ct = ctile;
+
+void fill(ct::Mut<std::int32_t, 1> z, ct::Scalar<std::int32_t> v) { z.store(v); }
+
+int main() {
+  auto [z, v] = ct::launch(fill, ct::zeros<std::int32_t>({64}).partition({16}), 3).sync();
+#ifdef CTILE_MISUSE
+  auto bad = ct::launch(fill, ct::zeros<std::int32_t>({64}).partition({16}), 2.5).sync();
+#endif
+  return std::move(z).unpartition().to_host()[0] == v ? 0 : 1;
+}
