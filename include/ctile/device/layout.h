@@ -1,0 +1,102 @@
+// ctile device library: how tile values live in registers, and index math over static tile shapes.
+//
+// A tile of N elements is spread over the NT threads of the block in slots: thread `tid` holds slots
+// s = 0 .. S-1 (S = ceil(N / (NT*V)) * V), slot s holding the row-major linear element
+//   i = (s / V) * (NT*V) + tid*V + (s % V)       (valid when i < N)
+// so every group of V slots is V consecutive elements (one 16-byte access for the narrowest type)
+// and consecutive threads hold consecutive groups (coalesced). Tiles of one element are not spread:
+// every thread holds the value (a plain variable).
+#pragma once
+
+#include "ctile/device/types.h"
+
+namespace ct {
+
+template <class T, int S>
+struct Regs {
+  T v[S];
+};
+
+// The kernel-wide thread/slot mapping: NT threads per block, vector width V.
+template <int NT, int V>
+struct Layout {
+  static constexpr int threads = NT;
+  static constexpr int vec = V;
+  static constexpr int span = NT * V;  // elements covered by one group of slots over the block
+  static constexpr int slots(long long n) { return (int)((n + span - 1) / span) * V; }
+  static CT_DEV int elem(int tid, int s) { return (s / V) * span + tid * V + (s % V); }
+};
+
+// A static tile shape (every extent a power of two), row-major.
+template <int... E>
+struct Shape {
+  static constexpr int rank = (int)sizeof...(E);
+  static constexpr int numel = (1 * ... * E);
+  static __host__ __device__ constexpr int ext(int d) {
+    int r = 1, k = 0;
+    ((r = (k++ == d) ? E : r), ...);
+    return r;
+  }
+  static __host__ __device__ constexpr int lg(int d) {
+    int l = 0;
+    while ((1 << l) < ext(d)) ++l;
+    return l;
+  }
+  // log2 of the row-major stride of axis d
+  static __host__ __device__ constexpr int shift(int d) {
+    int s = 0;
+    for (int k = d + 1; k < rank; ++k) s += lg(k);
+    return s;
+  }
+  static __host__ __device__ constexpr int coord(int d, int i) { return (int)(((unsigned)i >> shift(d)) & (unsigned)(ext(d) - 1)); }
+};
+
+// Small fixed-size index lists (tile indices, coordinates).
+template <int R>
+struct Idx {
+  long long v[R > 0 ? R : 1];
+};
+
+// ---- index maps of the data-movement ops: result linear index -> operand linear index ----------------
+// ct.broadcast: operand axes of extent 1 are stretched.
+template <class Src, class Dst>
+CT_DEV int broadcast_src(int i) {
+  int j = 0;
+#pragma unroll
+  for (int d = 0; d < Dst::rank; ++d)
+    if (Src::ext(d) != 1) j += Dst::coord(d, i) << Src::shift(d);
+  return j;
+}
+// ct.permute: result axis k is operand axis P[k].
+template <class Src, class Dst, int... P>
+CT_DEV int permute_src(int i) {
+  int j = 0, k = 0;
+  ((j += Dst::coord(k, i) << Src::shift(P), ++k), ...);
+  return j;
+}
+// ct.extract: result[j] = x[offsets + j].
+template <class Src, class Dst, int... O>
+CT_DEV int extract_src(int i) {
+  int j = 0, d = 0;
+  ((j += (Dst::coord(d, i) + O) << Src::shift(d), ++d), ...);
+  return j;
+}
+// ct.cat along AXIS: index into the staged operands, a at 0 and b at element BOFF.
+template <class A, class B, class Dst, int AXIS, int BOFF>
+CT_DEV int cat_src(int i) {
+  const int c = Dst::coord(AXIS, i);
+  const bool in_a = c < A::ext(AXIS);
+  int j = 0;
+#pragma unroll
+  for (int d = 0; d < Dst::rank; ++d) {
+    int cd = Dst::coord(d, i);
+    if (d == AXIS && !in_a) cd -= A::ext(AXIS);
+    j += cd << (in_a ? A::shift(d) : B::shift(d));
+  }
+  return in_a ? j : BOFF + j;
+}
+
+// ceil(e / 2^lg) for e >= 0: tiles of a partition along an axis.
+CT_DEV long long count_tiles(long long e, int lg) { return (e >> lg) + ((e & ((1LL << lg) - 1)) != 0 ? 1 : 0); }
+
+}  // namespace ct

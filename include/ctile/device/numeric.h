@@ -1,0 +1,242 @@
+// ctile device library: element-wise operations with the semantics of docs/ir.md. f16/bf16 compute
+// in f32 and round after each op; integers wrap (computed in unsigned types); division by zero gives
+// 0; shifts by >= the width give 0 (or -1 for arithmetic shifts of negatives); min/max on floats
+// follow fmin/fmax. Accurate math functions (no fast-math); rsqrt is 1 / sqrt like the reference.
+#pragma once
+
+#include "ctile/device/types.h"
+
+namespace ct {
+
+// libm by compute type
+CT_DEV float m_exp(float x) { return expf(x); }
+CT_DEV double m_exp(double x) { return exp(x); }
+CT_DEV float m_exp2(float x) { return exp2f(x); }
+CT_DEV double m_exp2(double x) { return exp2(x); }
+CT_DEV float m_log(float x) { return logf(x); }
+CT_DEV double m_log(double x) { return log(x); }
+CT_DEV float m_log2(float x) { return log2f(x); }
+CT_DEV double m_log2(double x) { return log2(x); }
+CT_DEV float m_sqrt(float x) { return sqrtf(x); }
+CT_DEV double m_sqrt(double x) { return sqrt(x); }
+CT_DEV float m_tanh(float x) { return tanhf(x); }
+CT_DEV double m_tanh(double x) { return tanh(x); }
+CT_DEV float m_sin(float x) { return sinf(x); }
+CT_DEV double m_sin(double x) { return sin(x); }
+CT_DEV float m_cos(float x) { return cosf(x); }
+CT_DEV double m_cos(double x) { return cos(x); }
+CT_DEV float m_abs(float x) { return fabsf(x); }
+CT_DEV double m_abs(double x) { return fabs(x); }
+CT_DEV float m_floor(float x) { return floorf(x); }
+CT_DEV double m_floor(double x) { return floor(x); }
+CT_DEV float m_ceil(float x) { return ceilf(x); }
+CT_DEV double m_ceil(double x) { return ceil(x); }
+CT_DEV float m_fmod(float x, float y) { return fmodf(x, y); }
+CT_DEV double m_fmod(double x, double y) { return fmod(x, y); }
+CT_DEV float m_fmin(float x, float y) { return fminf(x, y); }
+CT_DEV double m_fmin(double x, double y) { return fmin(x, y); }
+CT_DEV float m_fmax(float x, float y) { return fmaxf(x, y); }
+CT_DEV double m_fmax(double x, double y) { return fmax(x, y); }
+CT_DEV float m_pow(float x, float y) { return powf(x, y); }
+CT_DEV double m_pow(double x, double y) { return pow(x, y); }
+CT_DEV float m_fma(float x, float y, float z) { return fmaf(x, y, z); }
+CT_DEV double m_fma(double x, double y, double z) { return fma(x, y, z); }
+
+// ---- integer helpers (wrap-around via the unsigned type W) --------------------------------------------
+template <class T>
+CT_DEV T wadd(T a, T b) {
+  typedef typename Traits<T>::W W;
+  return (T)(W)((W)a + (W)b);
+}
+template <class T>
+CT_DEV T wsub(T a, T b) {
+  typedef typename Traits<T>::W W;
+  return (T)(W)((W)a - (W)b);
+}
+template <class T>
+CT_DEV T wmul(T a, T b) {
+  typedef typename Traits<T>::W W;
+  return (T)(W)((W)a * (W)b);
+}
+template <class T>
+CT_DEV T wneg(T a) {
+  return wsub<T>((T)0, a);
+}
+
+// ---- unary ----------------------------------------------------------------------------------------------
+#define CT_FLOAT_UNARY(NAME, EXPR)                               \
+  template <class T>                                             \
+  CT_DEV T NAME(T a) {                                           \
+    const typename Traits<T>::C x = up(a);                       \
+    return down<T>(EXPR);                                        \
+  }
+CT_FLOAT_UNARY(op_exp, m_exp(x))
+CT_FLOAT_UNARY(op_exp2, m_exp2(x))
+CT_FLOAT_UNARY(op_log, m_log(x))
+CT_FLOAT_UNARY(op_log2, m_log2(x))
+CT_FLOAT_UNARY(op_sqrt, m_sqrt(x))
+CT_FLOAT_UNARY(op_rsqrt, (typename Traits<T>::C)1 / m_sqrt(x))
+CT_FLOAT_UNARY(op_tanh, m_tanh(x))
+CT_FLOAT_UNARY(op_sin, m_sin(x))
+CT_FLOAT_UNARY(op_cos, m_cos(x))
+CT_FLOAT_UNARY(op_floor, m_floor(x))
+CT_FLOAT_UNARY(op_ceil, m_ceil(x))
+#undef CT_FLOAT_UNARY
+
+template <class T>
+CT_DEV T op_neg(T a) {
+  if constexpr (is_floaty_v<T>) return down<T>(-up(a));
+  else return wneg<T>(a);
+}
+template <class T>
+CT_DEV T op_abs(T a) {
+  if constexpr (is_floaty_v<T>) return down<T>(m_abs(up(a)));
+  else if constexpr (Traits<T>::kind == kSigned) return a < 0 ? wneg<T>(a) : a;
+  else return a;
+}
+template <class T>
+CT_DEV T op_not(T a) {
+  if constexpr (Traits<T>::kind == kBool) return !a;
+  else return (T)~a;
+}
+
+// ---- binary ---------------------------------------------------------------------------------------------
+template <class T>
+CT_DEV T op_add(T a, T b) {
+  if constexpr (is_floaty_v<T>) return down<T>(up(a) + up(b));
+  else return wadd<T>(a, b);
+}
+template <class T>
+CT_DEV T op_sub(T a, T b) {
+  if constexpr (is_floaty_v<T>) return down<T>(up(a) - up(b));
+  else return wsub<T>(a, b);
+}
+template <class T>
+CT_DEV T op_mul(T a, T b) {
+  if constexpr (is_floaty_v<T>) return down<T>(up(a) * up(b));
+  else return wmul<T>(a, b);
+}
+template <class T>
+CT_DEV T op_div(T a, T b) {
+  if constexpr (is_floaty_v<T>) {
+    return down<T>(up(a) / up(b));
+  } else {
+    if (b == 0) return (T)0;
+    if constexpr (Traits<T>::kind == kSigned) {
+      if (a == Traits<T>::lowest() && b == (T)-1) return a;
+    }
+    return (T)(a / b);
+  }
+}
+template <class T>
+CT_DEV T op_rem(T a, T b) {
+  if constexpr (is_floaty_v<T>) {
+    return down<T>(m_fmod(up(a), up(b)));
+  } else {
+    if (b == 0) return (T)0;
+    if constexpr (Traits<T>::kind == kSigned) {
+      if (b == (T)-1) return (T)0;
+    }
+    return (T)(a % b);
+  }
+}
+template <class T>
+CT_DEV T op_min(T a, T b) {
+  if constexpr (is_floaty_v<T>) return down<T>(m_fmin(up(a), up(b)));
+  else return b < a ? b : a;
+}
+template <class T>
+CT_DEV T op_max(T a, T b) {
+  if constexpr (is_floaty_v<T>) return down<T>(m_fmax(up(a), up(b)));
+  else return b > a ? b : a;
+}
+template <class T>
+CT_DEV T op_pow(T a, T b) {
+  return down<T>(m_pow(up(a), up(b)));
+}
+template <class T>
+CT_DEV T op_and(T a, T b) {
+  if constexpr (Traits<T>::kind == kBool) return a && b;
+  else return (T)(a & b);
+}
+template <class T>
+CT_DEV T op_or(T a, T b) {
+  if constexpr (Traits<T>::kind == kBool) return a || b;
+  else return (T)(a | b);
+}
+template <class T>
+CT_DEV T op_xor(T a, T b) {
+  if constexpr (Traits<T>::kind == kBool) return a != b;
+  else return (T)(a ^ b);
+}
+// Unsigned of the same width as T.
+template <int Bytes>
+struct UnsignedOf;
+template <>
+struct UnsignedOf<1> {
+  typedef u8 type;
+};
+template <>
+struct UnsignedOf<2> {
+  typedef u16 type;
+};
+template <>
+struct UnsignedOf<4> {
+  typedef u32 type;
+};
+template <>
+struct UnsignedOf<8> {
+  typedef u64 type;
+};
+template <class T>
+CT_DEV T op_shl(T a, T b) {
+  typedef typename Traits<T>::W W;
+  typedef typename UnsignedOf<sizeof(T)>::type U;
+  const W s = (W)(U)b;
+  if (s >= (W)Traits<T>::bits) return (T)0;
+  return (T)(W)((W)(U)a << s);
+}
+template <class T>
+CT_DEV T op_shr(T a, T b) {
+  typedef typename Traits<T>::W W;
+  typedef typename UnsignedOf<sizeof(T)>::type U;
+  const W s = (W)(U)b;
+  if constexpr (Traits<T>::kind == kSigned) {
+    if (s >= (W)Traits<T>::bits) return a < 0 ? (T)-1 : (T)0;
+    return (T)(a >> s);  // arithmetic
+  } else {
+    if (s >= (W)Traits<T>::bits) return (T)0;
+    return (T)(a >> s);
+  }
+}
+
+// a * b + c: floats rounded once (f16/bf16: exact in f64, then one rounding); integers wrap.
+template <class T>
+CT_DEV T op_fma(T a, T b, T c) {
+  if constexpr (is_half_v<T>) return float_from_double<T>(fma((double)up(a), (double)up(b), (double)up(c)));
+  else if constexpr (is_floaty_v<T>) return m_fma(a, b, c);
+  else return wadd<T>(wmul<T>(a, b), c);
+}
+
+// ---- comparisons (IEEE; bool orders false < true) --------------------------------------------------------
+template <class T>
+CT_DEV bool op_eq(T a, T b) { return up(a) == up(b); }
+template <class T>
+CT_DEV bool op_ne(T a, T b) { return up(a) != up(b); }
+template <class T>
+CT_DEV bool op_lt(T a, T b) { return up(a) < up(b); }
+template <class T>
+CT_DEV bool op_le(T a, T b) { return up(a) <= up(b); }
+template <class T>
+CT_DEV bool op_gt(T a, T b) { return up(a) > up(b); }
+template <class T>
+CT_DEV bool op_ge(T a, T b) { return up(a) >= up(b); }
+
+// Index operands of gather/scatter/atomics as i64: u64 values past INT64_MAX are out of bounds (-1).
+template <class T>
+CT_DEV i64 to_index(T x) {
+  if constexpr (is_same<T, u64>::value) return x > (u64)kI64Max ? (i64)-1 : (i64)x;
+  else return (i64)x;
+}
+
+}  // namespace ct

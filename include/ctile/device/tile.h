@@ -1,0 +1,9 @@
+// ctile device library: the header every generated kernel includes (see docs/cuda_backend.md).
+#pragma once
+
+#include "ctile/device/config.h"
+#include "ctile/device/types.h"
+#include "ctile/device/numeric.h"
+#include "ctile/device/layout.h"
+#include "ctile/device/memory.h"
+#include "ctile/device/block.h"

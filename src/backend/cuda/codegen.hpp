@@ -1,0 +1,52 @@
+// IR -> CUDA C++ (the contract between the code generator and the CUDA backend).
+//
+// The generated kernel is `extern "C" __global__ void <entry>(const <entry>_params p)`: one by-value
+// parameter struct whose layout is fixed by the generator and filled by pack_params():
+//
+//   struct TensorDesc { void* data; long long shape[6]; long long stride[6]; };   // 104 bytes
+//   struct <entry>_params {
+//     long long grid[6];                 // tile blocks per grid axis (kernel.grid_rank used)
+//     TensorDesc t[<number of tensor-like params>];   // Piece, Read, Atomic, Unchecked params in order
+//     unsigned long long s[<number of scalar params>]; // scalar params in order, bit pattern in the low bytes
+//   };
+//
+// The launch uses a 1-D grid of prod(grid) blocks (blockIdx.x is the row-major linear block id) and
+// `threads` threads per block with `smem_bytes` of dynamic shared memory.
+#pragma once
+
+#include <cstddef>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "ctile/backend/backend.hpp"
+
+namespace ctile::backend::cuda {
+
+struct CodegenOptions {
+  int sm = 90;  // compute capability * 10 of the target (80, 86, 89, 90, ...)
+};
+
+struct GeneratedKernel {
+  std::string entry;          // extern "C" symbol of the kernel
+  std::string source;         // a complete translation unit for NVRTC (it #includes "ctile/device/tile.h")
+  int threads = 128;          // threads per block
+  std::size_t smem_bytes = 0; // dynamic shared memory per block
+  std::size_t params_bytes = 0;
+};
+
+// Throws InternalError for IR the generator cannot lower (a bug) and UserError for a kernel that
+// cannot fit the target (e.g. shared memory).
+GeneratedKernel generate(const ir::Kernel& k, const CodegenOptions& opt);
+
+// The parameter struct of one launch, laid out as the generated source expects.
+std::vector<std::byte> pack_params(const ir::Kernel& k, const LaunchConfig& cfg, std::span<const ArgValue> args);
+
+// The device library headers (include/ctile/device/*.h), embedded at build time: name -> text.
+struct EmbeddedHeader {
+  const char* name;
+  const char* text;
+};
+std::span<const EmbeddedHeader> device_headers();
+
+}  // namespace ctile::backend::cuda

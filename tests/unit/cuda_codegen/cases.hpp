@@ -1,0 +1,34 @@
+// The kernels the CUDA code generator is tested on: traced from C++ (traced_kernels.cpp) and built
+// by hand to cover every op kind and element type (ir_kernels.cpp).
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ctile/ir/ir.hpp"
+
+namespace cuda_codegen_test {
+
+namespace ir = ctile::ir;
+
+struct Case {
+  std::string name;
+  std::function<std::shared_ptr<const ir::Kernel>()> make;
+};
+
+void add_traced_cases(std::vector<Case>& out);
+void add_ir_cases(std::vector<Case>& out);
+
+inline const std::vector<Case>& all_cases() {
+  static const std::vector<Case> cases = [] {
+    std::vector<Case> c;
+    add_traced_cases(c);
+    add_ir_cases(c);
+    return c;
+  }();
+  return cases;
+}
+
+}  // namespace cuda_codegen_test

@@ -1,0 +1,91 @@
+// Every kernel of cases.hpp is generated and compiled by NVRTC to a cubin for sm_80 and sm_90a. The
+// test fails (never skips) when NVRTC is missing: this machine and CI have it.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+
+#include "../../../src/backend/cuda/codegen.hpp"
+#include "../../../src/backend/cuda/nvrtc.hpp"
+#include "cases.hpp"
+
+namespace cuda_codegen_test {
+namespace {
+
+using ctile::backend::cuda::CodegenOptions;
+using ctile::backend::cuda::generate;
+using ctile::backend::cuda::Nvrtc;
+using ctile::backend::cuda::Output;
+
+class Compile : public ::testing::TestWithParam<std::size_t> {};
+
+TEST_P(Compile, Sm80AndSm90a) {
+  const Case& c = all_cases()[GetParam()];
+  Nvrtc* rtc = ctile::backend::cuda::nvrtc();
+  ASSERT_NE(rtc, nullptr) << ctile::backend::cuda::nvrtc_unavailable_reason();
+  const auto k = c.make();
+  for (int sm : {80, 90}) {
+    CodegenOptions opt;
+    opt.sm = sm;
+    const auto g = generate(*k, opt);
+    EXPECT_GE(g.threads, 32);
+    EXPECT_LE(g.threads, 256);
+    EXPECT_EQ(g.threads & (g.threads - 1), 0);
+    EXPECT_EQ(g.smem_bytes % 16, 0u);
+    if (const char* dir = std::getenv("CTILE_CUDA_DUMP"); dir && *dir)  // for reading the generated code
+      std::ofstream(std::string(dir) + "/" + c.name + "_sm" + std::to_string(sm) + ".cu") << g.source;
+    const auto r = rtc->compile(g, sm, Output::Cubin);
+    EXPECT_FALSE(r.image.empty());
+    EXPECT_EQ(r.log, "") << "NVRTC warnings for " << c.name << " (" << r.arch << "):\n" << g.source;
+    std::printf("[ compile  ] %-36s %-7s %4d threads %6zu B smem %8.1f ms\n", c.name.c_str(), r.arch.c_str(), g.threads,
+                g.smem_bytes, r.compile_ms);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllKernels, Compile, ::testing::Range<std::size_t>(0, all_cases().size()),
+                         [](const ::testing::TestParamInfo<std::size_t>& i) { return all_cases()[i.param].name; });
+
+TEST(Nvrtc, IsAvailable) {
+  Nvrtc* rtc = ctile::backend::cuda::nvrtc();
+  ASSERT_NE(rtc, nullptr) << ctile::backend::cuda::nvrtc_unavailable_reason();
+  EXPECT_GE(rtc->version().major, 12);
+  EXPECT_TRUE(ctile::backend::cuda::nvrtc_unavailable_reason().empty());
+}
+
+TEST(Nvrtc, PtxForBothTargets) {
+  Nvrtc* rtc = ctile::backend::cuda::nvrtc();
+  ASSERT_NE(rtc, nullptr) << ctile::backend::cuda::nvrtc_unavailable_reason();
+  const auto k = all_cases().front().make();
+  for (int sm : {80, 90}) {
+    CodegenOptions opt;
+    opt.sm = sm;
+    const auto g = generate(*k, opt);
+    const auto r = rtc->compile(g, sm, Output::Ptx);
+    EXPECT_NE(r.image.find(".entry " + g.entry), std::string::npos);
+    EXPECT_NE(r.image.find(sm == 90 ? ".target sm_90a" : ".target sm_80"), std::string::npos) << r.image.substr(0, 400);
+  }
+}
+
+TEST(Nvrtc, CompileErrorsCarryTheLogTheLineAndAReproducer) {
+  Nvrtc* rtc = ctile::backend::cuda::nvrtc();
+  ASSERT_NE(rtc, nullptr) << ctile::backend::cuda::nvrtc_unavailable_reason();
+  ctile::backend::cuda::GeneratedKernel g;
+  g.entry = "ctile_broken";
+  g.source = "#include \"ctile/device/tile.h\"\n// line 2\nextern \"C\" __global__ void ctile_broken() {\n  undeclared_thing = 1;  // user.cpp:42 ct.binary add\n}\n";
+  try {
+    rtc->compile(g, 90, Output::Cubin);
+    FAIL() << "expected an InternalError";
+  } catch (const ctile::InternalError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("ctile_broken"), std::string::npos) << m;
+    EXPECT_NE(m.find("undeclared_thing"), std::string::npos) << m;
+    EXPECT_NE(m.find("user.cpp:42"), std::string::npos) << m;
+    EXPECT_NE(m.find("at line 4 of the generated source"), std::string::npos) << m;
+    EXPECT_NE(m.find("nvcc -arch=sm_90a -std=c++17 -I"), std::string::npos) << m;
+    EXPECT_NE(m.find("-cubin "), std::string::npos) << m;
+  }
+}
+
+}  // namespace
+}  // namespace cuda_codegen_test
