@@ -1,4 +1,4 @@
-// expect: ctile::launch: pass the Tensor with std::move
+// expect: (use of deleted function .*Tensor\(const .*Tensor|call to deleted constructor of .*Tensor)
 // The tensor behind an Atomic parameter is owned by the launch: an lvalue is rejected.
 #include <ctile/ctile.hpp>
 

@@ -1,4 +1,4 @@
-// expect: pass the Partition with std::move
+// expect: (use of deleted function .*Partition\(const .*Partition|call to deleted constructor of .*Partition)
 // The launch owns a partition until the work completes, so it must be moved in: an lvalue
 // partition is rejected (it would leave the caller a handle to memory the kernel is writing).
 #include <ctile/ctile.hpp>

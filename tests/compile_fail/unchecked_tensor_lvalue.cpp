@@ -1,4 +1,4 @@
-// expect: pass the UncheckedTensor with std::move
+// expect: (use of deleted function .*UncheckedTensor\(const .*UncheckedTensor|call to deleted constructor of .*UncheckedTensor)
 // An UncheckedTensor is owned by the launch like any writable argument: an lvalue is rejected.
 #include <ctile/ctile.hpp>
 

@@ -55,9 +55,12 @@ template <class T> struct is_unchecked_tensor<UncheckedTensor<T>> : std::true_ty
 template <class H> struct handle_element { using type = void; };
 template <template <class> class H, class T> struct handle_element<H<T>> { using type = T; };
 
-// Compile-time check of one argument against its parameter; each message says what to pass instead.
+// Compile-time check of one argument (its decayed type) against its parameter; each message says
+// what to pass instead. launch() takes its arguments by value, so a move-only handle passed as an
+// lvalue does not compile (its copy constructor is deleted: move it in), and a Shared handle
+// passed as an lvalue is copied, which clang-tidy's use-after-move check can see.
 template <class P, class A>
-constexpr bool check_argument() {
+constexpr void check_kind() {
   using Tr = param_traits<P>;
   using D = std::remove_cvref_t<A>;
   using T = typename Tr::element;
@@ -70,9 +73,6 @@ constexpr bool check_argument() {
                   "ctile::launch: a Mut<T, N> parameter takes a Partition<T>: std::move(tensor).partition({tile...})");
     static_assert(std::is_same_v<typename handle_element<D>::type, T>,
                   "ctile::launch: the Partition's element type differs from the Mut<T, N> parameter's");
-    static_assert(!std::is_lvalue_reference_v<A>,
-                  "ctile::launch: pass the Partition with std::move; the launch owns it until the work completes "
-                  "and then gives it back");
   } else if constexpr (kind == ParamSpec::Kind::Read) {
     static_assert(is_shared<D>::value,
                   "ctile::launch: a Ref<T, N> parameter takes a Shared<T> handle: std::move(tensor).share()");
@@ -82,14 +82,12 @@ constexpr bool check_argument() {
     static_assert(is_tensor<D>::value, "ctile::launch: an Atomic<T, N> parameter takes a Tensor<T>, moved in");
     static_assert(std::is_same_v<typename handle_element<D>::type, T>,
                   "ctile::launch: the Tensor's element type differs from the Atomic<T, N> parameter's");
-    static_assert(!std::is_lvalue_reference_v<A>, "ctile::launch: pass the Tensor with std::move");
   } else if constexpr (kind == ParamSpec::Kind::Unchecked) {
     static_assert(is_unchecked_tensor<D>::value,
                   "ctile::launch: an UncheckedMut<T, N> parameter takes "
                   "ctile::unchecked_mut(ctile::unchecked, std::move(tensor))");
     static_assert(std::is_same_v<typename handle_element<D>::type, T>,
                   "ctile::launch: the UncheckedTensor's element type differs from the parameter's");
-    static_assert(!std::is_lvalue_reference_v<A>, "ctile::launch: pass the UncheckedTensor with std::move");
   } else {
     static_assert(std::is_arithmetic_v<D> || std::is_same_v<D, f16> || std::is_same_v<D, bf16>,
                   "ctile::launch: a Scalar<T> or Const<T> parameter takes a C++ number");
@@ -99,6 +97,14 @@ constexpr bool check_argument() {
                   "ctile::launch: a scalar argument must be of the parameter's kind (integer for integer, floating "
                   "point for floating point); convert it explicitly");
   }
+}
+
+template <class P, class A>
+constexpr bool check_argument() {
+  static_assert(param_traits<P>::is_param,
+                "ctile: every kernel parameter must be Mut<T,N>, Ref<T,N>, Atomic<T,N>, UncheckedMut<T,N>, Scalar<T> "
+                "or Const<T>");
+  if constexpr (param_traits<P>::is_param) check_kind<P, A>();
   return true;
 }
 
@@ -243,16 +249,16 @@ class [[nodiscard]] Launch<void(P...), A...> {
   bool race_check_ = false;
 };
 
+// Arguments are taken by value (see check_kind): move in what the launch owns.
 template <class... P, class... A>
-auto launch(const Kernel<P...>& k, A&&... args) {
+auto launch(const Kernel<P...>& k, A... args) {
   static_assert(sizeof...(P) == sizeof...(A), "ctile::launch: the number of arguments differs from the kernel's parameters");
-  static_assert((detail::check_argument<P, A&&>() && ...));
-  return Launch<void(P...), std::remove_cvref_t<A>...>(k.fn, k.name,
-                                                       std::tuple<std::remove_cvref_t<A>...>(std::forward<A>(args)...));
+  static_assert((detail::check_argument<P, A>() && ...));
+  return Launch<void(P...), A...>(k.fn, k.name, std::tuple<A...>(std::move(args)...));
 }
 template <class... P, class... A>
-auto launch(void (*fn)(P...), A&&... args) {
-  return launch(Kernel<P...>{fn, detail::kernel_name_of(reinterpret_cast<const void*>(fn))}, std::forward<A>(args)...);
+auto launch(void (*fn)(P...), A... args) {
+  return launch(Kernel<P...>{fn, detail::kernel_name_of(reinterpret_cast<const void*>(fn))}, std::move(args)...);
 }
 
 }  // namespace ctile

@@ -15,7 +15,7 @@ class Partition {
   using element_type = T;
 
   // No copies: two partitions of one tensor would give two tile blocks the same piece to write.
-  Partition(const Partition&) = delete;
+  Partition(const Partition&) = delete;  // move-only: pass it on with std::move (a launch owns it until it completes)
   Partition& operator=(const Partition&) = delete;
   Partition(Partition&&) noexcept = default;  // the source becomes moved-from
   Partition& operator=(Partition&&) noexcept = default;

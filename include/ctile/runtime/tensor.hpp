@@ -33,6 +33,12 @@ namespace detail {
 // shared handle (and every view made by slice/reshape) over the same memory refers to one Storage.
 // device/ptr/bytes/owned never change; last_write and reads are guarded by `mu`.
 //
+// On a CUDA device `ptr` is a device address (never dereferenced on the host). Its memory comes from
+// the device's stream-ordered pool; last_write starts as the event of the allocation (and zero
+// fill), so work on any stream is ordered after it. The memory is freed by ~Storage, which runs
+// only once no handle and no in-flight work holds the storage (work keeps it alive until its GPU
+// part has finished); the free is still ordered after the native events of the last write and reads.
+//
 // Dependency rules (the launch glue follows them for every argument it enqueues):
 //   a task that reads waits for deps_for_read() and then is recorded with record_read(its event);
 //   a task that writes waits for deps_for_write() and then is recorded with record_write(its event).
@@ -44,12 +50,14 @@ struct Storage {
   std::int64_t bytes = 0;
   bool owned = false;   // owned memory is freed by ~Storage; borrowed memory never is
   bool mapped = false;  // owned memory that came from mmap (large allocations)
+  bool pooled = false;  // owned CUDA memory from the stream-ordered pool (else cuMemAlloc)
   std::mutex mu;
   Event last_write;
   std::vector<Event> reads;  // reads since last_write (completed ones are pruned)
 
-  // Fresh memory on `d`: 64-byte aligned (page aligned from 1 MiB), zero-filled if `zeroed`.
-  // Throws UserError when the memory cannot be had.
+  // Fresh memory on `d`: 64-byte aligned (page aligned from 1 MiB; 256-byte aligned on a GPU),
+  // zero-filled if `zeroed`. Throws UserError when the memory cannot be had or the device cannot be
+  // used.
   [[nodiscard]] static std::shared_ptr<Storage> allocate(Device d, std::int64_t bytes, bool zeroed);
   // Foreign memory of `bytes` bytes at `p`, never freed by ctile.
   [[nodiscard]] static std::shared_ptr<Storage> borrow(Device d, void* p, std::int64_t bytes);
@@ -100,8 +108,17 @@ std::int64_t validate_shape(const Shape& s, DType dt, std::string_view what);
 [[nodiscard]] std::shared_ptr<TensorCore> slice_view(const TensorCore& c, int axis, std::int64_t start, std::int64_t stop);
 // Validates a partition's tile shape against the tensor: same rank, every extent a power of two.
 void check_tile_shape(const TensorCore& c, const Shape& tile);
-// Copies the elements, row-major, to `dst` (numel * element size bytes). Does not wait.
+// Copies the elements, row-major, to host memory `dst` (numel * element size bytes), from any
+// device. Does not wait for pending writes (the caller does).
 void gather(const TensorCore& c, std::byte* dst);
+// Fills `c`, a fresh contiguous tensor on any device, with numel * element size bytes from host
+// memory `src` (which may be reused on return); on a GPU the copy becomes the storage's last write.
+void fill_from_host(TensorCore& c, const std::byte* src);
+// A new, owned, contiguous tensor on `d` with the elements of `src` (any device to any device),
+// ordered after the pending writes of `src` (a failed write is rethrown) and recorded as a read of
+// it. `what` starts error messages.
+[[nodiscard]] std::shared_ptr<TensorCore> copy_to_device(const std::shared_ptr<const TensorCore>& src, Device d,
+                                                         std::string_view what);
 [[noreturn]] void throw_moved_from(std::string_view handle, DType dt, std::string_view how);
 
 // The elements of `c` as a row-major host vector, after the pending writes.
@@ -130,7 +147,7 @@ class Tensor {
   // No copies: two owners of one tensor could both hand it to kernels that write it (a data race)
   // or free it under a running kernel. Move it (std::move), share() it for many readers, or
   // partition() it for many writers.
-  Tensor(const Tensor&) = delete;
+  Tensor(const Tensor&) = delete;  // move-only: pass it on with std::move (a launch owns it until it completes)
   Tensor& operator=(const Tensor&) = delete;
   Tensor(Tensor&&) noexcept = default;             // the source becomes moved-from
   Tensor& operator=(Tensor&&) noexcept = default;  // releases what *this owned
@@ -178,8 +195,21 @@ class Tensor {
   Tensor slice(int, std::int64_t, std::int64_t) & = delete;       // use std::move(t).slice(...)
   Tensor slice(int, std::int64_t, std::int64_t) const& = delete;  // use std::move(t).slice(...)
 
+  // The same elements on device `d` (consumes the tensor): a contiguous copy, or the tensor itself
+  // when it already lives on `d`. A copy is ordered after pending writes (a GPU-to-GPU copy runs
+  // asynchronously on the device; to and from the host it completes before this returns).
+  [[nodiscard]] Tensor to(Device d) && {
+    if (c().storage->device == d) return std::move(*this);
+    auto v = detail::copy_to_device(core_, d, detail::cat("Tensor<", dtype_name(dtype_of<T>), ">::to(", d.str(), ")"));
+    core_.reset();
+    return Tensor(std::move(v));
+  }
+  Tensor to(Device) & = delete;       // use std::move(t).to(d) (or share() it and copy with Shared::to)
+  Tensor to(Device) const& = delete;  // use std::move(t).to(d)
+
   // Raw pointer to element 0, after all pending work on the storage (reads and writes) finished.
-  // Unchecked: nothing stops the pointer from outliving the tensor or racing a later launch.
+  // Unchecked: nothing stops the pointer from outliving the tensor or racing a later launch. On a
+  // GPU it is a device address.
   [[nodiscard]] T* data(unchecked_t) {
     c().storage->wait_all();
     return reinterpret_cast<T*>(c().data());

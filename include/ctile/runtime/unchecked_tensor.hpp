@@ -17,7 +17,7 @@ class UncheckedTensor {
   using element_type = T;
 
   // No copies, for the same reason as Tensor.
-  UncheckedTensor(const UncheckedTensor&) = delete;
+  UncheckedTensor(const UncheckedTensor&) = delete;  // move-only: pass it on with std::move (a launch owns it until it completes)
   UncheckedTensor& operator=(const UncheckedTensor&) = delete;
   UncheckedTensor(UncheckedTensor&&) noexcept = default;  // the source becomes moved-from
   UncheckedTensor& operator=(UncheckedTensor&&) noexcept = default;
