@@ -21,11 +21,11 @@ inline constexpr int kNumDTypes = 13;
 
 // IEEE binary16, stored as its bit pattern. Conversions round to nearest even, like cvt.rn.
 struct f16 {
-  std::uint16_t bits = 0;
-  constexpr f16() = default;
+  std::uint16_t bits;  // no initializer: trivially default-constructible (f16{} is +0)
+  f16() = default;
   explicit f16(float v) : bits(from_float(v)) {}
   explicit operator float() const { return to_float(bits); }
-  static f16 from_bits(std::uint16_t b) { f16 h; h.bits = b; return h; }
+  static f16 from_bits(std::uint16_t b) { f16 h{}; h.bits = b; return h; }
   static std::uint16_t from_float(float v);
   static float to_float(std::uint16_t b);
   friend bool operator==(f16 a, f16 b) { return a.bits == b.bits; }
@@ -33,11 +33,11 @@ struct f16 {
 
 // bfloat16 (8-bit exponent, 7-bit mantissa), stored as its bit pattern; round to nearest even.
 struct bf16 {
-  std::uint16_t bits = 0;
-  constexpr bf16() = default;
+  std::uint16_t bits;  // no initializer: trivially default-constructible (bf16{} is +0)
+  bf16() = default;
   explicit bf16(float v) : bits(from_float(v)) {}
   explicit operator float() const { return to_float(bits); }
-  static bf16 from_bits(std::uint16_t b) { bf16 h; h.bits = b; return h; }
+  static bf16 from_bits(std::uint16_t b) { bf16 h{}; h.bits = b; return h; }
   static std::uint16_t from_float(float v) {
     std::uint32_t u = std::bit_cast<std::uint32_t>(v);
     if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<std::uint16_t>((u >> 16) | 0x40u);  // quiet NaN

@@ -113,7 +113,7 @@ enum class OpKind : std::uint8_t {
   Mma,             // (a[M,K], b[K,N], acc[M,N]) -> acc type    products and sums in acc's type
   // structured control flow
   For,             // (lb, ub, step, init...) -> carried...     region 0 args: (iv, carried...); yields carried
-  If,              // (cond, ) -> results...                    region 0: then, region 1: else; each yields results
+  If,              // (cond) -> results...                      region 0: then, region 1: else; each yields results
   While,           // (init...) -> carried...                   region 0 (cond) args carried, yields one bool scalar;
                    //                                           region 1 (body) args carried, yields carried
   Yield,           // (values...) -> ()                         terminator of every region
@@ -161,7 +161,8 @@ struct Op {
 };
 
 // One kernel parameter as the IR sees it. Trace-time constants are folded away during tracing and
-// do not appear here.
+// do not appear here. A Piece parameter's rank equals the kernel's grid_rank, and tile block b owns
+// the tile at tile index b (its grid coordinates): that is what keeps pieces disjoint.
 struct Param {
   std::string name;    // "arg0", ... or a name given by the user
   int arg_index = 0;   // position in the C++ kernel signature
