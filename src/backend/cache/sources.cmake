@@ -1,0 +1,2 @@
+list(APPEND CTILE_SOURCES
+  ${CMAKE_CURRENT_LIST_DIR}/disk_cache.cpp)
