@@ -9,7 +9,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include <openssl/evp.h>
+#include <dlfcn.h>
 
 #include <algorithm>
 #include <cctype>
@@ -69,38 +69,78 @@ std::uint64_t get_u64(const unsigned char* p) {
 
 // ---- SHA-256 ----------------------------------------------------------------------------------
 
-struct MdCtxFree {
-  void operator()(EVP_MD_CTX* c) const { EVP_MD_CTX_free(c); }
+// OpenSSL's libcrypto is loaded at run time (like the CUDA driver), so ctile builds where its
+// headers are absent; without it the disk cache is off and says so once. Only the few EVP
+// functions below are used; their C signatures are declared here.
+struct EvpMd;
+struct EvpMdCtx;
+struct Crypto {
+  EvpMdCtx* (*ctx_new)() = nullptr;
+  void (*ctx_free)(EvpMdCtx*) = nullptr;
+  int (*init_ex)(EvpMdCtx*, const EvpMd*, void*) = nullptr;
+  int (*update)(EvpMdCtx*, const void*, std::size_t) = nullptr;
+  int (*final_ex)(EvpMdCtx*, unsigned char*, unsigned int*) = nullptr;
+  const EvpMd* (*sha256)() = nullptr;
+  std::string error;
 };
+
+const Crypto& crypto() {
+  static const Crypto c = [] {
+    Crypto r;
+    void* h = nullptr;
+    for (const char* name : {"libcrypto.so.3", "libcrypto.so", "libcrypto.so.1.1"})
+      if ((h = ::dlopen(name, RTLD_NOW | RTLD_LOCAL))) break;
+    if (!h) {
+      r.error = "OpenSSL's libcrypto (libcrypto.so.3) cannot be loaded";
+      return r;
+    }
+    auto sym = [&](const char* n) { return ::dlsym(h, n); };
+    r.ctx_new = reinterpret_cast<EvpMdCtx* (*)()>(sym("EVP_MD_CTX_new"));
+    r.ctx_free = reinterpret_cast<void (*)(EvpMdCtx*)>(sym("EVP_MD_CTX_free"));
+    r.init_ex = reinterpret_cast<int (*)(EvpMdCtx*, const EvpMd*, void*)>(sym("EVP_DigestInit_ex"));
+    r.update = reinterpret_cast<int (*)(EvpMdCtx*, const void*, std::size_t)>(sym("EVP_DigestUpdate"));
+    r.final_ex = reinterpret_cast<int (*)(EvpMdCtx*, unsigned char*, unsigned int*)>(sym("EVP_DigestFinal_ex"));
+    r.sha256 = reinterpret_cast<const EvpMd* (*)()>(sym("EVP_sha256"));
+    if (!r.ctx_new || !r.ctx_free || !r.init_ex || !r.update || !r.final_ex || !r.sha256)
+      r.error = "libcrypto lacks the EVP digest functions (OpenSSL 1.1 or newer is needed)";
+    return r;
+  }();
+  return c;
+}
 
 class Sha256 {
  public:
-  Sha256() : ctx_(EVP_MD_CTX_new()) {
-    if (!ctx_ || EVP_DigestInit_ex(ctx_.get(), EVP_sha256(), nullptr) != 1)
-      throw std::runtime_error("ctile: OpenSSL SHA-256 is unavailable");
+  Sha256() {
+    const Crypto& c = crypto();
+    if (!c.error.empty()) throw std::runtime_error("ctile: SHA-256 is unavailable: " + c.error);
+    ctx_ = c.ctx_new();
+    if (!ctx_ || c.init_ex(ctx_, c.sha256(), nullptr) != 1) {
+      if (ctx_) c.ctx_free(ctx_);
+      throw std::runtime_error("ctile: OpenSSL SHA-256 init failed");
+    }
   }
+  Sha256(const Sha256&) = delete;
+  Sha256& operator=(const Sha256&) = delete;
+  ~Sha256() { crypto().ctx_free(ctx_); }
   void update(const void* data, std::size_t n) {
-    if (n != 0 && EVP_DigestUpdate(ctx_.get(), data, n) != 1)
-      throw std::runtime_error("ctile: OpenSSL SHA-256 update failed");
+    if (n != 0 && crypto().update(ctx_, data, n) != 1) throw std::runtime_error("ctile: OpenSSL SHA-256 update failed");
   }
   Digest finish() {
     Digest d{};
     unsigned int len = 0;
-    if (EVP_DigestFinal_ex(ctx_.get(), d.data(), &len) != 1 || len != d.size())
+    if (crypto().final_ex(ctx_, d.data(), &len) != 1 || len != d.size())
       throw std::runtime_error("ctile: OpenSSL SHA-256 final failed");
     return d;
   }
 
  private:
-  std::unique_ptr<EVP_MD_CTX, MdCtxFree> ctx_;
+  EvpMdCtx* ctx_ = nullptr;
 };
 
 Digest sha256_raw(const void* data, std::size_t n) {
-  Digest d{};
-  unsigned int len = 0;
-  if (EVP_Digest(data, n, d.data(), &len, EVP_sha256(), nullptr) != 1 || len != d.size())
-    throw std::runtime_error("ctile: OpenSSL SHA-256 failed");
-  return d;
+  Sha256 s;
+  s.update(data, n);
+  return s.finish();
 }
 
 // ---- small POSIX helpers ----------------------------------------------------------------------
@@ -434,6 +474,10 @@ std::string KeyBuilder::describe() const { return desc_; }
 DiskCache* DiskCache::global() {
   static DiskCache* const instance = []() -> DiskCache* {
     if (env_says_off(std::getenv("CTILE_CACHE"))) return nullptr;
+    if (const std::string& why = crypto().error; !why.empty()) {
+      std::fprintf(stderr, "ctile: disk cache disabled: %s\n", why.c_str());
+      return nullptr;
+    }
     std::string dir;
     if (const char* d = std::getenv("CTILE_CACHE_DIR"); d && d[0] != '\0') dir = d;
     else dir = default_cache_dir();
