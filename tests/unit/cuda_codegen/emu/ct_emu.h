@@ -1,0 +1,186 @@
+// Host emulation of the CUDA built-ins used by generated kernels and the device library (tests
+// only). A generated kernel compiled with a host compiler after this prelude runs one emulated CUDA
+// block as `threads` std::threads: __syncthreads is a barrier, warp shuffles exchange through a
+// per-warp buffer between two warp barriers, dynamic shared memory is one buffer per block, atomics
+// are GCC __atomic builtins. The device library takes its portable (non-PTX) paths here.
+#pragma once
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <barrier>
+#include <functional>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#define CTILE_DEVICE_EMULATION 1
+#define __global__
+#define __device__
+#define __host__
+#define __forceinline__ inline
+#define __launch_bounds__(n)
+#define __grid_constant__
+#define __align__(n) alignas(n)
+
+namespace ct_emu {
+
+struct Dim3 {
+  unsigned x = 0, y = 0, z = 0;
+};
+
+struct Team {
+  int threads;
+  std::barrier<> block;
+  std::vector<std::unique_ptr<std::barrier<>>> warps;
+  std::vector<unsigned long long> xchg;
+  std::vector<unsigned char> smem_buf;
+  unsigned char* smem;
+  Team(int n, size_t smem_bytes) : threads(n), block(n), xchg(static_cast<size_t>(n)), smem_buf(smem_bytes + 32) {
+    for (int w = 0; w < n / 32; ++w) warps.push_back(std::make_unique<std::barrier<>>(32));
+    smem = smem_buf.data() + ((16 - reinterpret_cast<uintptr_t>(smem_buf.data()) % 16) % 16);
+    memset(smem_buf.data(), 0xcd, smem_buf.size());  // garbage, like the hardware
+  }
+};
+
+inline thread_local Dim3 t_thread, t_block, t_grid;
+inline thread_local Team* t_team = nullptr;
+
+inline unsigned char* dynamic_smem() { return t_team->smem; }
+
+// Runs `grid_x` emulated CUDA blocks one after another, each with `threads` threads.
+inline void launch(int threads, long long grid_x, size_t smem_bytes, const std::function<void()>& kernel) {
+  Team team(threads, smem_bytes);
+  std::vector<std::thread> th;
+  for (int t = 0; t < threads; ++t)
+    th.emplace_back([&, t] {
+      t_team = &team;
+      t_thread.x = static_cast<unsigned>(t);
+      t_grid.x = static_cast<unsigned>(grid_x);
+      for (long long b = 0; b < grid_x; ++b) {
+        t_block.x = static_cast<unsigned>(b);
+        kernel();
+        team.block.arrive_and_wait();
+      }
+    });
+  for (auto& x : th) x.join();
+}
+
+template <class T>
+T shuffle(T v, int src_lane) {
+  Team& tm = *t_team;
+  const int t = static_cast<int>(t_thread.x), w = t / 32;
+  unsigned long long bits = 0;
+  static_assert(sizeof(T) <= 8);
+  memcpy(&bits, &v, sizeof(T));
+  tm.xchg[static_cast<size_t>(t)] = bits;
+  tm.warps[static_cast<size_t>(w)]->arrive_and_wait();
+  const unsigned long long o = tm.xchg[static_cast<size_t>(w * 32 + src_lane)];
+  tm.warps[static_cast<size_t>(w)]->arrive_and_wait();
+  T r;
+  memcpy(&r, &o, sizeof(T));
+  return r;
+}
+
+template <class T, class F>
+T cas_loop(T* p, F f) {
+  T cur = __atomic_load_n(p, __ATOMIC_RELAXED);
+  while (!__atomic_compare_exchange_n(p, &cur, f(cur), false, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+  }
+  return cur;
+}
+
+template <class T, class U>
+T float_rmw(T* p, T v, T (*f)(T, T)) {
+  U* q = reinterpret_cast<U*>(p);
+  U cur = __atomic_load_n(q, __ATOMIC_RELAXED);
+  for (;;) {
+    T c;
+    memcpy(&c, &cur, sizeof(T));
+    const T n = f(c, v);
+    U nb;
+    memcpy(&nb, &n, sizeof(T));
+    if (__atomic_compare_exchange_n(q, &cur, nb, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) return c;
+  }
+}
+
+}  // namespace ct_emu
+
+#define threadIdx (::ct_emu::t_thread)
+#define blockIdx (::ct_emu::t_block)
+#define gridDim (::ct_emu::t_grid)
+
+inline void __syncthreads() { ct_emu::t_team->block.arrive_and_wait(); }
+inline void __trap() {
+  fflush(stdout);
+  abort();
+}
+
+inline float __uint_as_float(unsigned u) {
+  float f;
+  memcpy(&f, &u, 4);
+  return f;
+}
+inline unsigned __float_as_uint(float f) {
+  unsigned u;
+  memcpy(&u, &f, 4);
+  return u;
+}
+inline double __longlong_as_double(long long u) {
+  double f;
+  memcpy(&f, &u, 8);
+  return f;
+}
+inline long long __double_as_longlong(double f) {
+  long long u;
+  memcpy(&u, &f, 8);
+  return u;
+}
+inline int __clzll(long long x) { return x == 0 ? 64 : __builtin_clzll(static_cast<unsigned long long>(x)); }
+
+template <class T>
+T __shfl_xor_sync(unsigned, T v, int m) {
+  return ct_emu::shuffle(v, static_cast<int>(ct_emu::t_thread.x % 32) ^ m);
+}
+template <class T>
+T __shfl_sync(unsigned, T v, int src) {
+  return ct_emu::shuffle(v, src);
+}
+
+inline int atomicAdd(int* p, int v) { return __atomic_fetch_add(p, v, __ATOMIC_RELAXED); }
+inline unsigned atomicAdd(unsigned* p, unsigned v) { return __atomic_fetch_add(p, v, __ATOMIC_RELAXED); }
+inline unsigned long long atomicAdd(unsigned long long* p, unsigned long long v) { return __atomic_fetch_add(p, v, __ATOMIC_RELAXED); }
+inline float atomicAdd(float* p, float v) {
+  return ct_emu::float_rmw<float, unsigned>(p, v, [](float a, float b) { return a + b; });
+}
+inline double atomicAdd(double* p, double v) {
+  return ct_emu::float_rmw<double, unsigned long long>(p, v, [](double a, double b) { return a + b; });
+}
+#define CT_EMU_MINMAX(T)                                                                          \
+  inline T atomicMax(T* p, T v) { return ct_emu::cas_loop(p, [v](T c) { return v > c ? v : c; }); } \
+  inline T atomicMin(T* p, T v) { return ct_emu::cas_loop(p, [v](T c) { return v < c ? v : c; }); }
+CT_EMU_MINMAX(int)
+CT_EMU_MINMAX(unsigned)
+CT_EMU_MINMAX(long long)
+CT_EMU_MINMAX(unsigned long long)
+#undef CT_EMU_MINMAX
+inline int atomicExch(int* p, int v) { return __atomic_exchange_n(p, v, __ATOMIC_RELAXED); }
+inline unsigned atomicExch(unsigned* p, unsigned v) { return __atomic_exchange_n(p, v, __ATOMIC_RELAXED); }
+inline unsigned long long atomicExch(unsigned long long* p, unsigned long long v) {
+  return __atomic_exchange_n(p, v, __ATOMIC_RELAXED);
+}
+inline float atomicExch(float* p, float v) {
+  return __uint_as_float(__atomic_exchange_n(reinterpret_cast<unsigned*>(p), __float_as_uint(v), __ATOMIC_RELAXED));
+}
+template <class T>
+T ct_emu_cas(T* p, T expected, T desired) {
+  __atomic_compare_exchange_n(p, &expected, desired, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+  return expected;
+}
+inline int atomicCAS(int* p, int e, int d) { return ct_emu_cas(p, e, d); }
+inline unsigned atomicCAS(unsigned* p, unsigned e, unsigned d) { return ct_emu_cas(p, e, d); }
+inline unsigned long long atomicCAS(unsigned long long* p, unsigned long long e, unsigned long long d) {
+  return ct_emu_cas(p, e, d);
+}

@@ -1,0 +1,227 @@
+// pack_params layout, and the generator's choices and errors (threads, vector width, shared memory,
+// limits), independent of NVRTC.
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cstring>
+
+#include "../../../src/backend/cuda/codegen.hpp"
+#include "../cpu_backend/helpers.hpp"
+
+namespace cuda_codegen_test {
+namespace {
+
+using namespace ctile;
+using backend::ArgValue;
+using backend::cuda::CodegenOptions;
+using backend::cuda::generate;
+using backend::cuda::pack_params;
+using cpu_test::KB;
+using ir::ValueId;
+
+template <class T>
+T at(const std::vector<std::byte>& b, std::size_t off) {
+  T v;
+  std::memcpy(&v, b.data() + off, sizeof v);
+  return v;
+}
+
+ArgValue tensor_arg(void* data, DType d, Shape shape, Shape strides) {
+  ArgValue a;
+  a.tensor.data = data;
+  a.tensor.dtype = d;
+  a.tensor.shape = std::move(shape);
+  a.tensor.strides = std::move(strides);
+  return a;
+}
+ArgValue scalar_arg(ir::Scalar s) {
+  ArgValue a;
+  a.scalar = s;
+  return a;
+}
+
+TEST(PackParams, LayoutGridTensorsThenScalars) {
+  // params: scalar f32, piece bf16 [1, 64] (rank 2), scalar i8, tensor f64 rank 3, scalar bool, scalar f16, scalar u64
+  KB kb("layout", 2);
+  kb.scalar_param("a", DType::f32);
+  kb.piece("y", DType::bf16, {1, 64});
+  kb.scalar_param("b", DType::i8);
+  kb.tensor("x", DType::f64, 3);
+  kb.scalar_param("c", DType::b1);
+  kb.scalar_param("h", DType::f16);
+  kb.scalar_param("u", DType::u64);
+  auto k = kb.finish();
+
+  int y = 0, x = 0;
+  std::vector<ArgValue> args = {
+      scalar_arg(ir::Scalar::of_float(1.5)),
+      tensor_arg(&y, DType::bf16, {7, 130}, {130, 1}),
+      scalar_arg(ir::Scalar::of_int(-3)),
+      tensor_arg(&x, DType::f64, {2, 3, 4}, {12, 4, 1}),
+      scalar_arg(ir::Scalar::of_int(1)),
+      scalar_arg(ir::Scalar::of_float(-2.0)),
+      scalar_arg(ir::Scalar::of_int(-1)),  // u64 max as its bit pattern
+  };
+  backend::LaunchConfig cfg;
+  cfg.grid = {7, 3};
+  const auto b = pack_params(*k, cfg, args);
+  const auto g = generate(*k, CodegenOptions{90});
+  ASSERT_EQ(b.size(), 48u + 2 * 104 + 5 * 8);
+  EXPECT_EQ(g.params_bytes, b.size());
+  // grid
+  EXPECT_EQ(at<std::int64_t>(b, 0), 7);
+  EXPECT_EQ(at<std::int64_t>(b, 8), 3);
+  for (int d = 2; d < 6; ++d) EXPECT_EQ(at<std::int64_t>(b, 8 * static_cast<std::size_t>(d)), 1);
+  // t[0] = y (the piece: the whole tensor), t[1] = x
+  EXPECT_EQ(at<void*>(b, 48), static_cast<void*>(&y));
+  EXPECT_EQ(at<std::int64_t>(b, 48 + 8), 7);
+  EXPECT_EQ(at<std::int64_t>(b, 48 + 16), 130);
+  EXPECT_EQ(at<std::int64_t>(b, 48 + 24), 1);  // unused axes: extent 1, stride 0
+  EXPECT_EQ(at<std::int64_t>(b, 48 + 56), 130);
+  EXPECT_EQ(at<std::int64_t>(b, 48 + 64), 1);
+  EXPECT_EQ(at<std::int64_t>(b, 48 + 72), 0);
+  const std::size_t t1 = 48 + 104;
+  EXPECT_EQ(at<void*>(b, t1), static_cast<void*>(&x));
+  EXPECT_EQ(at<std::int64_t>(b, t1 + 8), 2);
+  EXPECT_EQ(at<std::int64_t>(b, t1 + 16), 3);
+  EXPECT_EQ(at<std::int64_t>(b, t1 + 24), 4);
+  EXPECT_EQ(at<std::int64_t>(b, t1 + 56), 12);
+  EXPECT_EQ(at<std::int64_t>(b, t1 + 64), 4);
+  EXPECT_EQ(at<std::int64_t>(b, t1 + 72), 1);
+  // s[0..4] = a, b, c, h, u
+  const std::size_t s0 = 48 + 2 * 104;
+  EXPECT_EQ(at<std::uint64_t>(b, s0), std::bit_cast<std::uint32_t>(1.5f));
+  EXPECT_EQ(at<std::uint64_t>(b, s0 + 8), 0xfdu);  // i8 -3, zero-extended
+  EXPECT_EQ(at<std::uint64_t>(b, s0 + 16), 1u);
+  EXPECT_EQ(at<std::uint64_t>(b, s0 + 24), 0xc000u);  // f16 -2
+  EXPECT_EQ(at<std::uint64_t>(b, s0 + 32), ~std::uint64_t{0});
+  // the generated struct declares the same members
+  EXPECT_NE(g.source.find("struct ctile_layout_params {\n  long long grid[6];\n  ct::TensorDesc t[2];\n  unsigned long long s[5];\n};"),
+            std::string::npos)
+      << g.source;
+}
+
+TEST(PackParams, ScalarsAreCastLikeTheInterpreter) {
+  KB kb("casts");
+  kb.scalar_param("i", DType::i32);
+  kb.scalar_param("f", DType::f32);
+  kb.scalar_param("b", DType::bf16);
+  kb.scalar_param("d", DType::f64);
+  kb.piece("o", DType::f32, {4});
+  auto k = kb.finish();
+  float o = 0;
+  std::vector<ArgValue> args = {scalar_arg(ir::Scalar::of_float(1e20)),   // saturates to INT32_MAX
+                                scalar_arg(ir::Scalar::of_float(0.1)),    // rounded to f32
+                                scalar_arg(ir::Scalar::of_float(1.00390625)),  // ties to even in bf16: 1.0
+                                scalar_arg(ir::Scalar::of_int(-7)), tensor_arg(&o, DType::f32, {1}, {1})};
+  backend::LaunchConfig cfg;
+  cfg.grid = {1};
+  const auto b = pack_params(*k, cfg, args);
+  ASSERT_EQ(b.size(), 48u + 104 + 4 * 8);
+  const std::size_t s0 = 48 + 104;
+  EXPECT_EQ(at<std::uint64_t>(b, s0), 0x7fffffffu);
+  EXPECT_EQ(at<std::uint64_t>(b, s0 + 8), std::bit_cast<std::uint32_t>(0.1f));
+  EXPECT_EQ(at<std::uint64_t>(b, s0 + 16), 0x3f80u);
+  EXPECT_EQ(at<std::uint64_t>(b, s0 + 24), std::bit_cast<std::uint64_t>(-7.0));
+}
+
+TEST(PackParams, NoTensorsOrNoScalars) {
+  KB kb("scalars_only");
+  kb.scalar_param("n", DType::i64);
+  auto k = kb.finish();
+  backend::LaunchConfig cfg;
+  cfg.grid = {4};
+  const auto b = pack_params(*k, cfg, std::vector<ArgValue>{scalar_arg(ir::Scalar::of_int(5))});
+  EXPECT_EQ(b.size(), 56u);
+  EXPECT_EQ(at<std::int64_t>(b, 48), 5);
+  const auto g = generate(*k, CodegenOptions{80});
+  EXPECT_EQ(g.source.find("TensorDesc t["), std::string::npos);
+  EXPECT_EQ(g.params_bytes, 56u);
+}
+
+TEST(PackParams, RejectsMismatchedLaunches) {
+  KB kb("bad", 2);
+  kb.piece("o", DType::f32, {4, 4});
+  auto k = kb.finish();
+  float o = 0;
+  backend::LaunchConfig cfg;
+  cfg.grid = {1};
+  EXPECT_THROW(pack_params(*k, cfg, std::vector<ArgValue>{tensor_arg(&o, DType::f32, {4, 4}, {4, 1})}), UserError);
+  cfg.grid = {1, 1};
+  EXPECT_THROW(pack_params(*k, cfg, std::vector<ArgValue>{}), UserError);
+  EXPECT_THROW(pack_params(*k, cfg, std::vector<ArgValue>{tensor_arg(&o, DType::f32, {4}, {1})}), UserError);
+}
+
+// out = in over tiles of `n` elements of dtype d
+std::shared_ptr<const ir::Kernel> copy_kernel(DType d, Shape tile) {
+  KB kb("copy", static_cast<int>(tile.size()));
+  const ValueId t = kb.tensor("in", d, static_cast<int>(tile.size()));
+  const ValueId o = kb.piece("out", d, tile);
+  std::vector<ValueId> idx;
+  for (std::size_t i = 0; i < tile.size(); ++i) idx.push_back(kb.block_id(static_cast<int>(i)));
+  kb.store_piece(o, kb.load(kb.partition(t, tile), idx));
+  return kb.finish();
+}
+
+TEST(Generate, ThreadsAndVectorWidthFollowTheTilesAndTypes) {
+  struct Want {
+    DType d;
+    Shape tile;
+    int threads, vec;
+  };
+  for (const Want& w : {Want{DType::f32, {1024}, 64, 4}, Want{DType::bf16, {1, 4096}, 128, 8},
+                        Want{DType::f32, {1, 16384}, 256, 4}, Want{DType::f64, {16}, 32, 2},
+                        Want{DType::i8, {64, 64}, 128, 8}, Want{DType::b1, {8}, 32, 8}}) {
+    const auto g = generate(*copy_kernel(w.d, w.tile), CodegenOptions{90});
+    EXPECT_EQ(g.threads, w.threads) << dtype_name(w.d) << " " << shape_str(w.tile);
+    EXPECT_NE(g.source.find("typedef ct::Layout<" + std::to_string(w.threads) + ", " + std::to_string(w.vec) + "> L;"),
+              std::string::npos)
+        << g.source;
+    EXPECT_EQ(g.smem_bytes, 0u);
+  }
+}
+
+TEST(Generate, DeterministicAndLocated) {
+  const auto k = copy_kernel(DType::f32, {256});
+  const auto a = generate(*k, CodegenOptions{90});
+  const auto b = generate(*k, CodegenOptions{90});
+  EXPECT_EQ(a.source, b.source);
+  EXPECT_EQ(a.entry, "ctile_copy");
+  EXPECT_NE(a.source.find("// kernel_test.cpp:1 ct.load"), std::string::npos) << a.source;
+  EXPECT_NE(a.source.find("extern \"C\" __global__ void __launch_bounds__(32) ctile_copy("), std::string::npos);
+}
+
+TEST(Generate, SharedMemoryIsTheMaximumOverOps) {
+  KB kb("smem");
+  const ValueId t = kb.tensor("in", DType::f32, 2);
+  const ValueId o = kb.piece("out", DType::f32, {64});
+  const ValueId x = kb.load(kb.partition(t, {64, 64}), {kb.block_id(0), kb.i64c(0)});
+  const ValueId y = kb.reduce(ir::ReduceKind::Sum, kb.permute(x, {1, 0}), 0);  // permute stages 16 KB
+  kb.store_piece(o, y);
+  const auto g = generate(*kb.finish(), CodegenOptions{90});
+  EXPECT_EQ(g.smem_bytes, 64u * 64 * 4);
+}
+
+TEST(Generate, SharedMemoryOverTheLimitIsAUserErrorAtTheOp) {
+  KB kb("big", 2);
+  kb.loc = SourceLoc("user_kernel.cpp", 77);
+  const ValueId t = kb.tensor("in", DType::f64, 2);
+  const ValueId o = kb.piece("out", DType::f64, {256, 128});
+  const ValueId x = kb.load(kb.partition(t, {128, 256}), {kb.block_id(0), kb.block_id(1)});
+  kb.store_piece(o, kb.permute(x, {1, 0}));  // 256 KB staged
+  try {
+    generate(*kb.finish(), CodegenOptions{90});
+    FAIL() << "expected a UserError";
+  } catch (const UserError& e) {
+    EXPECT_EQ(e.where().line, 77u);
+    EXPECT_NE(std::string(e.what()).find("shared memory"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Generate, TilesTooLargeForRegistersAreAUserError) {
+  EXPECT_THROW(generate(*copy_kernel(DType::f32, {1, 1 << 18}), CodegenOptions{90}), UserError);
+  EXPECT_NO_THROW(generate(*copy_kernel(DType::f32, {1, 1 << 16}), CodegenOptions{90}));
+}
+
+}  // namespace
+}  // namespace cuda_codegen_test
