@@ -50,17 +50,22 @@ CT_DEV void gen(Regs<T, S>& out, int n, int tid, F f) {
 }
 
 // ---- warp shuffles ---------------------------------------------------------------------------------------
-CT_DEV int shfl_xor(int v, int m) { return __shfl_xor_sync(0xffffffffu, v, m); }
-CT_DEV unsigned shfl_xor(unsigned v, int m) { return __shfl_xor_sync(0xffffffffu, v, m); }
-CT_DEV long long shfl_xor(long long v, int m) { return __shfl_xor_sync(0xffffffffu, v, m); }
-CT_DEV unsigned long long shfl_xor(unsigned long long v, int m) { return __shfl_xor_sync(0xffffffffu, v, m); }
-CT_DEV float shfl_xor(float v, int m) { return __shfl_xor_sync(0xffffffffu, v, m); }
-CT_DEV double shfl_xor(double v, int m) { return __shfl_xor_sync(0xffffffffu, v, m); }
+#define CT_SHFL(T, W)                                                                                   \
+  CT_DEV T shfl_xor(T v, int m) { return (T)__shfl_xor_sync(0xffffffffu, (W)v, m); }                    \
+  CT_DEV T shfl_from(T v, int lane) { return (T)__shfl_sync(0xffffffffu, (W)v, lane); }
+CT_SHFL(int, int)
+CT_SHFL(unsigned, unsigned)
+CT_SHFL(long long, long long)
+CT_SHFL(unsigned long long, unsigned long long)
+CT_SHFL(float, float)
+CT_SHFL(double, double)
+CT_SHFL(i8, int)
+CT_SHFL(i16, int)
+CT_SHFL(u8, unsigned)
+CT_SHFL(u16, unsigned)
+#undef CT_SHFL
 CT_DEV bool shfl_xor(bool v, int m) { return __shfl_xor_sync(0xffffffffu, (int)v, m) != 0; }
-CT_DEV i8 shfl_xor(i8 v, int m) { return (i8)__shfl_xor_sync(0xffffffffu, (int)v, m); }
-CT_DEV i16 shfl_xor(i16 v, int m) { return (i16)__shfl_xor_sync(0xffffffffu, (int)v, m); }
-CT_DEV u8 shfl_xor(u8 v, int m) { return (u8)__shfl_xor_sync(0xffffffffu, (unsigned)v, m); }
-CT_DEV u16 shfl_xor(u16 v, int m) { return (u16)__shfl_xor_sync(0xffffffffu, (unsigned)v, m); }
+CT_DEV bool shfl_from(bool v, int lane) { return __shfl_sync(0xffffffffu, (int)v, lane) != 0; }
 
 // ---- reduction operators ---------------------------------------------------------------------------------
 // Each has an accumulator Acc, identity(), lift(element, index along the axis), an associative
@@ -139,6 +144,14 @@ CT_DEV ArgAcc<C> shfl_xor(ArgAcc<C> a, int m) {
   r.ok = shfl_xor(a.ok, m);
   return r;
 }
+template <class C>
+CT_DEV ArgAcc<C> shfl_from(ArgAcc<C> a, int lane) {
+  ArgAcc<C> r;
+  r.v = shfl_from(a.v, lane);
+  r.i = shfl_from(a.i, lane);
+  r.ok = shfl_from(a.ok, lane);
+  return r;
+}
 
 // argmax/argmin: NaN elements are ignored, the first index wins ties, all NaN -> 0.
 template <class T, bool MAX>
@@ -178,7 +191,7 @@ CT_DEV typename Op::Acc block_allreduce(typename Op::Acc a, unsigned char* scrat
 #pragma unroll
   for (int m = 16; m > 0; m >>= 1) a = Op::combine(a, shfl_xor(a, m));
   if constexpr (L::threads == 32) {
-    return a;  // the combine is commutative: every lane holds the same bits
+    return shfl_from(a, 0);  // lane 0's bits everywhere (fmax of +0/-0 need not commute)
   } else {
     Acc* sc = (Acc*)scratch;
     if ((tid & 31) == 0) sc[tid >> 5] = a;
@@ -506,8 +519,8 @@ CT_DEV T cas_one(const TensorDesc& td, T expected, T desired, unsigned char* scr
 // ---- errors raised on the device ------------------------------------------------------------------------------
 // The reference raises a UserError for a non-positive loop step; on the GPU the block prints the
 // location and traps (the launch fails with an illegal-instruction error).
-CT_DEV void trap_step(const char* where, long long step) {
-  printf("ctile: %s: ct.for step must be positive (got %lld)\n", where, step);
+CT_DEV void trap_step(const char* where, long long step, int tid) {
+  if (tid == 0) printf("ctile: %s: ct.for step must be positive (got %lld)\n", where, step);
   __trap();
 }
 

@@ -124,38 +124,77 @@ CT_DEV bool window_locate(const TensorDesc& td, const Window<Sh::rank>& w, int i
 
 // ---- tile loads and stores (Load, LoadPiece, StorePiece) -------------------------------------------------
 // RO: the tensor is read-only for the whole kernel (a Read parameter): non-coherent loads are allowed.
+// Offset of the first element of group i0 when its V elements form one in-bounds run of the last
+// axis (the tile's last extent is a multiple of V); false otherwise.
+template <class Sh, int V>
+CT_DEV bool group_run(const TensorDesc& td, const Window<Sh::rank>& w, int i0, long long& off) {
+  constexpr int R = Sh::rank;
+  bool in = true;
+  off = 0;
+#pragma unroll
+  for (int d = 0; d < R; ++d) {
+    const long long c = Sh::coord(d, i0);
+    in = in && c >= w.lo[d] && (d == R - 1 ? c + V <= w.hi[d] : c < w.hi[d]);
+    off += (w.base[d] + c) * td.stride[d];
+  }
+  return in;
+}
+
 template <class L, class Sh, bool RO, class T, int S>
 CT_DEV void load_tile(Regs<T, S>& out, const TensorDesc& td, const Window<Sh::rank>& w, T pad, int tid) {
   typedef typename Traits<T>::Mem M;
   typedef VecOf<M, L::vec> Vec;
   constexpr int V = L::vec;
+  constexpr int G = S / V;
   constexpr int N = Sh::numel;
   const M* base = (const M*)td.data;
+  bool fast[G];
+  long long offs[G];
+  if constexpr (Sh::rank > 0 && Sh::ext(Sh::rank - 1) % V == 0 && Vec::ok) {
+    // Decide every group first; when all of this thread's groups are contiguous, in bounds and
+    // aligned (the common case), issue all vector loads back to back.
+    const bool unit = td.stride[Sh::rank - 1] == 1;
+    bool all = unit;
 #pragma unroll
-  for (int g = 0; g < S / V; ++g) {
-    const int i0 = g * L::span + tid * V;
-    if constexpr (Sh::rank > 0 && Sh::ext(Sh::rank - 1) % V == 0 && Vec::ok) {
+    for (int g = 0; g < G; ++g) {
+      const int i0 = g * L::span + tid * V;
+      fast[g] = false;
+      offs[g] = 0;
       if (i0 < N) {
-        // The V elements share a row: check the row, then the run along the last axis.
-        constexpr int R = Sh::rank;
-        bool in = true;
-        long long off = 0;
+        fast[g] = unit && group_run<Sh, V>(td, w, i0, offs[g]) && aligned_to(base + offs[g], Vec::W);
+        all = all && fast[g];
+      }
+    }
+    if (all) {
 #pragma unroll
-        for (int d = 0; d < R; ++d) {
-          const long long c = Sh::coord(d, i0);
-          in = in && c >= w.lo[d] && (d == R - 1 ? c + V <= w.hi[d] : c < w.hi[d]);
-          off += (w.base[d] + c) * td.stride[d];
-        }
-        const M* ptr = base + off;
-        if (in && td.stride[R - 1] == 1 && aligned_to(ptr, Vec::W)) {
+      for (int g = 0; g < G; ++g) {
+        if (g * L::span + tid * V < N) {
           typename Vec::U u;
 #pragma unroll
-          for (int c = 0; c < Vec::C; ++c) u.c[c] = ld_chunk<RO>((const Chunk<Vec::W>*)ptr + c);
+          for (int c = 0; c < Vec::C; ++c) u.c[c] = ld_chunk<RO>((const Chunk<Vec::W>*)(base + offs[g]) + c);
 #pragma unroll
           for (int j = 0; j < V; ++j) out.v[g * V + j] = from_mem<T>(u.m[j]);
-          continue;
+        } else {
+#pragma unroll
+          for (int j = 0; j < V; ++j) out.v[g * V + j] = pad;
         }
       }
+      return;
+    }
+  } else {
+#pragma unroll
+    for (int g = 0; g < G; ++g) fast[g] = false;
+  }
+#pragma unroll
+  for (int g = 0; g < G; ++g) {
+    const int i0 = g * L::span + tid * V;
+    if (fast[g]) {
+      typename Vec::U u;
+#pragma unroll
+      for (int c = 0; c < Vec::C; ++c) u.c[c] = ld_chunk<RO>((const Chunk<Vec::W>*)(base + offs[g]) + c);
+#pragma unroll
+      for (int j = 0; j < V; ++j) out.v[g * V + j] = from_mem<T>(u.m[j]);
+      continue;
     }
 #pragma unroll
     for (int j = 0; j < V; ++j) {
@@ -188,18 +227,10 @@ CT_DEV void store_tile(const Regs<T, S>& x, const TensorDesc& td, const Window<S
   for (int g = 0; g < S / V; ++g) {
     const int i0 = g * L::span + tid * V;
     if constexpr (Sh::rank > 0 && Sh::ext(Sh::rank - 1) % V == 0 && Vec::ok) {
-      if (i0 < N) {
-        constexpr int R = Sh::rank;
-        bool in = true;
-        long long off = 0;
-#pragma unroll
-        for (int d = 0; d < R; ++d) {
-          const long long c = Sh::coord(d, i0);
-          in = in && c >= w.lo[d] && (d == R - 1 ? c + V <= w.hi[d] : c < w.hi[d]);
-          off += (w.base[d] + c) * td.stride[d];
-        }
+      long long off = 0;
+      if (i0 < N && td.stride[Sh::rank - 1] == 1 && group_run<Sh, V>(td, w, i0, off)) {
         M* ptr = base + off;
-        if (in && td.stride[R - 1] == 1 && aligned_to(ptr, Vec::W)) {
+        if (aligned_to(ptr, Vec::W)) {
           typename Vec::U u;
 #pragma unroll
           for (int j = 0; j < V; ++j) u.m[j] = to_mem<T>(x.v[g * V + j]);

@@ -794,7 +794,7 @@ class Gen {
     open("{" + comment(op));
     line("const long long lb" + us + " = " + name(op.operands[0]) + ", ub" + us + " = " + name(op.operands[1]) + ", st" + us +
          " = " + name(op.operands[2]) + ";");
-    line("if (st" + us + " <= 0) ct::trap_step(" + c_string(loc_str(op.loc)) + ", st" + us + ");");
+    line("if (st" + us + " <= 0) ct::trap_step(" + c_string(loc_str(op.loc)) + ", st" + us + ", tid);");
     std::vector<std::string> state;
     std::vector<ValueId> types;
     for (std::size_t i = 0; i < nc; ++i) {
