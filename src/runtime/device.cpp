@@ -1,8 +1,12 @@
 #include "ctile/runtime/device.hpp"
 
+#include <cstdio>
 #include <cstdlib>
+#include <mutex>
 #include <string_view>
 
+#include "../backend/cuda/cuda_device.hpp"
+#include "../backend/cuda/driver.hpp"
 #include "ctile/core/error.hpp"
 
 namespace ctile {
@@ -13,13 +17,43 @@ std::string Device::str() const {
 
 Device cpu() { return Device{DeviceKind::Cpu, 0}; }
 
+bool cuda_available() { return backend::cuda::driver_status().api != nullptr; }
+
+std::string cuda_unavailable_reason() { return backend::cuda::driver_status().reason; }
+
+int cuda_device_count() { return backend::cuda::driver_status().device_count; }
+
 Device default_device() {
   const char* env = std::getenv("CTILE_BACKEND");
   const std::string_view v = env ? env : "";
-  if (v.empty() || v == "cpu") return cpu();
-  if (v == "cuda")
-    throw UserError("CTILE_BACKEND=cuda, but this build of ctile has no CUDA backend yet (use CTILE_BACKEND=cpu or unset it)");
-  throw UserError(detail::cat("CTILE_BACKEND=", v, " is not a backend ctile knows (accepted: cpu, cuda, or unset)"));
+  if (v == "cpu") return cpu();
+  if (v == "cuda") {
+    if (!cuda_available())
+      throw UserError(detail::cat("CTILE_BACKEND=cuda, but the CUDA backend cannot be used: ", cuda_unavailable_reason(),
+                                  " (unset CTILE_BACKEND to fall back to the CPU, or set CTILE_BACKEND=cpu)"));
+    return Device{DeviceKind::Cuda, 0};
+  }
+  if (!v.empty())
+    throw UserError(detail::cat("CTILE_BACKEND=", v, " is not a backend ctile knows (accepted: cpu, cuda, or unset)"));
+  if (cuda_available()) return Device{DeviceKind::Cuda, 0};
+  static std::once_flag noticed;
+  std::call_once(noticed, [] {
+    if (!backend::cuda::quiet())
+      std::fprintf(stderr, "ctile: no usable GPU (%s); running on the CPU backend (set CTILE_BACKEND=cpu or CTILE_QUIET=1 to "
+                           "silence this)\n", cuda_unavailable_reason().c_str());
+  });
+  return cpu();
+}
+
+std::string backend_name(Device d) { return d.kind == DeviceKind::Cpu ? "cpu" : "cuda"; }
+
+std::string describe(Device d) {
+  if (d.kind == DeviceKind::Cpu) return d.str() + " (host, interpreter)";
+  const auto& dc = backend::cuda::DeviceContext::get(d.index);
+  const auto& info = dc.info();
+  const int ver = backend::cuda::driver_status().api->version;
+  return detail::cat(d.str(), " (", info.name, ", sm_", info.sm(), ", ", info.sm_count, " SMs, ",
+                     (info.total_mem + (std::size_t{1} << 29)) >> 30, " GiB, driver ", ver / 1000, ".", ver % 1000 / 10, ")");
 }
 
 }  // namespace ctile

@@ -15,13 +15,22 @@ struct EventState {
   bool done = false;
   std::exception_ptr error;
   std::vector<std::function<void(std::exception_ptr)>> callbacks;
+  std::shared_ptr<NativeEvent> native;  // set at creation, never changed
 };
 
 }  // namespace detail
 
 Event Event::create() { return Event(std::make_shared<detail::EventState>()); }
 
+Event Event::create(std::shared_ptr<detail::NativeEvent> native) {
+  auto s = std::make_shared<detail::EventState>();
+  s->native = std::move(native);
+  return Event(std::move(s));
+}
+
 Event Event::ready() { return Event(); }
+
+std::shared_ptr<detail::NativeEvent> Event::native() const { return state_ ? state_->native : nullptr; }
 
 void Event::complete(std::exception_ptr err) {
   if (!state_) throw UserError("Event::complete on an event that is already done (a ready or default-constructed Event)");

@@ -10,9 +10,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <sstream>
+
+#include "../backend/cuda/cuda_backend.hpp"
+#include "stage_timings.hpp"
 
 namespace ctile::detail {
 
@@ -158,10 +164,11 @@ std::string kernel_name_of(const void* fn) {
 
 namespace {
 
-// The backend that runs work on a device.
+// The backend that runs work on a device (one CUDA backend per GPU: a loaded kernel belongs to one
+// context).
 backend::Backend& backend_for(const Device& d) {
   if (d.kind == DeviceKind::Cpu) return *backend::cpu_backend();
-  throw UserError("no backend for device " + d.str() + " in this build (the CUDA backend is not available)");
+  return backend::cuda::backend(d.index);
 }
 
 struct CacheKey {
@@ -185,9 +192,21 @@ struct CacheKey {
   }
 };
 
+// One specialisation in the cache. The first launch that misses compiles it (without holding the
+// cache lock, so other kernels and cache hits are not held up); launches of the same
+// specialisation meanwhile wait for it and share its result or its error. A failed compile is
+// removed from the cache, so a later launch tries again.
+struct CacheEntry {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool finished = false;
+  std::shared_ptr<const backend::CompiledKernel> ck;  // set on success
+  std::exception_ptr error;                           // set on failure
+};
+
 std::mutex g_cache_mu;
-std::map<CacheKey, std::shared_ptr<const backend::CompiledKernel>>& cache() {
-  static auto* m = new std::map<CacheKey, std::shared_ptr<const backend::CompiledKernel>>();
+std::map<CacheKey, std::shared_ptr<CacheEntry>>& cache() {
+  static auto* m = new std::map<CacheKey, std::shared_ptr<CacheEntry>>();
   return *m;
 }
 
@@ -252,27 +271,86 @@ Event enqueue_launch(const void* fn, Tracer tracer, const std::string& name, Lau
     for (std::size_t o = w + 1; o < plan.writes.size(); ++o) clash(*plan.writes[o], plan.write_arg[o]);
   }
 
-  // Trace and compile once per specialisation (single flight: the lock is held meanwhile).
+  // A CUDA launch runs up to 2^31 - 1 tile blocks. A race-checked launch on a GPU runs on the CPU
+  // interpreter (the race checker lives there) over copies of its arguments (backend/cuda).
+  const bool on_gpu = stream.device().kind == DeviceKind::Cuda;
+  const bool checked = race_check || env_flag("CTILE_RACE_CHECK");
+  if (on_gpu && blocks > 0x7fffffff && !checked)
+    launch_error(name, -1, "",
+                 "the grid " + shape_str(grid) + " has " + std::to_string(blocks) +
+                     " tile blocks; a launch on a GPU takes at most 2^31 - 1 (use larger tiles)");
+  if (on_gpu && checked && !race_check) {
+    static std::once_flag noted;
+    std::call_once(noted, [] {
+      std::fprintf(stderr, "ctile: CTILE_RACE_CHECK is set: launches on GPUs run on the CPU interpreter with the race "
+                           "checker (slow)\n");
+    });
+  }
+
+  // Trace and compile once per specialisation (single flight per specialisation).
   backend::Backend& be = backend_for(stream.device());
   const int grid_rank = static_cast<int>(grid.size());
   std::shared_ptr<const backend::CompiledKernel> ck;
   {
-    std::lock_guard<std::mutex> lock(g_cache_mu);
     CacheKey key{fn, plan.specs, grid_rank, std::string(be.name())};
-    auto it = cache().find(key);
-    if (it != cache().end()) {
-      ck = it->second;
+    std::shared_ptr<CacheEntry> entry;
+    bool compile_here = false;
+    {
+      std::lock_guard<std::mutex> lock(g_cache_mu);
+      auto& slot = cache()[key];
+      if (!slot) {
+        slot = std::make_shared<CacheEntry>();
+        compile_here = true;
+      }
+      entry = slot;
+    }
+    if (compile_here) {
+      try {
+        const bool timings = env_flag("CTILE_TIMINGS");
+        (void)take_stage_timings();
+        const auto t0 = std::chrono::steady_clock::now();
+        std::shared_ptr<const ir::Kernel> k = tracer(fn, name, plan.specs, grid_rank);
+        const double trace_ms = ms_since(t0);
+        if (env_flag("CTILE_DUMP_IR")) std::fprintf(stderr, "%s", ir::print(*k).c_str());
+        const auto t1 = std::chrono::steady_clock::now();
+        ck = be.compile(k);
+        const double compile_ms = ms_since(t1);
+        const auto stages = take_stage_timings();
+        if (timings) {
+          std::string line = "ctile: timings of kernel '" + name + "' on " + std::string(be.name()) + ": trace " +
+                             cat(trace_ms) + " ms";
+          for (const auto& [stage, ms] : stages) line += ", " + stage + " " + cat(ms) + " ms";
+          line += "; compile total " + cat(compile_ms) + " ms\n";
+          std::fputs(line.c_str(), stderr);
+        }
+        std::lock_guard<std::mutex> lk(entry->mu);
+        entry->ck = ck;
+        entry->finished = true;
+      } catch (...) {
+        {
+          std::lock_guard<std::mutex> lock(g_cache_mu);
+          cache().erase(key);  // not cached: the next launch compiles again
+        }
+        {
+          std::lock_guard<std::mutex> lk(entry->mu);
+          entry->error = std::current_exception();
+          entry->finished = true;
+        }
+        entry->cv.notify_all();
+        throw;
+      }
+      entry->cv.notify_all();
     } else {
-      std::shared_ptr<const ir::Kernel> k = tracer(fn, name, plan.specs, grid_rank);
-      if (env_flag("CTILE_DUMP_IR")) std::fprintf(stderr, "%s", ir::print(*k).c_str());
-      ck = be.compile(k);
-      cache().emplace(std::move(key), ck);
+      std::unique_lock<std::mutex> lk(entry->mu);
+      entry->cv.wait(lk, [&] { return entry->finished; });
+      if (entry->error) std::rethrow_exception(entry->error);
+      ck = entry->ck;
     }
   }
 
   backend::LaunchConfig cfg;
   cfg.grid = grid;
-  cfg.race_check = race_check || env_flag("CTILE_RACE_CHECK");
+  cfg.race_check = checked;
   cfg.kernel_name = name;
 
   // Dependencies: readers wait for the last writer, writers for everything before them.

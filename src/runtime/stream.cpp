@@ -7,6 +7,7 @@
 #include <thread>
 #include <utility>
 
+#include "../backend/cuda/cuda_stream.hpp"
 #include "ctile/core/error.hpp"
 
 namespace ctile {
@@ -108,8 +109,7 @@ void check_handle(const std::shared_ptr<StreamImpl>& impl) {
 }  // namespace
 
 Stream Stream::create(Device d) {
-  if (d.kind == DeviceKind::Cuda)
-    throw UserError(detail::cat("Stream::create(", d.str(), "): this build of ctile has no CUDA backend yet"));
+  if (d.kind == DeviceKind::Cuda) return Stream(backend::cuda::make_stream(d.index));
   if (d.index != 0) throw UserError(detail::cat("Stream::create(", d.str(), "): the CPU device has index 0 only"));
   return Stream(std::make_shared<CpuStream>(d));
 }

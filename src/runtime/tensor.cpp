@@ -2,6 +2,8 @@
 
 #include <new>
 
+#include "../backend/cuda/cuda_memory.hpp"
+
 #if defined(__unix__) || defined(__APPLE__)
 #include <sys/mman.h>
 #define CTILE_HAVE_MMAP 1
@@ -22,12 +24,18 @@ std::string shape_and_strides(const TensorCore& c) {
 // ---- Storage ---------------------------------------------------------------------------------
 
 std::shared_ptr<Storage> Storage::allocate(Device d, std::int64_t bytes, bool zeroed) {
-  if (d.kind != DeviceKind::Cpu)
-    throw UserError(cat("cannot allocate a tensor on ", d.str(), ": this build of ctile has no CUDA backend yet"));
   if (bytes < 0) throw InternalError(cat("Storage::allocate of ", bytes, " bytes"));
   auto s = std::make_shared<Storage>();
   s->device = d;
   s->bytes = bytes;
+  if (d.kind == DeviceKind::Cuda) {
+    backend::cuda::DeviceMemory m = backend::cuda::allocate(d.index, bytes, zeroed);
+    s->ptr = m.ptr;
+    s->pooled = m.pooled;
+    s->owned = true;
+    s->last_write = std::move(m.ready);
+    return s;
+  }
   s->owned = true;
 #ifdef CTILE_HAVE_MMAP
   if (bytes >= kMmapThreshold) {  // fresh pages come zero-filled, and only touched pages cost memory
@@ -57,6 +65,12 @@ std::shared_ptr<Storage> Storage::borrow(Device d, void* p, std::int64_t bytes) 
 
 Storage::~Storage() {
   if (!owned || !ptr) return;
+  if (device.kind == DeviceKind::Cuda) {
+    std::vector<Event> pending = std::move(reads);
+    pending.push_back(std::move(last_write));
+    backend::cuda::release(device.index, ptr, pooled, pending);
+    return;
+  }
 #ifdef CTILE_HAVE_MMAP
   if (mapped) {
     ::munmap(ptr, static_cast<std::size_t>(bytes));
@@ -234,9 +248,44 @@ void check_tile_shape(const TensorCore& c, const Shape& tile) {
                           " is not a power of two (every tile extent must be 1, 2, 4, ...)"));
 }
 
+namespace {
+
+// Elements from element 0 to the last element of a view (strides >= 0), inclusive; 0 when empty.
+std::int64_t span_elements(const TensorCore& c) {
+  std::int64_t last = 0;
+  for (std::size_t i = 0; i < c.shape.size(); ++i) {
+    if (c.shape[i] == 0) return 0;
+    last += (c.shape[i] - 1) * c.strides[i];
+  }
+  return last + 1;
+}
+
+// gather() of a view of GPU memory: one device-to-host copy of the bytes the view spans, then a
+// host gather out of that copy when the view is not contiguous.
+void gather_device(const TensorCore& c, std::byte* dst) {
+  const std::int64_t n = c.numel();
+  if (n == 0) return;
+  const std::int64_t es = dtype_size(c.dtype);
+  const int dev = c.storage->device.index;
+  if (c.contiguous()) {
+    backend::cuda::copy_to_host(dev, dst, c.data(), n * es);
+    return;
+  }
+  const std::int64_t span = span_elements(c);
+  std::vector<std::byte> tmp(static_cast<std::size_t>(span * es));
+  backend::cuda::copy_to_host(dev, tmp.data(), c.data(), span * es);
+  TensorCore host;
+  host.storage = Storage::borrow(cpu(), tmp.data(), span * es);
+  host.shape = c.shape;
+  host.strides = c.strides;
+  host.dtype = c.dtype;
+  gather(host, dst);
+}
+
+}  // namespace
+
 void gather(const TensorCore& c, std::byte* dst) {
-  if (c.storage->device.kind != DeviceKind::Cpu)
-    throw UserError(cat("cannot read a tensor on ", c.storage->device.str(), " from the host: no CUDA backend in this build"));
+  if (c.storage->device.kind == DeviceKind::Cuda) return gather_device(c, dst);
   const std::int64_t n = c.numel();
   if (n == 0) return;
   const std::int64_t es = dtype_size(c.dtype);
@@ -264,6 +313,48 @@ void gather(const TensorCore& c, std::byte* dst) {
       idx[i] = 0;
     }
   }
+}
+
+void fill_from_host(TensorCore& c, const std::byte* src) {
+  CTILE_CHECK(c.contiguous() && c.offset == 0, "fill_from_host of a view");
+  const std::int64_t bytes = c.numel() * dtype_size(c.dtype);
+  if (bytes == 0) return;
+  if (c.storage->device.kind == DeviceKind::Cpu) {
+    std::memcpy(c.data(), src, static_cast<std::size_t>(bytes));
+    return;
+  }
+  Event ready = backend::cuda::copy_from_host(c.storage->device.index, c.data(), src, bytes);
+  c.storage->record_write(std::move(ready));
+}
+
+std::shared_ptr<TensorCore> copy_to_device(const std::shared_ptr<const TensorCore>& src, Device d, std::string_view what) {
+  CTILE_CHECK(src != nullptr, "copy_to_device(nullptr)");
+  auto out = new_tensor(src->shape, src->dtype, d, false, what);
+  const std::int64_t bytes = src->numel() * dtype_size(src->dtype);
+  if (bytes == 0) return out;
+  const Device from = src->storage->device;
+  if (from.kind == DeviceKind::Cuda && d.kind == DeviceKind::Cuda && src->contiguous()) {
+    // On the GPU(s), asynchronously: after the source's pending writes and the destination's
+    // allocation; the copy keeps the source alive until it has finished.
+    std::vector<Event> deps = src->storage->deps_for_read();
+    for (Event& e : out->storage->deps_for_write()) deps.push_back(std::move(e));
+    Event done = backend::cuda::copy_device(d.index, out->data(), from.index, src->data(), bytes, std::move(deps),
+                                            [keep = src] {});
+    src->storage->record_read(done);
+    out->storage->record_write(std::move(done));
+    return out;
+  }
+  src->storage->wait_writes();
+  if (d.kind == DeviceKind::Cpu) {
+    gather(*src, out->data());
+  } else if (from.kind == DeviceKind::Cpu && src->contiguous()) {
+    fill_from_host(*out, src->data());
+  } else {
+    std::vector<std::byte> tmp(static_cast<std::size_t>(bytes));
+    gather(*src, tmp.data());
+    fill_from_host(*out, tmp.data());
+  }
+  return out;
 }
 
 void throw_moved_from(std::string_view handle, DType dt, std::string_view how) {

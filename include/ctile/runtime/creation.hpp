@@ -1,6 +1,8 @@
 // Creation functions: new, owned, contiguous tensors. Random ones are deterministic for a seed on
 // every platform: they use std::mt19937_64's raw output (fixed by the standard) and ctile's own
 // conversions (53-bit uniforms; Box-Muller with ctile's own log and cos), never std distributions.
+// Every function takes the device last (default: default_device()). On a GPU the values are made
+// on the host, exactly as for the CPU, and copied to the device (zeros is a device-side fill).
 #pragma once
 
 #include <cmath>
@@ -83,13 +85,19 @@ std::string fn_name(std::string_view fn) {
   return cat(fn, "<", dtype_name(dtype_of<T>), ">");
 }
 
-// A new owned tensor whose element i is gen(i), in order.
+// A new owned tensor whose element i is gen(i), in order (made on the host, then copied to a GPU).
 template <Element T, class Gen>
 Tensor<T> generate(Shape shape, Device d, std::string_view what, Gen&& gen) {
   auto c = new_tensor(std::move(shape), dtype_of<T>, d, false, what);
-  T* p = fresh<T>(c);
   const std::int64_t n = c->numel();
-  for (std::int64_t i = 0; i < n; ++i) p[i] = gen(i);
+  if (d.kind == DeviceKind::Cpu) {
+    T* p = fresh<T>(c);
+    for (std::int64_t i = 0; i < n; ++i) p[i] = gen(i);
+  } else {
+    std::unique_ptr<T[]> host(new T[static_cast<std::size_t>(n)]);
+    for (std::int64_t i = 0; i < n; ++i) host[static_cast<std::size_t>(i)] = gen(i);
+    fill_from_host(*c, reinterpret_cast<const std::byte*>(host.get()));
+  }
   return Tensor<T>::from_core(std::move(c));
 }
 
@@ -140,18 +148,18 @@ template <Element T>
 
 // [0, 1, ..., n - 1], rank 1. For integer (and bool) T, n - 1 must fit in T.
 template <Element T>
-[[nodiscard]] Tensor<T> arange(std::int64_t n) {
+[[nodiscard]] Tensor<T> arange(std::int64_t n, Device d = default_device()) {
   const std::string what = detail::fn_name<T>("arange");
   if (n < 0) throw UserError(detail::cat(what, "(", n, "): negative length"));
   if (n > 0) (void)detail::from_double<T>(static_cast<double>(n - 1), what);
-  return detail::generate<T>({n}, default_device(), what,
+  return detail::generate<T>({n}, d, what,
                              [&](std::int64_t i) { return detail::from_double_unchecked<T>(static_cast<double>(i)); });
 }
 
 // start, start + step, ... while < stop (> stop for a negative step): ceil((stop - start) / step)
 // elements, rank 1.
 template <Element T>
-[[nodiscard]] Tensor<T> arange(double start, double stop, double step) {
+[[nodiscard]] Tensor<T> arange(double start, double stop, double step, Device d = default_device()) {
   const std::string what = detail::fn_name<T>("arange");
   if (step == 0.0 || !std::isfinite(step) || !std::isfinite(start) || !std::isfinite(stop))
     throw UserError(detail::cat(what, "(", start, ", ", stop, ", ", step, "): bounds and step must be finite, step non-zero"));
@@ -162,18 +170,18 @@ template <Element T>
     (void)detail::from_double<T>(start, what);
     (void)detail::from_double<T>(start + static_cast<double>(n - 1) * step, what);
   }
-  return detail::generate<T>({n}, default_device(), what, [&](std::int64_t i) {
+  return detail::generate<T>({n}, d, what, [&](std::int64_t i) {
     return detail::from_double<T>(start + static_cast<double>(i) * step, what);
   });
 }
 
 // n evenly spaced values from a to b, both included (n == 1: just a), rank 1.
 template <Element T>
-[[nodiscard]] Tensor<T> linspace(double a, double b, std::int64_t n) {
+[[nodiscard]] Tensor<T> linspace(double a, double b, std::int64_t n, Device d = default_device()) {
   const std::string what = detail::fn_name<T>("linspace");
   if (n < 0) throw UserError(detail::cat(what, "(", a, ", ", b, ", ", n, "): negative length"));
   const double step = n > 1 ? (b - a) / static_cast<double>(n - 1) : 0.0;
-  return detail::generate<T>({n}, default_device(), what, [&](std::int64_t i) {
+  return detail::generate<T>({n}, d, what, [&](std::int64_t i) {
     const double v = (n > 1 && i == n - 1) ? b : a + static_cast<double>(i) * step;
     return detail::from_double<T>(v, what);
   });
@@ -182,13 +190,13 @@ template <Element T>
 // Uniform random values in [lo, hi). Floats: the draw is redrawn if rounding to T reaches hi.
 // Integers and bool: uniform over the integers k with lo <= k < hi (they must fit in T).
 template <Element T>
-[[nodiscard]] Tensor<T> rand(Shape shape, std::uint64_t seed, double lo, double hi) {
+[[nodiscard]] Tensor<T> rand(Shape shape, std::uint64_t seed, double lo, double hi, Device d = default_device()) {
   const std::string what = detail::fn_name<T>("rand");
   detail::DetRng rng(seed);
   if constexpr (detail::is_float_elem<T>) {
     if (!(lo < hi) || !std::isfinite(lo) || !std::isfinite(hi))
       throw UserError(detail::cat(what, ": range [", lo, ", ", hi, ") must be finite and non-empty"));
-    return detail::generate<T>(std::move(shape), default_device(), what, [&](std::int64_t) {
+    return detail::generate<T>(std::move(shape), d, what, [&](std::int64_t) {
       for (int attempt = 0; attempt < 64; ++attempt) {
         const T v = detail::from_double_unchecked<T>(rng.uniform(lo, hi));
         const double dv = detail::to_double(v);
@@ -200,7 +208,7 @@ template <Element T>
     std::int64_t kmin = 0;
     std::uint64_t span = 0;
     detail::int_range<T>(lo, hi, what, kmin, span);
-    return detail::generate<T>(std::move(shape), default_device(), what, [&](std::int64_t) {
+    return detail::generate<T>(std::move(shape), d, what, [&](std::int64_t) {
       const std::int64_t k = static_cast<std::int64_t>(static_cast<std::uint64_t>(kmin) + rng.bits() % span);
       if constexpr (std::is_same_v<T, bool>)
         return k != 0;
@@ -212,38 +220,39 @@ template <Element T>
 
 // Uniform random values: floats in [0, 1), integers in [0, 100), bool false/true.
 template <Element T>
-[[nodiscard]] Tensor<T> rand(Shape shape, std::uint64_t seed) {
+[[nodiscard]] Tensor<T> rand(Shape shape, std::uint64_t seed, Device d = default_device()) {
   if constexpr (detail::is_float_elem<T>)
-    return rand<T>(std::move(shape), seed, 0.0, 1.0);
+    return rand<T>(std::move(shape), seed, 0.0, 1.0, d);
   else if constexpr (std::is_same_v<T, bool>)
-    return rand<T>(std::move(shape), seed, 0.0, 2.0);
+    return rand<T>(std::move(shape), seed, 0.0, 2.0, d);
   else
-    return rand<T>(std::move(shape), seed, 0.0, 100.0);
+    return rand<T>(std::move(shape), seed, 0.0, 100.0, d);
 }
 
 // Normally distributed random values (floating-point T only).
 template <Element T>
-[[nodiscard]] Tensor<T> randn(Shape shape, std::uint64_t seed, double mean = 0.0, double stddev = 1.0) {
+[[nodiscard]] Tensor<T> randn(Shape shape, std::uint64_t seed, double mean = 0.0, double stddev = 1.0,
+                            Device d = default_device()) {
   static_assert(detail::is_float_elem<T>, "ctile::randn<T>: T must be a floating-point element type (f16, bf16, float, double)");
   const std::string what = detail::fn_name<T>("randn");
   if (!(stddev >= 0.0) || !std::isfinite(stddev) || !std::isfinite(mean))
     throw UserError(detail::cat(what, ": mean ", mean, " and stddev ", stddev, " must be finite, stddev >= 0"));
   detail::DetRng rng(seed);
-  return detail::generate<T>(std::move(shape), default_device(), what,
+  return detail::generate<T>(std::move(shape), d, what,
                              [&](std::int64_t) { return detail::from_double_unchecked<T>(rng.normal(mean, stddev)); });
 }
 
 // A tensor of `shape` holding a copy of `values` (row-major); values.size() must equal the
 // element count. (std::vector<bool> has no span: use a bool array.)
 template <Element T>
-[[nodiscard]] Tensor<T> from_host(std::span<const T> values, Shape shape) {
+[[nodiscard]] Tensor<T> from_host(std::span<const T> values, Shape shape, Device d = default_device()) {
   const std::string what = detail::fn_name<T>("from_host");
   const std::int64_t n = detail::validate_shape(shape, dtype_of<T>, what);
   if (static_cast<std::uint64_t>(n) != values.size())
     throw UserError(detail::cat(what, ": ", values.size(), " values given for shape ", shape_str(shape), " (", n,
                                 " elements)"));
-  auto c = detail::new_tensor(std::move(shape), dtype_of<T>, default_device(), false, what);
-  if (n > 0) std::memcpy(c->data(), values.data(), static_cast<std::size_t>(n) * sizeof(T));
+  auto c = detail::new_tensor(std::move(shape), dtype_of<T>, d, false, what);
+  if (n > 0) detail::fill_from_host(*c, reinterpret_cast<const std::byte*>(values.data()));
   return Tensor<T>::from_core(std::move(c));
 }
 

@@ -18,10 +18,28 @@ struct Device {
 // The host CPU (the interpreter backend runs there).
 [[nodiscard]] Device cpu();
 
-// The device that creation functions and default streams use when none is given. Reads the
-// environment variable CTILE_BACKEND on every call: unset, empty or "cpu" gives cpu(); "cuda"
-// throws UserError until a GPU backend exists (then it will force the GPU, and unset will prefer
-// it when one is present); any other value throws UserError naming the accepted values.
+// The device that creation functions, default streams and launches without a stream use when none
+// is given. Reads the environment variable CTILE_BACKEND on every call:
+//   unset or empty  cuda:0 when a usable GPU is present (see cuda_available()), otherwise cpu();
+//                   the first fallback to the CPU says why on stderr, once (unless CTILE_QUIET=1)
+//   "cpu"           cpu(), without looking for a GPU
+//   "cuda"          cuda:0; throws UserError saying why when no GPU can be used
+// Any other value throws UserError naming the accepted values.
 [[nodiscard]] Device default_device();
+
+// Whether the CUDA backend can be used: libcuda.so.1 loads (or $CTILE_LIBCUDA), cuInit succeeds and
+// device 0 is sm_80 or newer. Probed once per process; never throws.
+[[nodiscard]] bool cuda_available();
+// Why the CUDA backend cannot be used ("no CUDA device is present ..."); empty when it can.
+[[nodiscard]] std::string cuda_unavailable_reason();
+// CUDA devices the driver reports (0 when the CUDA backend cannot be used).
+[[nodiscard]] int cuda_device_count();
+
+// The name of the backend that runs work on `d`: "cpu" (the interpreter) or "cuda".
+[[nodiscard]] std::string backend_name(Device d);
+// A one-line description: "cpu:0 (host, interpreter)" or
+// "cuda:0 (NVIDIA H200, sm_90, 132 SMs, 140 GiB, driver 13.0)". Throws UserError for a CUDA device
+// that cannot be used.
+[[nodiscard]] std::string describe(Device d);
 
 }  // namespace ctile

@@ -12,6 +12,9 @@ namespace ctile {
 
 namespace detail {
 struct EventState;
+// The GPU-side marker of the work an event stands for (a CUevent recorded on a CUDA stream); defined
+// by the CUDA backend. Other streams of the GPU wait for it on the device instead of on the host.
+struct NativeEvent;
 }
 
 class Event {
@@ -21,6 +24,9 @@ class Event {
 
   // A new event that is not done yet; someone must complete() it.
   [[nodiscard]] static Event create();
+  // A new event that is not done yet and stands for GPU work marked by `native` (CUDA streams make
+  // these); someone must complete() it once that work has finished.
+  [[nodiscard]] static Event create(std::shared_ptr<detail::NativeEvent> native);
   // An event that is already done, without error.
   [[nodiscard]] static Event ready();
   // Done once every event in `events` is done; carries the error of the first failed event in
@@ -38,6 +44,9 @@ class Event {
   // Runs `cb(error())` once the event is done: right now on this thread if it already is,
   // otherwise on the thread that completes it. Callbacks must not throw and must be short.
   void on_complete(std::function<void(std::exception_ptr)> cb) const;
+
+  // The GPU-side marker given to create(), or null (host-side events, done handles).
+  [[nodiscard]] std::shared_ptr<detail::NativeEvent> native() const;
 
   // True if both handles refer to the same completion state.
   friend bool operator==(const Event& a, const Event& b) { return a.state_ == b.state_; }

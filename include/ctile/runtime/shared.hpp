@@ -33,7 +33,13 @@ class Shared {
 
   // The elements, row-major; waits for pending writes (rethrows a failed write's error).
   [[nodiscard]] std::vector<T> to_host() const { return detail::to_host<T>(c()); }
-  // Read-only raw pointer to element 0, after pending writes.
+  // A new tensor on `d` with the same elements (always a copy, also on the same device); ordered
+  // after pending writes. This handle stays valid.
+  [[nodiscard]] Tensor<T> to(Device d) const {
+    return Tensor<T>::from_core(
+        detail::copy_to_device(c_ptr(), d, detail::cat("Shared<", dtype_name(dtype_of<T>), ">::to(", d.str(), ")")));
+  }
+  // Read-only raw pointer to element 0, after pending writes (a device address on a GPU).
   [[nodiscard]] const T* data(unchecked_t) const {
     c().storage->wait_writes();
     return reinterpret_cast<const T*>(c().data());
@@ -88,6 +94,10 @@ class Shared {
   const detail::TensorCore& c() const {
     if (!core_) detail::throw_moved_from("Shared", dtype_of<T>, "or empty: default-constructed or unshared");
     return *core_;
+  }
+  const std::shared_ptr<const detail::TensorCore>& c_ptr() const {
+    c();
+    return core_;
   }
 
   std::shared_ptr<const detail::TensorCore> core_;  // null: empty

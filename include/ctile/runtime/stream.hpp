@@ -1,7 +1,11 @@
 // Stream: a copyable handle to an in-order executor. Tasks run one after another, asynchronously
 // to the caller; each task gets an Event that completes once the task has finished (and after
 // everything it captured has been destroyed, so that reference counts are exact at that point).
-// The CPU stream runs tasks on its own worker thread; a CUDA stream will implement StreamImpl.
+// The CPU stream runs tasks on its own worker thread. A CUDA stream runs each task on the thread
+// that enqueues it, with the stream as that thread's current CUDA stream: its tasks may only enqueue
+// GPU work (launches, copies), and enqueue() returns once that work is queued on the GPU (after any
+// host-side events in wait_for are done); the event completes when the GPU work has finished
+// (docs/cuda_runtime.md).
 #pragma once
 
 #include <concepts>
@@ -64,8 +68,9 @@ class Stream {
   Stream() = default;
   explicit Stream(std::shared_ptr<StreamImpl> impl) : impl_(std::move(impl)) {}
 
-  // A new stream on `d` with its own worker. The worker is joined when the last handle goes away,
-  // after it has run every task already enqueued.
+  // A new stream on `d`. A CPU stream has its own worker thread, joined when the last handle goes
+  // away after it has run every task already enqueued; a CUDA stream is a non-blocking CUstream
+  // whose events complete on a completion thread, drained the same way.
   [[nodiscard]] static Stream create(Device d = default_device());
 
   [[nodiscard]] Device device() const;

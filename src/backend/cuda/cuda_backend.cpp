@@ -1,0 +1,293 @@
+#include "cuda_backend.hpp"
+
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <mutex>
+#include <string>
+
+#include "../../runtime/stage_timings.hpp"
+#include "../cache/disk_cache.hpp"
+#include "codegen.hpp"
+#include "cuda_device.hpp"
+#include "cuda_memory.hpp"
+#include "cuda_stream.hpp"
+#include "driver.hpp"
+#include "nvrtc.hpp"
+
+#ifndef CTILE_VERSION_STRING
+#define CTILE_VERSION_STRING "unknown"
+#endif
+
+namespace ctile::backend::cuda {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+bool env_flag(const char* name) {
+  const char* v = std::getenv(name);
+  return v && *v && std::strcmp(v, "0") != 0;
+}
+
+// CTILE_DUMP_CUDA / CTILE_DUMP_PTX: to stderr, or to files in CTILE_DUMP_DIR.
+void dump(const std::string& kernel, const std::string& entry, const char* ext, const std::string& text) {
+  static std::mutex mu;
+  std::lock_guard lk(mu);
+  const char* dir = std::getenv("CTILE_DUMP_DIR");
+  if (dir && *dir) {
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    const std::filesystem::path p = std::filesystem::path(dir) / (entry + ext);
+    std::ofstream f(p, std::ios::binary | std::ios::trunc);
+    f << text;
+    if (!f)
+      std::fprintf(stderr, "ctile: cannot write %s\n", p.string().c_str());
+    else if (!quiet())
+      std::fprintf(stderr, "ctile: wrote %s (kernel '%s')\n", p.string().c_str(), kernel.c_str());
+    return;
+  }
+  std::fprintf(stderr, "// ---- ctile: %s of kernel '%s' (entry %s) ----\n%s\n// ---- end of %s ----\n",
+               std::strcmp(ext, ".ptx") == 0 ? "PTX" : "CUDA source", kernel.c_str(), entry.c_str(), text.c_str(),
+               entry.c_str());
+}
+
+class CudaCompiled final : public CompiledKernel {
+ public:
+  CudaCompiled(std::shared_ptr<const ir::Kernel> k, GeneratedKernel gk, int device, CUcontext ctx, CUmodule mod,
+               CUfunction fn)
+      : k_(std::move(k)), gk_(std::move(gk)), device_(device), ctx_(ctx), mod_(mod), fn_(fn) {}
+  ~CudaCompiled() override {
+    try {
+      ScopedContext scope(ctx_);
+      (void)CTILE_CU_REPORT(cuModuleUnload, (mod_), "unloading the module of kernel '", k_->name, "'");
+    } catch (...) {
+    }
+  }
+  CudaCompiled(const CudaCompiled&) = delete;
+  CudaCompiled& operator=(const CudaCompiled&) = delete;
+
+  const ir::Kernel& kernel() const override { return *k_; }
+  const GeneratedKernel& generated() const { return gk_; }
+  // The same kernel prepared for the CPU interpreter (race-checked launches run there).
+  const CompiledKernel& cpu_kernel() const {
+    std::call_once(cpu_once_, [&] { cpu_ = cpu_backend()->compile(k_); });
+    return *cpu_;
+  }
+  int device() const { return device_; }
+  CUfunction fn() const { return fn_; }
+
+ private:
+  std::shared_ptr<const ir::Kernel> k_;
+  GeneratedKernel gk_;
+  int device_;
+  CUcontext ctx_;
+  CUmodule mod_;
+  CUfunction fn_;
+  mutable std::once_flag cpu_once_;
+  mutable std::shared_ptr<const CompiledKernel> cpu_;
+};
+
+// Bytes from element 0 to the last element of a tensor argument (0 when empty).
+std::int64_t span_bytes(const TensorArg& t) {
+  std::int64_t last = 0;
+  for (std::size_t i = 0; i < t.shape.size(); ++i) {
+    if (t.shape[i] == 0) return 0;
+    last += (t.shape[i] - 1) * t.strides[i];
+  }
+  return (last + 1) * dtype_size(t.dtype);
+}
+
+// A race-checked launch on a GPU: the race checker belongs to the CPU interpreter, so the launch
+// runs there, on host copies of the arguments, in stream order: the stream is drained first, and
+// what the kernel may write is copied back on the stream afterwards. Slow, but the same semantics
+// and the same RaceError as on a CPU stream.
+void run_on_cpu_with_race_check(const CudaCompiled& c, const LaunchConfig& cfg, std::span<const ArgValue> args,
+                                const CurrentStream& cur, const std::string& kname) {
+  const ir::Kernel& k = c.kernel();
+  CTILE_CHECK(args.size() == k.params.size(), "cuda backend: ", args.size(), " arguments for ", k.params.size(),
+              " parameters");
+  CTILE_CU(cuStreamSynchronize, (cur.stream), "waiting for the work before race-checked kernel '", kname, "' on cuda:",
+           cur.device);
+  std::vector<ArgValue> host(args.begin(), args.end());
+  std::vector<std::vector<std::byte>> bufs(args.size());
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (k.params[i].type.kind == ir::TypeKind::Tile) continue;
+    const std::int64_t bytes = span_bytes(args[i].tensor);
+    if (bytes == 0) continue;
+    bufs[i].resize(static_cast<std::size_t>(bytes));
+    copy_to_host(cur.device, bufs[i].data(), static_cast<const std::byte*>(args[i].tensor.data), bytes);
+    host[i].tensor.data = bufs[i].data();
+  }
+  cpu_backend()->run(c.cpu_kernel(), cfg, host);
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (bufs[i].empty() || k.params[i].type.access == ir::Access::Read) continue;
+    // From pageable memory: the call returns once the bytes are staged, so `bufs` may go away.
+    CTILE_CU(cuMemcpyHtoDAsync_v2,
+             (static_cast<CUdeviceptr>(reinterpret_cast<std::uintptr_t>(args[i].tensor.data)), bufs[i].data(),
+              bufs[i].size(), cur.stream),
+             "copying the results of race-checked kernel '", kname, "' back to cuda:", cur.device);
+  }
+}
+
+// Loads a cubin; on failure returns the error (the module is not loaded).
+CUresult load_module(const std::string& image, CUmodule& mod) {
+  mod = nullptr;
+  return drv().cuModuleLoadData(&mod, image.data());
+}
+
+class CudaBackend final : public Backend {
+ public:
+  explicit CudaBackend(int index) : index_(index), name_(detail::cat("cuda:", index)) {
+    (void)DeviceContext::get(index);  // validates the device
+  }
+
+  std::string_view name() const override { return name_; }
+
+  std::shared_ptr<const CompiledKernel> compile(std::shared_ptr<const ir::Kernel> k) override {
+    CTILE_CHECK(k != nullptr, "cuda backend: null kernel");
+    DeviceContext& dc = DeviceContext::get(index_);
+    const int sm = dc.info().sm();
+    const std::string& kname = k->name;
+
+    auto t = Clock::now();
+    GeneratedKernel gk = generate(*k, CodegenOptions{sm});
+    detail::note_stage("codegen", detail::ms_since(t));
+    if (env_flag("CTILE_DUMP_CUDA")) dump(kname, gk.entry, ".cu", gk.source);
+
+    if (gk.threads <= 0 || gk.threads > dc.info().max_threads_per_block)
+      throw InternalError(detail::cat("cuda backend: kernel '", kname, "' was generated with ", gk.threads,
+                                      " threads per block; cuda:", index_, " allows 1 to ",
+                                      dc.info().max_threads_per_block));
+    if (gk.smem_bytes > static_cast<std::size_t>(dc.info().smem_per_block_optin))
+      throw UserError(detail::cat("kernel '", kname, "' needs ", gk.smem_bytes, " bytes of shared memory per block; cuda:",
+                                  index_, " (", dc.info().name, ") has at most ", dc.info().smem_per_block_optin,
+                                  " (use smaller tiles)"));
+
+    Nvrtc* nv = nvrtc();
+    if (!nv)
+      throw UserError(detail::cat("cannot compile kernel '", kname, "' for cuda:", index_,
+                                  ": NVRTC is not available: ", nvrtc_unavailable_reason()));
+    if (env_flag("CTILE_DUMP_PTX")) {
+      const CompileResult ptx = nv->compile(gk, sm, Output::Ptx);
+      dump(kname, gk.entry, ".ptx", ptx.image);
+    }
+
+    // The disk cache holds cubins by the content of everything that goes into them.
+    cache::DiskCache* disk = cache::DiskCache::global();
+    cache::KeyBuilder kb;
+    if (disk) {
+      const auto v = nv->version();
+      kb.add("what", "ctile cubin")
+          .add("ctile", CTILE_VERSION_STRING)
+          .add("nvrtc", detail::cat(v.major, ".", v.minor))
+          .add("arch", Nvrtc::arch_for(sm, Output::Cubin))
+          .add("entry", gk.entry)
+          .add("source", gk.source);
+      for (const EmbeddedHeader& h : device_headers()) kb.add(h.name, h.text);
+    }
+
+    ScopedContext scope(dc.ctx());
+    CUmodule mod = nullptr;
+    bool loaded = false;
+    if (disk) {
+      t = Clock::now();
+      if (auto hit = disk->get(kb.key())) {
+        const std::string image(reinterpret_cast<const char*>(hit->data()), hit->size());
+        if (load_module(image, mod) == 0) {
+          loaded = true;
+          detail::note_stage("disk cache hit + load", detail::ms_since(t));
+        } else {
+          disk->evict(kb.key());  // the driver rejects it: recompile
+        }
+      }
+    }
+    if (!loaded) {
+      t = Clock::now();
+      const CompileResult res = nv->compile(gk, sm, Output::Cubin);
+      detail::note_stage("nvrtc", detail::ms_since(t));
+      if (!res.log.empty() && env_flag("CTILE_VERBOSE"))
+        std::fprintf(stderr, "ctile: NVRTC log for kernel '%s':\n%s\n", kname.c_str(), res.log.c_str());
+      t = Clock::now();
+      const CUresult r = load_module(res.image, mod);
+      if (r != 0)
+        throw_cuda_error(r, "cuModuleLoadData",
+                         detail::cat("loading the cubin of kernel '", kname, "' (", res.arch, ") on cuda:", index_, " (",
+                                     dc.info().name, ")"));
+      detail::note_stage("module load", detail::ms_since(t));
+      if (disk)
+        disk->put(kb.key(), std::span(reinterpret_cast<const std::byte*>(res.image.data()), res.image.size()),
+                  detail::cat("kernel ", kname, ", ", res.arch));
+    }
+
+    // From here the module belongs to the compiled kernel (its destructor unloads it).
+    CUfunction fn = nullptr;
+    const CUresult r = drv().cuModuleGetFunction(&fn, mod, gk.entry.c_str());
+    auto compiled = std::make_shared<CudaCompiled>(std::move(k), gk, index_, dc.ctx(), mod, fn);
+    if (r != 0)
+      throw_cuda_error(r, "cuModuleGetFunction", detail::cat("finding entry ", gk.entry, " of kernel '", kname, "'"));
+    if (gk.smem_bytes > static_cast<std::size_t>(dc.info().smem_per_block))
+      CTILE_CU(cuFuncSetAttribute, (fn, abi::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(gk.smem_bytes)),
+               "allowing ", gk.smem_bytes, " bytes of dynamic shared memory for kernel '", kname, "' on cuda:", index_);
+    int max_threads = 0;
+    CTILE_CU(cuFuncGetAttribute, (&max_threads, abi::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, fn),
+             "querying the block size limit of kernel '", kname, "'");
+    if (max_threads < gk.threads) {
+      int regs = 0;
+      (void)drv().cuFuncGetAttribute(&regs, abi::CU_FUNC_ATTRIBUTE_NUM_REGS, fn);
+      throw InternalError(detail::cat("cuda backend: kernel '", kname, "' uses ", regs, " registers per thread, so at most ",
+                                      max_threads, " threads per block can run, but it was generated for ", gk.threads));
+    }
+    return compiled;
+  }
+
+  void run(const CompiledKernel& ck, const LaunchConfig& cfg, std::span<const ArgValue> args) override {
+    const auto* c = dynamic_cast<const CudaCompiled*>(&ck);
+    CTILE_CHECK(c != nullptr, "cuda backend: kernel was compiled by another backend");
+    const std::string& kname = cfg.kernel_name.empty() ? c->kernel().name : cfg.kernel_name;
+    const CurrentStream* cur = current_stream();
+    if (!cur) throw InternalError("cuda backend: run() called outside a task of a CUDA stream");
+    if (cur->device != c->device() || c->device() != index_)
+      throw InternalError(detail::cat("cuda backend: kernel '", kname, "' compiled for cuda:", c->device(),
+                                      " run on a stream of cuda:", cur->device));
+    if (cfg.race_check) return run_on_cpu_with_race_check(*c, cfg, args, *cur, kname);
+    std::int64_t blocks = 0;
+    if (!checked_numel(cfg.grid, blocks) || static_cast<int>(cfg.grid.size()) != c->kernel().grid_rank)
+      throw UserError(detail::cat("kernel '", kname, "': bad grid ", shape_str(cfg.grid)));
+    if (blocks == 0) return;
+    if (blocks > std::numeric_limits<std::int32_t>::max())
+      throw UserError(detail::cat("kernel '", kname, "': the grid ", shape_str(cfg.grid), " has ", blocks,
+                                  " tile blocks; a CUDA launch takes at most 2^31 - 1 (use larger tiles)"));
+    std::vector<std::byte> params = pack_params(c->kernel(), cfg, args);
+    void* kernel_params[] = {params.data()};
+    const GeneratedKernel& gk = c->generated();
+    CTILE_CU(cuLaunchKernel,
+             (c->fn(), static_cast<unsigned>(blocks), 1u, 1u, static_cast<unsigned>(gk.threads), 1u, 1u,
+              static_cast<unsigned>(gk.smem_bytes), cur->stream, kernel_params, nullptr),
+             "launching kernel '", kname, "' on cuda:", index_, " (", blocks, " blocks of ", gk.threads, " threads, ",
+             gk.smem_bytes, " bytes of dynamic shared memory)");
+  }
+
+ private:
+  int index_;
+  std::string name_;
+};
+
+}  // namespace
+
+Backend& backend(int index) {
+  constexpr int kMaxDevices = 64;
+  static std::mutex mu;
+  static std::array<CudaBackend*, kMaxDevices> backends{};  // leaked: kernels stay loaded until exit
+  (void)DeviceContext::get(index);                           // validates the index (UserError)
+  std::lock_guard lk(mu);
+  auto& slot = backends[static_cast<std::size_t>(index)];
+  if (!slot) slot = new CudaBackend(index);
+  return *slot;
+}
+
+}  // namespace ctile::backend::cuda

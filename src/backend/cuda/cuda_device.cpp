@@ -1,0 +1,142 @@
+#include "cuda_device.hpp"
+
+#include <array>
+#include <cstdint>
+#include <limits>
+
+namespace ctile::backend::cuda {
+namespace {
+
+constexpr std::size_t kMaxPooledEvents = 4096;
+constexpr std::size_t kStagingBytes = std::size_t{8} << 20;  // per buffer
+
+int attribute(CUdevice dev, int attr, const char* what, int index) {
+  int v = 0;
+  CTILE_CU(cuDeviceGetAttribute, (&v, attr, dev), "querying ", what, " of cuda:", index);
+  return v;
+}
+
+}  // namespace
+
+DeviceContext& DeviceContext::get(int index) {
+  constexpr int kMaxDevices = 64;
+  static std::mutex mu;
+  static std::array<DeviceContext*, kMaxDevices> contexts{};  // leaked on purpose (see the header)
+  const DriverStatus& st = driver_status();
+  if (!st.api) throw UserError(detail::cat("cuda:", index, " cannot be used: ", st.reason));
+  if (index < 0 || index >= st.device_count || index >= kMaxDevices)
+    throw UserError(detail::cat("cuda:", index, " does not exist: the driver reports ", st.device_count,
+                                " CUDA device", st.device_count == 1 ? "" : "s", " (cuda:0 .. cuda:", st.device_count - 1,
+                                ")"));
+  std::lock_guard lk(mu);
+  auto& slot = contexts[static_cast<std::size_t>(index)];
+  if (!slot) slot = new DeviceContext(index);
+  return *slot;
+}
+
+DeviceContext::DeviceContext(int index) {
+  info_.index = index;
+  CTILE_CU(cuDeviceGet, (&info_.dev, index), "getting cuda:", index);
+  const CUdevice dev = info_.dev;
+  info_.cc_major = attribute(dev, abi::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, "the compute capability", index);
+  info_.cc_minor = attribute(dev, abi::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, "the compute capability", index);
+  char name[256] = {};
+  CTILE_CU(cuDeviceGetName, (name, static_cast<int>(sizeof name) - 1, dev), "querying the name of cuda:", index);
+  info_.name = name;
+  if (info_.cc_major < 8)
+    throw UserError(detail::cat("cuda:", index, " (", info_.name, ") has compute capability ", info_.cc_major, ".",
+                                info_.cc_minor, "; ctile needs sm_80 (Ampere) or newer"));
+  info_.sm_count = attribute(dev, abi::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, "the SM count", index);
+  info_.max_threads_per_block = attribute(dev, abi::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, "the block size limit", index);
+  info_.max_grid_x = attribute(dev, abi::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X, "the grid size limit", index);
+  info_.smem_per_block = attribute(dev, abi::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK, "the shared memory limit", index);
+  info_.smem_per_block_optin =
+      attribute(dev, abi::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, "the opt-in shared memory limit", index);
+  const Driver& d = drv();
+  info_.memory_pools = d.cuMemAllocAsync && d.cuMemFreeAsync &&
+                       attribute(dev, abi::CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, "memory pool support", index) != 0;
+  CTILE_CU(cuDeviceTotalMem_v2, (&info_.total_mem, dev), "querying the memory size of cuda:", index);
+
+  CTILE_CU(cuDevicePrimaryCtxRetain, (&ctx_, dev), "retaining the primary context of cuda:", index);
+  try {
+    ScopedContext scope(ctx_);
+    if (info_.memory_pools && d.cuDeviceGetDefaultMemPool && d.cuMemPoolSetAttribute) {
+      // Keep freed memory in the pool instead of returning it to the OS at every synchronisation.
+      CUmemoryPool pool = nullptr;
+      if (CTILE_CU_REPORT(cuDeviceGetDefaultMemPool, (&pool, dev), "getting the default memory pool of cuda:", index)) {
+        std::uint64_t threshold = std::numeric_limits<std::uint64_t>::max();
+        (void)CTILE_CU_REPORT(cuMemPoolSetAttribute, (pool, abi::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &threshold),
+                              "setting the release threshold of the memory pool of cuda:", index);
+      }
+    }
+    CTILE_CU(cuStreamCreate, (&mem_stream_, abi::CU_STREAM_NON_BLOCKING), "creating the memory stream of cuda:", index);
+    mem_stream_id_ = new_stream_id();
+    mem_completer_ = std::make_unique<Completer>(index, ctx_);
+  } catch (...) {
+    if (mem_stream_) (void)CTILE_CU_REPORT(cuStreamDestroy_v2, (mem_stream_), "destroying the memory stream of cuda:", index);
+    (void)CTILE_CU_REPORT(cuDevicePrimaryCtxRelease_v2, (dev), "releasing the primary context of cuda:", index);
+    throw;
+  }
+}
+
+CUevent DeviceContext::acquire_event() {
+  {
+    std::lock_guard lk(events_mu_);
+    if (!free_events_.empty()) {
+      CUevent e = free_events_.back();
+      free_events_.pop_back();
+      return e;
+    }
+  }
+  CUevent e = nullptr;
+  CTILE_CU(cuEventCreate, (&e, abi::CU_EVENT_DISABLE_TIMING), "creating an event on cuda:", info_.index);
+  return e;
+}
+
+void DeviceContext::release_event(CUevent e) noexcept {
+  if (!e) return;
+  try {
+    std::lock_guard lk(events_mu_);
+    if (free_events_.size() < kMaxPooledEvents) {
+      free_events_.push_back(e);
+      return;
+    }
+  } catch (...) {  // push_back may throw bad_alloc: destroy the event instead
+  }
+  try {
+    ScopedContext scope(ctx_);
+    (void)CTILE_CU_REPORT(cuEventDestroy_v2, (e), "destroying an event on cuda:", info_.index);
+  } catch (...) {
+  }
+}
+
+DeviceContext::Staging& DeviceContext::staging() { return staging_; }
+
+bool DeviceContext::ensure_staging() {
+  Staging& s = staging_;
+  if (s.tried) return s.buf[0] != nullptr;
+  s.tried = true;
+  void* b0 = nullptr;
+  void* b1 = nullptr;
+  if (drv().cuMemHostAlloc(&b0, kStagingBytes, 0) != 0) return false;
+  if (drv().cuMemHostAlloc(&b1, kStagingBytes, 0) != 0) {
+    (void)drv().cuMemFreeHost(b0);
+    return false;
+  }
+  CUevent e0 = nullptr, e1 = nullptr;
+  if (drv().cuEventCreate(&e0, abi::CU_EVENT_DISABLE_TIMING) != 0 ||
+      drv().cuEventCreate(&e1, abi::CU_EVENT_DISABLE_TIMING) != 0) {
+    if (e0) (void)drv().cuEventDestroy_v2(e0);
+    (void)drv().cuMemFreeHost(b0);
+    (void)drv().cuMemFreeHost(b1);
+    return false;
+  }
+  s.buf[0] = b0;
+  s.buf[1] = b1;
+  s.ev[0] = e0;
+  s.ev[1] = e1;
+  s.bytes = kStagingBytes;
+  return true;
+}
+
+}  // namespace ctile::backend::cuda

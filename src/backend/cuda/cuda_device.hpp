@@ -1,0 +1,79 @@
+// One CUDA device as ctile uses it: its primary context, attributes, a pool of CUevents, and a
+// "memory stream" on which allocations, zero fills, frees and host copies are ordered. Created on
+// first use and never destroyed (the driver may be gone during static destruction; nothing here
+// needs cleaning up at exit). Private to the library.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "cuda_stream.hpp"
+#include "driver.hpp"
+
+namespace ctile::backend::cuda {
+
+struct DeviceInfo {
+  int index = 0;
+  CUdevice dev = 0;
+  std::string name;
+  int cc_major = 0, cc_minor = 0;
+  int sm_count = 0;
+  int max_threads_per_block = 0;
+  int max_grid_x = 0;
+  int smem_per_block = 0;        // without opt-in (48 KiB)
+  int smem_per_block_optin = 0;  // with cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)
+  bool memory_pools = false;     // cuMemAllocAsync is available and supported
+  std::size_t total_mem = 0;
+  [[nodiscard]] int sm() const { return cc_major * 10 + cc_minor; }
+};
+
+class DeviceContext {
+ public:
+  // The context of cuda:index, created on first use. Throws UserError for an index the driver does
+  // not have (or a device below sm_80) and CudaError when the driver fails.
+  static DeviceContext& get(int index);
+
+  [[nodiscard]] const DeviceInfo& info() const { return info_; }
+  [[nodiscard]] CUcontext ctx() const { return ctx_; }
+  [[nodiscard]] int index() const { return info_.index; }
+
+  // Allocations, frees and host copies are ordered on this stream; its events complete on mem_completer().
+  [[nodiscard]] CUstream mem_stream() const { return mem_stream_; }
+  [[nodiscard]] std::uint64_t mem_stream_id() const { return mem_stream_id_; }
+  [[nodiscard]] Completer& mem_completer() { return *mem_completer_; }
+
+  // The CUevent pool (context must be current for acquire).
+  CUevent acquire_event();
+  void release_event(CUevent e) noexcept;
+
+  // Two pinned host buffers for staged copies, their events, and the lock for using them. The
+  // buffers are null when pinned memory could not be had (then copies go direct).
+  struct Staging {
+    std::mutex mu;
+    std::size_t bytes = 0;
+    void* buf[2] = {nullptr, nullptr};
+    CUevent ev[2] = {nullptr, nullptr};
+    bool tried = false;
+  };
+  // Allocates the staging buffers on first use (context must be current; lock st.mu first).
+  Staging& staging();
+  bool ensure_staging();  // with staging().mu held
+
+ private:
+  explicit DeviceContext(int index);
+
+  DeviceInfo info_;
+  CUcontext ctx_ = nullptr;
+  CUstream mem_stream_ = nullptr;
+  std::uint64_t mem_stream_id_ = 0;
+  std::unique_ptr<Completer> mem_completer_;
+  std::mutex events_mu_;
+  std::vector<CUevent> free_events_;
+  Staging staging_;
+};
+
+}  // namespace ctile::backend::cuda

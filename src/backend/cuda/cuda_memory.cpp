@@ -1,0 +1,203 @@
+#include "cuda_memory.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <utility>
+
+#include "cuda_device.hpp"
+#include "cuda_stream.hpp"
+
+namespace ctile::backend::cuda {
+namespace {
+
+constexpr std::int64_t kStageThreshold = std::int64_t{1} << 20;  // copies from 1 MiB use pinned staging
+
+CUdeviceptr dptr(const std::byte* p) { return static_cast<CUdeviceptr>(reinterpret_cast<std::uintptr_t>(p)); }
+
+// Records the end of what was just enqueued on the memory stream and hands it to the memory
+// completer. If the event cannot be recorded, waits for the whole memory stream so that nothing
+// `keep` holds is released under a running copy, then throws.
+Event finish_on_mem_stream(DeviceContext& dc, StreamTask keep, std::vector<Event> after, const char* what) {
+  std::shared_ptr<detail::NativeEvent> ne;
+  try {
+    ne = acquire_event(dc.index(), dc.mem_stream_id());
+    CTILE_CU(cuEventRecord, (ne->ev, dc.mem_stream()), "recording the completion of ", what, " on cuda:", dc.index());
+  } catch (...) {
+    (void)CTILE_CU_REPORT(cuStreamSynchronize, (dc.mem_stream()), "synchronising the memory stream of cuda:", dc.index());
+    throw;
+  }
+  Event done = Event::create(ne);
+  Completer::Item item;
+  item.native = std::move(ne);
+  item.done = done;
+  item.keep = std::move(keep);
+  item.after = std::move(after);
+  dc.mem_completer().push(std::move(item));
+  return done;
+}
+
+}  // namespace
+
+DeviceMemory allocate(int device, std::int64_t bytes, bool zeroed) {
+  DeviceContext& dc = DeviceContext::get(device);
+  ScopedContext scope(dc.ctx());
+  const auto size = static_cast<std::size_t>(std::max<std::int64_t>(bytes, 1));
+  const CUstream ms = dc.mem_stream();
+  DeviceMemory m;
+  m.pooled = dc.info().memory_pools;
+  CUdeviceptr p = 0;
+  auto try_alloc = [&] { return m.pooled ? drv().cuMemAllocAsync(&p, size, ms) : drv().cuMemAlloc_v2(&p, size); };
+  CUresult r = try_alloc();
+  if (r == abi::CUDA_ERROR_OUT_OF_MEMORY) {
+    // Frees still queued on the memory stream may make room.
+    CTILE_CU(cuStreamSynchronize, (ms), "waiting for pending frees on cuda:", device, " after running out of memory");
+    r = try_alloc();
+  }
+  if (r == abi::CUDA_ERROR_OUT_OF_MEMORY)
+    throw UserError(detail::cat("out of memory: cannot allocate ", bytes, " bytes for a tensor on cuda:", device, " (",
+                                m.pooled ? "cuMemAllocAsync" : "cuMemAlloc", ": CUDA_ERROR_OUT_OF_MEMORY)"));
+  if (r != 0)
+    throw_cuda_error(r, m.pooled ? "cuMemAllocAsync" : "cuMemAlloc_v2",
+                     detail::cat("allocating ", bytes, " bytes for a tensor on cuda:", device));
+  m.ptr = reinterpret_cast<std::byte*>(static_cast<std::uintptr_t>(p));
+  try {
+    if (zeroed)
+      CTILE_CU(cuMemsetD8Async, (p, 0, size, ms), "zero-filling ", bytes, " bytes of a new tensor on cuda:", device);
+    if (m.pooled || zeroed) m.ready = finish_on_mem_stream(dc, {}, {}, "an allocation");
+  } catch (...) {
+    if (m.pooled)
+      (void)CTILE_CU_REPORT(cuMemFreeAsync, (p, ms), "freeing a tensor's memory on cuda:", device);
+    else
+      (void)CTILE_CU_REPORT(cuMemFree_v2, (p), "freeing a tensor's memory on cuda:", device);
+    throw;
+  }
+  return m;
+}
+
+void release(int device, std::byte* ptr, bool pooled, const std::vector<Event>& pending) noexcept {
+  if (!ptr) return;
+  try {
+    DeviceContext& dc = DeviceContext::get(device);
+    ScopedContext scope(dc.ctx());
+    const CUstream ms = dc.mem_stream();
+    for (const Event& e : pending) {
+      if (e.done()) continue;
+      const auto ne = e.native();
+      if (!ne) continue;  // host-side work: done by now (see the header)
+      if (pooled)
+        (void)CTILE_CU_REPORT(cuStreamWaitEvent, (ms, ne->ev, abi::CU_EVENT_WAIT_DEFAULT),
+                              "ordering the free of a tensor's memory after its last use on cuda:", device);
+      else
+        (void)CTILE_CU_REPORT(cuEventSynchronize, (ne->ev), "waiting for the last use of a tensor's memory on cuda:", device);
+    }
+    if (pooled)
+      (void)CTILE_CU_REPORT(cuMemFreeAsync, (dptr(ptr), ms), "freeing a tensor's memory on cuda:", device);
+    else
+      (void)CTILE_CU_REPORT(cuMemFree_v2, (dptr(ptr)), "freeing a tensor's memory on cuda:", device);
+  } catch (const std::exception& e) {
+    // Only reachable when the driver or the context is gone (at exit); nothing else can be done.
+    (void)e;
+  } catch (...) {
+  }
+}
+
+void copy_to_host(int device, std::byte* dst, const std::byte* src, std::int64_t bytes) {
+  if (bytes <= 0) return;
+  DeviceContext& dc = DeviceContext::get(device);
+  ScopedContext scope(dc.ctx());
+  const CUstream ms = dc.mem_stream();
+  auto direct = [&] {
+    CTILE_CU(cuMemcpyDtoHAsync_v2, (dst, dptr(src), static_cast<std::size_t>(bytes), ms), "copying ", bytes,
+             " bytes from cuda:", device, " to the host");
+    CTILE_CU(cuStreamSynchronize, (ms), "waiting for a copy of ", bytes, " bytes from cuda:", device, " to the host");
+  };
+  if (bytes < kStageThreshold) return direct();
+  auto& stg = dc.staging();
+  std::lock_guard lk(stg.mu);
+  if (!dc.ensure_staging()) return direct();
+  // Double-buffered: the DMA of chunk i overlaps the host copy of chunk i - 1.
+  const auto chunk = static_cast<std::int64_t>(stg.bytes);
+  const std::int64_t nchunks = (bytes + chunk - 1) / chunk;
+  auto drain = [&](std::int64_t i) {
+    const std::size_t b = static_cast<std::size_t>(i & 1);
+    const std::int64_t off = i * chunk, len = std::min(chunk, bytes - off);
+    CTILE_CU(cuEventSynchronize, (stg.ev[b]), "waiting for a staged copy from cuda:", device, " to the host");
+    std::memcpy(dst + off, stg.buf[b], static_cast<std::size_t>(len));
+  };
+  for (std::int64_t i = 0; i < nchunks; ++i) {
+    const std::size_t b = static_cast<std::size_t>(i & 1);
+    const std::int64_t off = i * chunk, len = std::min(chunk, bytes - off);
+    CTILE_CU(cuMemcpyDtoHAsync_v2, (stg.buf[b], dptr(src + off), static_cast<std::size_t>(len), ms), "copying ", len,
+             " bytes from cuda:", device, " to pinned staging memory");
+    CTILE_CU(cuEventRecord, (stg.ev[b], ms), "recording a staged copy from cuda:", device);
+    if (i > 0) drain(i - 1);
+  }
+  drain(nchunks - 1);
+}
+
+Event copy_from_host(int device, std::byte* dst, const std::byte* src, std::int64_t bytes) {
+  if (bytes <= 0) return Event::ready();
+  DeviceContext& dc = DeviceContext::get(device);
+  ScopedContext scope(dc.ctx());
+  const CUstream ms = dc.mem_stream();
+  auto direct = [&] {
+    // From pageable memory this returns once the driver has staged `src`.
+    CTILE_CU(cuMemcpyHtoDAsync_v2, (dptr(dst), src, static_cast<std::size_t>(bytes), ms), "copying ", bytes,
+             " bytes from the host to cuda:", device);
+  };
+  if (bytes < kStageThreshold) {
+    direct();
+  } else {
+    auto& stg = dc.staging();
+    std::lock_guard lk(stg.mu);
+    if (!dc.ensure_staging()) {
+      direct();
+    } else {
+      const auto chunk = static_cast<std::int64_t>(stg.bytes);
+      for (std::int64_t i = 0, off = 0; off < bytes; ++i, off += chunk) {
+        const std::size_t b = static_cast<std::size_t>(i & 1);
+        const std::int64_t len = std::min(chunk, bytes - off);
+        // The buffer's previous DMA (this copy's chunk i - 2, or an earlier copy) must have read it.
+        CTILE_CU(cuEventSynchronize, (stg.ev[b]), "waiting for a staged copy to cuda:", device);
+        std::memcpy(stg.buf[b], src + off, static_cast<std::size_t>(len));
+        CTILE_CU(cuMemcpyHtoDAsync_v2, (dptr(dst + off), stg.buf[b], static_cast<std::size_t>(len), ms), "copying ", len,
+                 " bytes from pinned staging memory to cuda:", device);
+        CTILE_CU(cuEventRecord, (stg.ev[b], ms), "recording a staged copy to cuda:", device);
+      }
+    }
+  }
+  return finish_on_mem_stream(dc, {}, {}, "a copy from the host");
+}
+
+Event copy_device(int dst_device, std::byte* dst, int src_device, const std::byte* src, std::int64_t bytes,
+                  std::vector<Event> deps, StreamTask keep) {
+  DeviceContext& dc = DeviceContext::get(dst_device);
+  DeviceContext& sc = DeviceContext::get(src_device);
+  ScopedContext scope(dc.ctx());
+  const CUstream ms = dc.mem_stream();
+  std::vector<Event> after;
+  for (Event& e : deps) {
+    if (!e.done()) {
+      if (auto ne = e.native()) {
+        if (ne->enqueue_error) std::rethrow_exception(ne->enqueue_error);
+        CTILE_CU(cuStreamWaitEvent, (ms, ne->ev, abi::CU_EVENT_WAIT_DEFAULT), "ordering a copy to cuda:", dst_device,
+                 " after the work that wrote its source");
+        after.push_back(std::move(e));
+        continue;
+      }
+      e.wait();
+    }
+    if (auto err = e.error()) std::rethrow_exception(err);
+  }
+  if (bytes > 0) {
+    if (dst_device == src_device)
+      CTILE_CU(cuMemcpyDtoDAsync_v2, (dptr(dst), dptr(src), static_cast<std::size_t>(bytes), ms), "copying ", bytes,
+               " bytes within cuda:", dst_device);
+    else
+      CTILE_CU(cuMemcpyPeerAsync, (dptr(dst), dc.ctx(), dptr(src), sc.ctx(), static_cast<std::size_t>(bytes), ms),
+               "copying ", bytes, " bytes from cuda:", src_device, " to cuda:", dst_device);
+  }
+  return finish_on_mem_stream(dc, std::move(keep), std::move(after), "a device copy");
+}
+
+}  // namespace ctile::backend::cuda

@@ -1,0 +1,804 @@
+// A fake libcuda.so.1 for testing ctile's CUDA runtime layer on machines without a GPU
+// (CTILE_LIBCUDA=<this library>). It exports the driver entry points ctile resolves, with the real
+// names, and emulates a GPU asynchronously: device memory is host memory, every stream has a worker
+// thread that executes its operations later than they are enqueued (FAKE_CUDA_DELAY_US per
+// operation), events and cross-stream waits behave like the driver's. Misuse that a real GPU would
+// punish later (an operation on memory that was freed, a free of memory still in use, a launch on an
+// invalid stream) is counted as a violation (fake_cuda_violations()) and reported on stderr; under
+// AddressSanitizer a late access to freed memory is also caught directly.
+//
+// Environment: FAKE_CUDA_DEVICES (default 1), FAKE_CUDA_CC (default 90), FAKE_CUDA_POOLS (default
+// 1), FAKE_CUDA_INIT_ERROR (cuInit's result, default 0), FAKE_CUDA_DELAY_US (default 100).
+// Kernels do not run: cuLaunchKernel checks its arguments and counts the launch.
+#include <atomic>
+#include <condition_variable>
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "../../../src/backend/cuda/driver.hpp"
+
+using ctile::backend::cuda::CUcontext;
+using ctile::backend::cuda::CUdevice;
+using ctile::backend::cuda::CUdeviceptr;
+using ctile::backend::cuda::CUevent;
+using ctile::backend::cuda::CUfunction;
+using ctile::backend::cuda::CUhostFn;
+using ctile::backend::cuda::CUmemoryPool;
+using ctile::backend::cuda::CUmodule;
+using ctile::backend::cuda::CUresult;
+using ctile::backend::cuda::CUstream;
+
+namespace {
+
+constexpr CUresult kSuccess = 0, kInvalidValue = 1, kNotInitialized = 3, kNoDevice = 100, kInvalidDevice = 101,
+                   kInvalidImage = 200, kInvalidContext = 201, kInvalidHandle = 400, kNotFound = 500, kNotReady = 600;
+
+int env_int(const char* name, int def) {
+  const char* v = std::getenv(name);
+  return v && *v ? std::atoi(v) : def;
+}
+
+std::atomic<int> g_violations{0};
+std::atomic<int> g_launches{0};
+std::atomic<int> g_delay_us{-1};
+std::atomic<bool> g_initialised{false};
+std::atomic<int> g_sticky{0};
+
+void violation(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+void violation(const char* fmt, ...) {
+  ++g_violations;
+  std::va_list ap;
+  va_start(ap, fmt);
+  std::fprintf(stderr, "fake_cuda: VIOLATION: ");
+  std::vfprintf(stderr, fmt, ap);
+  std::fprintf(stderr, "\n");
+  va_end(ap);
+}
+
+int delay_us() {
+  int d = g_delay_us.load();
+  if (d < 0) {
+    d = env_int("FAKE_CUDA_DELAY_US", 100);
+    g_delay_us = d;
+  }
+  return d;
+}
+
+// ---- failure injection ----
+struct Failures {
+  std::mutex mu;
+  std::map<std::string, std::pair<CUresult, int>> next;  // name -> (code, remaining count)
+};
+Failures& failures() {
+  static auto* f = new Failures();
+  return *f;
+}
+CUresult injected(const char* name) {
+  if (const int s = g_sticky.load()) return s;
+  Failures& f = failures();
+  std::lock_guard lk(f.mu);
+  auto it = f.next.find(name);
+  if (it == f.next.end() || it->second.second <= 0) return kSuccess;
+  --it->second.second;
+  return it->second.first;
+}
+#define FAKE_ENTRY(name)                            \
+  if (!g_initialised.load()) return kNotInitialized; \
+  if (const CUresult inj = injected(name)) return inj;
+
+// ---- completion tokens (one per event record) ----
+struct Token {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool done = false;
+  void set() {
+    {
+      std::lock_guard lk(mu);
+      done = true;
+    }
+    cv.notify_all();
+  }
+  void wait() {
+    std::unique_lock lk(mu);
+    cv.wait(lk, [&] { return done; });
+  }
+  bool is_done() {
+    std::lock_guard lk(mu);
+    return done;
+  }
+};
+
+// ---- memory ----
+struct Memory {
+  std::mutex mu;
+  std::map<std::uintptr_t, std::size_t> live;  // device allocations: base -> size
+  std::set<void*> pinned;
+  long allocs = 0, frees = 0;
+};
+Memory& memory() {
+  static auto* m = new Memory();
+  return *m;
+}
+bool in_live(CUdeviceptr p, std::size_t n) {
+  Memory& m = memory();
+  std::lock_guard lk(m.mu);
+  auto it = m.live.upper_bound(static_cast<std::uintptr_t>(p));
+  if (it == m.live.begin()) return false;
+  --it;
+  return p >= it->first && p + n <= it->first + it->second;
+}
+bool is_pinned(const void* p) {
+  Memory& m = memory();
+  std::lock_guard lk(m.mu);
+  return m.pinned.count(const_cast<void*>(p)) != 0;
+}
+void check_range(const char* what, CUdeviceptr p, std::size_t n) {
+  if (n == 0) return;
+  if (!in_live(p, n)) violation("%s touches device memory [0x%llx, +%zu) that is not (or no longer) allocated", what, p, n);
+}
+CUdeviceptr device_alloc(std::size_t n) {
+  void* p = std::malloc(n);
+  std::memset(p, 0xcd, n);  // garbage, so that a missing zero fill shows
+  Memory& m = memory();
+  std::lock_guard lk(m.mu);
+  m.live[reinterpret_cast<std::uintptr_t>(p)] = n;
+  ++m.allocs;
+  return reinterpret_cast<CUdeviceptr>(p);
+}
+void device_free(const char* what, CUdeviceptr p) {
+  Memory& m = memory();
+  {
+    std::lock_guard lk(m.mu);
+    auto it = m.live.find(static_cast<std::uintptr_t>(p));
+    if (it == m.live.end()) {
+      violation("%s of 0x%llx, which is not an allocation (double free?)", what, p);
+      return;
+    }
+    m.live.erase(it);
+    ++m.frees;
+  }
+  std::free(reinterpret_cast<void*>(p));
+}
+
+}  // namespace
+
+// ---- driver objects ----
+struct CUctx_st {
+  int device = 0;
+};
+
+struct CUstream_st {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::deque<std::function<void()>> q;
+  bool destroyed = false;
+  bool running = false;
+  std::thread worker;
+
+  CUstream_st() {
+    worker = std::thread([this] { loop(); });
+  }
+  void push(std::function<void()> op) {
+    {
+      std::lock_guard lk(mu);
+      q.push_back(std::move(op));
+    }
+    cv.notify_all();
+  }
+  void loop() {
+    for (;;) {
+      std::function<void()> op;
+      {
+        std::unique_lock lk(mu);
+        cv.wait(lk, [&] { return destroyed || !q.empty(); });
+        if (q.empty()) break;
+        op = std::move(q.front());
+        q.pop_front();
+      }
+      if (const int d = delay_us()) std::this_thread::sleep_for(std::chrono::microseconds(d));
+      op();
+    }
+    delete this;  // destroyed and drained
+  }
+  // Called by cuStreamDestroy: the worker finishes the queue and deletes the stream.
+  void destroy() {
+    worker.detach();  // first: the worker deletes the stream once it sees `destroyed`
+    std::lock_guard lk(mu);
+    destroyed = true;
+    cv.notify_all();
+  }
+};
+
+struct CUevent_st {
+  std::mutex mu;
+  std::shared_ptr<Token> last;  // null: never recorded
+};
+
+struct CUmod_st {
+  std::string image;
+};
+
+struct CUfunc_st {
+  CUmod_st* module = nullptr;
+  std::string name;
+  int max_dynamic_smem = 48 * 1024;
+};
+
+struct CUmemPoolHandle_st {
+  int device = 0;
+};
+
+namespace {
+
+CUctx_st g_ctx[8];
+CUmemPoolHandle_st g_pool[8];
+// Trivially destructible, so that it still works in static destructors after thread-local cleanup.
+struct CtxStack {
+  CUcontext v[64];
+  int n;
+  bool empty() const { return n == 0; }
+  CUcontext back() const { return v[n - 1]; }
+  bool push_back(CUcontext c) {
+    if (n == 64) return false;
+    v[n++] = c;
+    return true;
+  }
+  void pop_back() { --n; }
+};
+thread_local CtxStack t_ctx_stack{};
+
+struct Streams {
+  std::mutex mu;
+  std::set<CUstream> live;
+  std::set<CUevent> events;
+  std::set<CUmodule> modules;
+};
+Streams& objects() {
+  static auto* s = new Streams();
+  return *s;
+}
+bool valid_stream(CUstream s) {
+  std::lock_guard lk(objects().mu);
+  return objects().live.count(s) != 0;
+}
+bool valid_event(CUevent e) {
+  std::lock_guard lk(objects().mu);
+  return objects().events.count(e) != 0;
+}
+int devices() { return env_int("FAKE_CUDA_DEVICES", 1); }
+bool need_ctx(const char* what) {
+  if (t_ctx_stack.empty()) {
+    violation("%s called without a current context", what);
+    return false;
+  }
+  return true;
+}
+
+// The completion of a synchronous call: enqueue a marker and wait for it.
+void drain(CUstream s) {
+  auto t = std::make_shared<Token>();
+  s->push([t] { t->set(); });
+  t->wait();
+}
+
+}  // namespace
+
+extern "C" {
+
+// Test hooks (found with dlsym by the tests).
+int fake_cuda_violations() { return g_violations.load(); }
+int fake_cuda_launches() { return g_launches.load(); }
+long fake_cuda_live_allocations() {
+  std::lock_guard lk(memory().mu);
+  return static_cast<long>(memory().live.size());
+}
+long fake_cuda_total_allocations() {
+  std::lock_guard lk(memory().mu);
+  return memory().allocs;
+}
+void fake_cuda_set_delay_us(int us) { g_delay_us = us; }
+void fake_cuda_fail(const char* name, int code, int count) {
+  std::lock_guard lk(failures().mu);
+  failures().next[name] = {code, count};
+}
+void fake_cuda_set_sticky(int code) { g_sticky = code; }
+// Runs fn(arg) on the stream's worker, in order with its other work (a stand-in for a kernel).
+void fake_cuda_enqueue(CUstream s, void (*fn)(void*), void* arg) {
+  if (!valid_stream(s)) {
+    violation("fake_cuda_enqueue on an invalid stream");
+    return;
+  }
+  s->push([fn, arg] { fn(arg); });
+}
+// True when [p, p + n) is inside a live device allocation.
+int fake_cuda_is_device_memory(const void* p, std::size_t n) {
+  return in_live(reinterpret_cast<CUdeviceptr>(p), n) ? 1 : 0;
+}
+
+CUresult cuInit(unsigned int flags) {
+  if (flags != 0) return kInvalidValue;
+  if (const int e = env_int("FAKE_CUDA_INIT_ERROR", 0)) return e;
+  if (devices() <= 0) return kNoDevice;
+  g_initialised = true;
+  return kSuccess;
+}
+
+CUresult cuDriverGetVersion(int* version) {
+  if (!version) return kInvalidValue;
+  *version = 13000;
+  return kSuccess;
+}
+
+CUresult cuGetErrorName(CUresult error, const char** str) {
+  if (!str) return kInvalidValue;
+  switch (error) {
+    case 0: *str = "CUDA_SUCCESS"; return kSuccess;
+    case 1: *str = "CUDA_ERROR_INVALID_VALUE"; return kSuccess;
+    case 2: *str = "CUDA_ERROR_OUT_OF_MEMORY"; return kSuccess;
+    case 3: *str = "CUDA_ERROR_NOT_INITIALIZED"; return kSuccess;
+    case 100: *str = "CUDA_ERROR_NO_DEVICE"; return kSuccess;
+    case 700: *str = "CUDA_ERROR_ILLEGAL_ADDRESS"; return kSuccess;
+    case 719: *str = "CUDA_ERROR_LAUNCH_FAILED"; return kSuccess;
+    case 999: *str = "CUDA_ERROR_UNKNOWN"; return kSuccess;
+    default: *str = nullptr; return kInvalidValue;
+  }
+}
+
+CUresult cuGetErrorString(CUresult error, const char** str) {
+  if (!str) return kInvalidValue;
+  switch (error) {
+    case 0: *str = "no error"; return kSuccess;
+    case 1: *str = "invalid argument"; return kSuccess;
+    case 2: *str = "out of memory"; return kSuccess;
+    case 3: *str = "initialization error"; return kSuccess;
+    case 100: *str = "no CUDA-capable device is detected"; return kSuccess;
+    case 700: *str = "an illegal memory access was encountered"; return kSuccess;
+    case 719: *str = "unspecified launch failure"; return kSuccess;
+    case 999: *str = "unknown error"; return kSuccess;
+    default: *str = nullptr; return kInvalidValue;
+  }
+}
+
+CUresult cuDeviceGetCount(int* count) {
+  FAKE_ENTRY("cuDeviceGetCount");
+  if (!count) return kInvalidValue;
+  *count = devices();
+  return kSuccess;
+}
+
+CUresult cuDeviceGet(CUdevice* device, int ordinal) {
+  FAKE_ENTRY("cuDeviceGet");
+  if (!device) return kInvalidValue;
+  if (ordinal < 0 || ordinal >= devices()) return kInvalidDevice;
+  *device = ordinal;
+  return kSuccess;
+}
+
+CUresult cuDeviceGetAttribute(int* value, int attrib, CUdevice dev) {
+  FAKE_ENTRY("cuDeviceGetAttribute");
+  if (!value) return kInvalidValue;
+  if (dev < 0 || dev >= devices()) return kInvalidDevice;
+  const int cc = env_int("FAKE_CUDA_CC", 90);
+  switch (attrib) {
+    case 1: *value = 1024; break;         // max threads per block
+    case 5: *value = 2147483647; break;   // max grid x
+    case 8: *value = 48 * 1024; break;    // shared memory per block
+    case 16: *value = 132; break;         // SMs
+    case 75: *value = cc / 10; break;
+    case 76: *value = cc % 10; break;
+    case 97: *value = 227 * 1024; break;  // opt-in shared memory
+    case 115: *value = env_int("FAKE_CUDA_POOLS", 1); break;
+    default: return kInvalidValue;
+  }
+  return kSuccess;
+}
+
+CUresult cuDeviceGetName(char* name, int len, CUdevice dev) {
+  FAKE_ENTRY("cuDeviceGetName");
+  if (!name || len <= 0) return kInvalidValue;
+  if (dev < 0 || dev >= devices()) return kInvalidDevice;
+  std::snprintf(name, static_cast<std::size_t>(len), "Fake GPU %d", dev);
+  return kSuccess;
+}
+
+CUresult cuDeviceTotalMem_v2(std::size_t* bytes, CUdevice dev) {
+  FAKE_ENTRY("cuDeviceTotalMem_v2");
+  if (!bytes) return kInvalidValue;
+  if (dev < 0 || dev >= devices()) return kInvalidDevice;
+  *bytes = std::size_t{80} << 30;
+  return kSuccess;
+}
+
+CUresult cuDevicePrimaryCtxRetain(CUcontext* ctx, CUdevice dev) {
+  FAKE_ENTRY("cuDevicePrimaryCtxRetain");
+  if (!ctx) return kInvalidValue;
+  if (dev < 0 || dev >= devices() || dev >= 8) return kInvalidDevice;
+  g_ctx[dev].device = dev;
+  *ctx = &g_ctx[dev];
+  return kSuccess;
+}
+
+CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev) {
+  FAKE_ENTRY("cuDevicePrimaryCtxRelease_v2");
+  if (dev < 0 || dev >= devices()) return kInvalidDevice;
+  return kSuccess;
+}
+
+CUresult cuCtxGetCurrent(CUcontext* ctx) {
+  FAKE_ENTRY("cuCtxGetCurrent");
+  if (!ctx) return kInvalidValue;
+  *ctx = t_ctx_stack.empty() ? nullptr : t_ctx_stack.back();
+  return kSuccess;
+}
+
+CUresult cuCtxPushCurrent_v2(CUcontext ctx) {
+  FAKE_ENTRY("cuCtxPushCurrent_v2");
+  if (!ctx) return kInvalidContext;
+  if (!t_ctx_stack.push_back(ctx)) {
+    violation("cuCtxPushCurrent: context stack overflow (pushes without pops)");
+    return kInvalidValue;
+  }
+  return kSuccess;
+}
+
+CUresult cuCtxPopCurrent_v2(CUcontext* ctx) {
+  FAKE_ENTRY("cuCtxPopCurrent_v2");
+  if (t_ctx_stack.empty()) return kInvalidContext;
+  if (ctx) *ctx = t_ctx_stack.back();
+  t_ctx_stack.pop_back();
+  return kSuccess;
+}
+
+CUresult cuStreamCreate(CUstream* stream, unsigned int flags) {
+  FAKE_ENTRY("cuStreamCreate");
+  if (!stream) return kInvalidValue;
+  if (!need_ctx("cuStreamCreate")) return kInvalidContext;
+  if (flags != 1) violation("cuStreamCreate with flags %u (ctile streams must be non-blocking)", flags);
+  auto* s = new CUstream_st();
+  {
+    std::lock_guard lk(objects().mu);
+    objects().live.insert(s);
+  }
+  *stream = s;
+  return kSuccess;
+}
+
+CUresult cuStreamDestroy_v2(CUstream stream) {
+  FAKE_ENTRY("cuStreamDestroy_v2");
+  {
+    std::lock_guard lk(objects().mu);
+    if (!objects().live.erase(stream)) {
+      violation("cuStreamDestroy of an invalid stream");
+      return kInvalidHandle;
+    }
+  }
+  stream->destroy();
+  return kSuccess;
+}
+
+CUresult cuStreamSynchronize(CUstream stream) {
+  FAKE_ENTRY("cuStreamSynchronize");
+  if (!valid_stream(stream)) {
+    violation("cuStreamSynchronize of an invalid stream");
+    return kInvalidHandle;
+  }
+  drain(stream);
+  return g_sticky.load();
+}
+
+CUresult cuStreamWaitEvent(CUstream stream, CUevent event, unsigned int flags) {
+  FAKE_ENTRY("cuStreamWaitEvent");
+  if (flags != 0) return kInvalidValue;
+  if (!valid_stream(stream) || !valid_event(event)) {
+    violation("cuStreamWaitEvent with an invalid stream or event");
+    return kInvalidHandle;
+  }
+  std::shared_ptr<Token> t;
+  {
+    std::lock_guard lk(event->mu);
+    t = event->last;
+  }
+  if (t) stream->push([t] { t->wait(); });
+  return kSuccess;
+}
+
+CUresult cuEventCreate(CUevent* event, unsigned int flags) {
+  FAKE_ENTRY("cuEventCreate");
+  if (!event) return kInvalidValue;
+  if (!need_ctx("cuEventCreate")) return kInvalidContext;
+  (void)flags;
+  auto* e = new CUevent_st();
+  {
+    std::lock_guard lk(objects().mu);
+    objects().events.insert(e);
+  }
+  *event = e;
+  return kSuccess;
+}
+
+CUresult cuEventRecord(CUevent event, CUstream stream) {
+  FAKE_ENTRY("cuEventRecord");
+  if (!valid_event(event) || !valid_stream(stream)) {
+    violation("cuEventRecord with an invalid event or stream");
+    return kInvalidHandle;
+  }
+  auto t = std::make_shared<Token>();
+  {
+    std::lock_guard lk(event->mu);
+    event->last = t;
+  }
+  stream->push([t] { t->set(); });
+  return kSuccess;
+}
+
+CUresult cuEventQuery(CUevent event) {
+  FAKE_ENTRY("cuEventQuery");
+  if (!valid_event(event)) return kInvalidHandle;
+  std::lock_guard lk(event->mu);
+  return !event->last || event->last->is_done() ? kSuccess : kNotReady;
+}
+
+CUresult cuEventSynchronize(CUevent event) {
+  FAKE_ENTRY("cuEventSynchronize");
+  if (!valid_event(event)) {
+    violation("cuEventSynchronize of an invalid event");
+    return kInvalidHandle;
+  }
+  std::shared_ptr<Token> t;
+  {
+    std::lock_guard lk(event->mu);
+    t = event->last;
+  }
+  if (t) t->wait();
+  return g_sticky.load();
+}
+
+CUresult cuEventDestroy_v2(CUevent event) {
+  FAKE_ENTRY("cuEventDestroy_v2");
+  {
+    std::lock_guard lk(objects().mu);
+    if (!objects().events.erase(event)) {
+      violation("cuEventDestroy of an invalid event");
+      return kInvalidHandle;
+    }
+  }
+  delete event;  // pending waits hold their tokens, not the event
+  return kSuccess;
+}
+
+CUresult cuMemAlloc_v2(CUdeviceptr* ptr, std::size_t bytes) {
+  FAKE_ENTRY("cuMemAlloc_v2");
+  if (!ptr || bytes == 0) return kInvalidValue;
+  if (!need_ctx("cuMemAlloc")) return kInvalidContext;
+  *ptr = device_alloc(bytes);
+  return kSuccess;
+}
+
+CUresult cuMemFree_v2(CUdeviceptr ptr) {
+  FAKE_ENTRY("cuMemFree_v2");
+  device_free("cuMemFree", ptr);
+  return kSuccess;
+}
+
+CUresult cuMemAllocAsync(CUdeviceptr* ptr, std::size_t bytes, CUstream stream) {
+  FAKE_ENTRY("cuMemAllocAsync");
+  if (!ptr || bytes == 0) return kInvalidValue;
+  if (!valid_stream(stream)) {
+    violation("cuMemAllocAsync on an invalid stream");
+    return kInvalidHandle;
+  }
+  *ptr = device_alloc(bytes);
+  return kSuccess;
+}
+
+CUresult cuMemFreeAsync(CUdeviceptr ptr, CUstream stream) {
+  FAKE_ENTRY("cuMemFreeAsync");
+  if (!valid_stream(stream)) {
+    violation("cuMemFreeAsync on an invalid stream");
+    return kInvalidHandle;
+  }
+  if (!in_live(ptr, 1)) violation("cuMemFreeAsync of 0x%llx, which is not an allocation", ptr);
+  stream->push([ptr] { device_free("cuMemFreeAsync", ptr); });
+  return kSuccess;
+}
+
+CUresult cuDeviceGetDefaultMemPool(CUmemoryPool* pool, CUdevice dev) {
+  FAKE_ENTRY("cuDeviceGetDefaultMemPool");
+  if (!pool) return kInvalidValue;
+  if (dev < 0 || dev >= devices() || dev >= 8) return kInvalidDevice;
+  *pool = &g_pool[dev];
+  return kSuccess;
+}
+
+CUresult cuMemPoolSetAttribute(CUmemoryPool pool, int attr, void* value) {
+  FAKE_ENTRY("cuMemPoolSetAttribute");
+  if (!pool || !value) return kInvalidValue;
+  (void)attr;
+  return kSuccess;
+}
+
+CUresult cuMemHostAlloc(void** ptr, std::size_t bytes, unsigned int flags) {
+  FAKE_ENTRY("cuMemHostAlloc");
+  if (!ptr || bytes == 0) return kInvalidValue;
+  (void)flags;
+  void* p = std::malloc(bytes);
+  {
+    std::lock_guard lk(memory().mu);
+    memory().pinned.insert(p);
+  }
+  *ptr = p;
+  return kSuccess;
+}
+
+CUresult cuMemFreeHost(void* ptr) {
+  FAKE_ENTRY("cuMemFreeHost");
+  {
+    std::lock_guard lk(memory().mu);
+    if (!memory().pinned.erase(ptr)) return kInvalidValue;
+  }
+  std::free(ptr);
+  return kSuccess;
+}
+
+CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char value, std::size_t count, CUstream stream) {
+  FAKE_ENTRY("cuMemsetD8Async");
+  if (!valid_stream(stream)) return kInvalidHandle;
+  check_range("cuMemsetD8Async (enqueue)", dst, count);
+  stream->push([=] {
+    check_range("cuMemsetD8Async", dst, count);
+    std::memset(reinterpret_cast<void*>(dst), value, count);
+  });
+  return kSuccess;
+}
+
+CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void* src, std::size_t bytes, CUstream stream) {
+  FAKE_ENTRY("cuMemcpyHtoDAsync_v2");
+  if (!valid_stream(stream)) return kInvalidHandle;
+  check_range("cuMemcpyHtoDAsync (enqueue)", dst, bytes);
+  if (is_pinned(src)) {  // DMA from pinned memory: read when it runs
+    stream->push([=] {
+      check_range("cuMemcpyHtoDAsync", dst, bytes);
+      std::memcpy(reinterpret_cast<void*>(dst), src, bytes);
+    });
+  } else {  // pageable: staged before the call returns
+    auto staged = std::make_shared<std::vector<unsigned char>>(static_cast<const unsigned char*>(src),
+                                                              static_cast<const unsigned char*>(src) + bytes);
+    stream->push([=] {
+      check_range("cuMemcpyHtoDAsync", dst, bytes);
+      std::memcpy(reinterpret_cast<void*>(dst), staged->data(), bytes);
+    });
+  }
+  return kSuccess;
+}
+
+CUresult cuMemcpyDtoHAsync_v2(void* dst, CUdeviceptr src, std::size_t bytes, CUstream stream) {
+  FAKE_ENTRY("cuMemcpyDtoHAsync_v2");
+  if (!valid_stream(stream)) return kInvalidHandle;
+  check_range("cuMemcpyDtoHAsync (enqueue)", src, bytes);
+  stream->push([=] {
+    check_range("cuMemcpyDtoHAsync", src, bytes);
+    std::memcpy(dst, reinterpret_cast<const void*>(src), bytes);
+  });
+  if (!is_pinned(dst)) drain(stream);  // to pageable memory: returns once the copy is done
+  return kSuccess;
+}
+
+CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, std::size_t bytes, CUstream stream) {
+  FAKE_ENTRY("cuMemcpyDtoDAsync_v2");
+  if (!valid_stream(stream)) return kInvalidHandle;
+  check_range("cuMemcpyDtoDAsync (enqueue, destination)", dst, bytes);
+  check_range("cuMemcpyDtoDAsync (enqueue, source)", src, bytes);
+  stream->push([=] {
+    check_range("cuMemcpyDtoDAsync (destination)", dst, bytes);
+    check_range("cuMemcpyDtoDAsync (source)", src, bytes);
+    std::memmove(reinterpret_cast<void*>(dst), reinterpret_cast<const void*>(src), bytes);
+  });
+  return kSuccess;
+}
+
+CUresult cuMemcpyPeerAsync(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src, CUcontext src_ctx, std::size_t bytes,
+                           CUstream stream) {
+  FAKE_ENTRY("cuMemcpyPeerAsync");
+  if (!dst_ctx || !src_ctx) return kInvalidContext;
+  return cuMemcpyDtoDAsync_v2(dst, src, bytes, stream);
+}
+
+CUresult cuModuleLoadData(CUmodule* module, const void* image) {
+  FAKE_ENTRY("cuModuleLoadData");
+  if (!module || !image) return kInvalidValue;
+  if (!need_ctx("cuModuleLoadData")) return kInvalidContext;
+  const auto* b = static_cast<const unsigned char*>(image);
+  if (!(b[0] == 0x7f && b[1] == 'E' && b[2] == 'L' && b[3] == 'F')) return kInvalidImage;  // a cubin is an ELF file
+  // The ELF header gives the file size: section headers at e_shoff, e_shnum entries of e_shentsize.
+  std::uint64_t shoff = 0;
+  std::uint16_t shentsize = 0, shnum = 0;
+  std::memcpy(&shoff, b + 0x28, 8);
+  std::memcpy(&shentsize, b + 0x3a, 2);
+  std::memcpy(&shnum, b + 0x3c, 2);
+  auto* m = new CUmod_st();
+  m->image.assign(reinterpret_cast<const char*>(b), static_cast<std::size_t>(shoff + std::uint64_t{shentsize} * shnum));
+  {
+    std::lock_guard lk(objects().mu);
+    objects().modules.insert(m);
+  }
+  *module = m;
+  return kSuccess;
+}
+
+CUresult cuModuleUnload(CUmodule module) {
+  FAKE_ENTRY("cuModuleUnload");
+  {
+    std::lock_guard lk(objects().mu);
+    if (!objects().modules.erase(module)) return kInvalidHandle;
+  }
+  delete module;  // functions of it are leaked (tests do not use them after unloading)
+  return kSuccess;
+}
+
+CUresult cuModuleGetFunction(CUfunction* fn, CUmodule module, const char* name) {
+  FAKE_ENTRY("cuModuleGetFunction");
+  if (!fn || !module || !name) return kInvalidValue;
+  if (module->image.find(std::string(name) + '\0') == std::string::npos) return kNotFound;
+  auto* f = new CUfunc_st();
+  f->module = module;
+  f->name = name;
+  *fn = f;
+  return kSuccess;
+}
+
+CUresult cuFuncGetAttribute(int* value, int attrib, CUfunction fn) {
+  FAKE_ENTRY("cuFuncGetAttribute");
+  if (!value || !fn) return kInvalidValue;
+  switch (attrib) {
+    case 0: *value = 1024; break;  // max threads per block
+    case 1: *value = 0; break;     // static shared memory
+    case 4: *value = 32; break;    // registers
+    case 8: *value = fn->max_dynamic_smem; break;
+    default: return kInvalidValue;
+  }
+  return kSuccess;
+}
+
+CUresult cuFuncSetAttribute(CUfunction fn, int attrib, int value) {
+  FAKE_ENTRY("cuFuncSetAttribute");
+  if (!fn) return kInvalidValue;
+  if (attrib != 8 || value < 0 || value > 227 * 1024) return kInvalidValue;
+  fn->max_dynamic_smem = value;
+  return kSuccess;
+}
+
+CUresult cuLaunchKernel(CUfunction fn, unsigned int grid_x, unsigned int grid_y, unsigned int grid_z, unsigned int block_x,
+                        unsigned int block_y, unsigned int block_z, unsigned int smem_bytes, CUstream stream,
+                        void** params, void** extra) {
+  FAKE_ENTRY("cuLaunchKernel");
+  if (!fn) return kInvalidHandle;
+  if (!need_ctx("cuLaunchKernel")) return kInvalidContext;
+  if (!valid_stream(stream)) {
+    violation("cuLaunchKernel on an invalid or default stream");
+    return kInvalidHandle;
+  }
+  if (grid_x == 0 || grid_y == 0 || grid_z == 0 || grid_x > 2147483647u || grid_y > 65535 || grid_z > 65535)
+    return kInvalidValue;
+  if (block_x * block_y * block_z == 0 || block_x * block_y * block_z > 1024) return kInvalidValue;
+  if (smem_bytes > static_cast<unsigned>(fn->max_dynamic_smem)) return kInvalidValue;
+  if (!params || !params[0] || extra) {
+    violation("cuLaunchKernel without a parameter buffer");
+    return kInvalidValue;
+  }
+  ++g_launches;
+  stream->push([] {});
+  return kSuccess;
+}
+
+}  // extern "C"
