@@ -1,6 +1,7 @@
 #include "cuda_device.hpp"
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <limits>
 
@@ -21,7 +22,9 @@ int attribute(CUdevice dev, int attr, const char* what, int index) {
 DeviceContext& DeviceContext::get(int index) {
   constexpr int kMaxDevices = 64;
   static std::mutex mu;
-  static std::array<DeviceContext*, kMaxDevices> contexts{};  // leaked on purpose (see the header)
+  static std::array<std::atomic<DeviceContext*>, kMaxDevices> contexts{};  // leaked on purpose (see the header)
+  if (index >= 0 && index < kMaxDevices)
+    if (DeviceContext* c = contexts[static_cast<std::size_t>(index)].load(std::memory_order_acquire)) return *c;
   const DriverStatus& st = driver_status();
   if (!st.api) throw UserError(detail::cat("cuda:", index, " cannot be used: ", st.reason));
   if (index < 0 || index >= st.device_count || index >= kMaxDevices)
@@ -30,8 +33,8 @@ DeviceContext& DeviceContext::get(int index) {
                                 ")"));
   std::lock_guard lk(mu);
   auto& slot = contexts[static_cast<std::size_t>(index)];
-  if (!slot) slot = new DeviceContext(index);
-  return *slot;
+  if (!slot.load(std::memory_order_relaxed)) slot.store(new DeviceContext(index), std::memory_order_release);
+  return *slot.load(std::memory_order_relaxed);
 }
 
 DeviceContext::DeviceContext(int index) {
@@ -71,9 +74,15 @@ DeviceContext::DeviceContext(int index) {
     }
     CTILE_CU(cuStreamCreate, (&mem_stream_, abi::CU_STREAM_NON_BLOCKING), "creating the memory stream of cuda:", index);
     mem_stream_id_ = new_stream_id();
+    CTILE_CU(cuStreamCreate, (&copy_stream_, abi::CU_STREAM_NON_BLOCKING), "creating the copy stream of cuda:", index);
+    copy_stream_id_ = new_stream_id();
     mem_completer_ = std::make_unique<Completer>(index, ctx_);
+    copy_completer_ = std::make_unique<Completer>(index, ctx_);
   } catch (...) {
+    mem_completer_.reset();
+    copy_completer_.reset();
     if (mem_stream_) (void)CTILE_CU_REPORT(cuStreamDestroy_v2, (mem_stream_), "destroying the memory stream of cuda:", index);
+    if (copy_stream_) (void)CTILE_CU_REPORT(cuStreamDestroy_v2, (copy_stream_), "destroying the copy stream of cuda:", index);
     (void)CTILE_CU_REPORT(cuDevicePrimaryCtxRelease_v2, (dev), "releasing the primary context of cuda:", index);
     throw;
   }

@@ -1,5 +1,6 @@
 // One CUDA device as ctile uses it: its primary context, attributes, a pool of CUevents, and a
-// "memory stream" on which allocations, zero fills, frees and host copies are ordered. Created on
+// "memory stream" on which allocations, zero fills, frees and host copies are ordered, and a "copy
+// stream" for device-to-device copies. Created on
 // first use and never destroyed (the driver may be gone during static destruction; nothing here
 // needs cleaning up at exit). Private to the library.
 #pragma once
@@ -41,10 +42,15 @@ class DeviceContext {
   [[nodiscard]] CUcontext ctx() const { return ctx_; }
   [[nodiscard]] int index() const { return info_.index; }
 
-  // Allocations, frees and host copies are ordered on this stream; its events complete on mem_completer().
+  // Allocations, frees and host copies are ordered on this stream; its events complete on
+  // mem_completer(). It never waits for pending kernels, so allocations are never held up by them.
   [[nodiscard]] CUstream mem_stream() const { return mem_stream_; }
   [[nodiscard]] std::uint64_t mem_stream_id() const { return mem_stream_id_; }
   [[nodiscard]] Completer& mem_completer() { return *mem_completer_; }
+  // Device-to-device copies, which wait on the device for the work that writes their source.
+  [[nodiscard]] CUstream copy_stream() const { return copy_stream_; }
+  [[nodiscard]] std::uint64_t copy_stream_id() const { return copy_stream_id_; }
+  [[nodiscard]] Completer& copy_completer() { return *copy_completer_; }
 
   // The CUevent pool (context must be current for acquire).
   CUevent acquire_event();
@@ -71,6 +77,9 @@ class DeviceContext {
   CUstream mem_stream_ = nullptr;
   std::uint64_t mem_stream_id_ = 0;
   std::unique_ptr<Completer> mem_completer_;
+  CUstream copy_stream_ = nullptr;
+  std::uint64_t copy_stream_id_ = 0;
+  std::unique_ptr<Completer> copy_completer_;
   std::mutex events_mu_;
   std::vector<CUevent> free_events_;
   Staging staging_;

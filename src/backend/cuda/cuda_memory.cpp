@@ -14,16 +14,17 @@ constexpr std::int64_t kStageThreshold = std::int64_t{1} << 20;  // copies from 
 
 CUdeviceptr dptr(const std::byte* p) { return static_cast<CUdeviceptr>(reinterpret_cast<std::uintptr_t>(p)); }
 
-// Records the end of what was just enqueued on the memory stream and hands it to the memory
-// completer. If the event cannot be recorded, waits for the whole memory stream so that nothing
-// `keep` holds is released under a running copy, then throws.
-Event finish_on_mem_stream(DeviceContext& dc, StreamTask keep, std::vector<Event> after, const char* what) {
+// Records the end of what was just enqueued on `stream` (the device's memory or copy stream) and
+// hands it to that stream's completer. If the event cannot be recorded, waits for the whole stream
+// so that nothing `keep` holds is released under a running copy, then throws.
+Event finish_on(DeviceContext& dc, CUstream stream, std::uint64_t stream_id, Completer& completer, StreamTask keep,
+                std::vector<Event> after, const char* what) {
   std::shared_ptr<detail::NativeEvent> ne;
   try {
-    ne = acquire_event(dc.index(), dc.mem_stream_id());
-    CTILE_CU(cuEventRecord, (ne->ev, dc.mem_stream()), "recording the completion of ", what, " on cuda:", dc.index());
+    ne = acquire_event(dc.index(), stream_id);
+    CTILE_CU(cuEventRecord, (ne->ev, stream), "recording the completion of ", what, " on cuda:", dc.index());
   } catch (...) {
-    (void)CTILE_CU_REPORT(cuStreamSynchronize, (dc.mem_stream()), "synchronising the memory stream of cuda:", dc.index());
+    (void)CTILE_CU_REPORT(cuStreamSynchronize, (stream), "synchronising an internal stream of cuda:", dc.index());
     throw;
   }
   Event done = Event::create(ne);
@@ -32,8 +33,12 @@ Event finish_on_mem_stream(DeviceContext& dc, StreamTask keep, std::vector<Event
   item.done = done;
   item.keep = std::move(keep);
   item.after = std::move(after);
-  dc.mem_completer().push(std::move(item));
+  completer.push(std::move(item));
   return done;
+}
+
+Event finish_on_mem_stream(DeviceContext& dc, const char* what) {
+  return finish_on(dc, dc.mem_stream(), dc.mem_stream_id(), dc.mem_completer(), {}, {}, what);
 }
 
 }  // namespace
@@ -63,7 +68,7 @@ DeviceMemory allocate(int device, std::int64_t bytes, bool zeroed) {
   try {
     if (zeroed)
       CTILE_CU(cuMemsetD8Async, (p, 0, size, ms), "zero-filling ", bytes, " bytes of a new tensor on cuda:", device);
-    if (m.pooled || zeroed) m.ready = finish_on_mem_stream(dc, {}, {}, "an allocation");
+    if (m.pooled || zeroed) m.ready = finish_on_mem_stream(dc, "an allocation");
   } catch (...) {
     if (m.pooled)
       (void)CTILE_CU_REPORT(cuMemFreeAsync, (p, ms), "freeing a tensor's memory on cuda:", device);
@@ -166,7 +171,7 @@ Event copy_from_host(int device, std::byte* dst, const std::byte* src, std::int6
       }
     }
   }
-  return finish_on_mem_stream(dc, {}, {}, "a copy from the host");
+  return finish_on_mem_stream(dc, "a copy from the host");
 }
 
 Event copy_device(int dst_device, std::byte* dst, int src_device, const std::byte* src, std::int64_t bytes,
@@ -174,14 +179,16 @@ Event copy_device(int dst_device, std::byte* dst, int src_device, const std::byt
   DeviceContext& dc = DeviceContext::get(dst_device);
   DeviceContext& sc = DeviceContext::get(src_device);
   ScopedContext scope(dc.ctx());
-  const CUstream ms = dc.mem_stream();
+  // The copy stream, not the memory stream: the copy may wait for a long kernel that writes its
+  // source, and allocations must not queue up behind that.
+  const CUstream cs = dc.copy_stream();
   std::vector<Event> after;
   for (Event& e : deps) {
     if (!e.done()) {
       if (auto ne = e.native()) {
         if (ne->enqueue_error) std::rethrow_exception(ne->enqueue_error);
-        CTILE_CU(cuStreamWaitEvent, (ms, ne->ev, abi::CU_EVENT_WAIT_DEFAULT), "ordering a copy to cuda:", dst_device,
-                 " after the work that wrote its source");
+        CTILE_CU(cuStreamWaitEvent, (cs, ne->ev, abi::CU_EVENT_WAIT_DEFAULT), "ordering a copy to cuda:", dst_device,
+                 " after the work that writes its source or allocates its destination");
         after.push_back(std::move(e));
         continue;
       }
@@ -191,13 +198,13 @@ Event copy_device(int dst_device, std::byte* dst, int src_device, const std::byt
   }
   if (bytes > 0) {
     if (dst_device == src_device)
-      CTILE_CU(cuMemcpyDtoDAsync_v2, (dptr(dst), dptr(src), static_cast<std::size_t>(bytes), ms), "copying ", bytes,
+      CTILE_CU(cuMemcpyDtoDAsync_v2, (dptr(dst), dptr(src), static_cast<std::size_t>(bytes), cs), "copying ", bytes,
                " bytes within cuda:", dst_device);
     else
-      CTILE_CU(cuMemcpyPeerAsync, (dptr(dst), dc.ctx(), dptr(src), sc.ctx(), static_cast<std::size_t>(bytes), ms),
+      CTILE_CU(cuMemcpyPeerAsync, (dptr(dst), dc.ctx(), dptr(src), sc.ctx(), static_cast<std::size_t>(bytes), cs),
                "copying ", bytes, " bytes from cuda:", src_device, " to cuda:", dst_device);
   }
-  return finish_on_mem_stream(dc, std::move(keep), std::move(after), "a device copy");
+  return finish_on(dc, cs, dc.copy_stream_id(), dc.copy_completer(), std::move(keep), std::move(after), "a device copy");
 }
 
 }  // namespace ctile::backend::cuda

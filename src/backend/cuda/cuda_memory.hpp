@@ -1,9 +1,10 @@
 // Device memory and copies for tensor storages on CUDA devices. Private to the library (the runtime's
 // Storage and TensorCore call these; docs/cuda_runtime.md describes the rules).
 //
-// All of it is ordered on the device's memory stream (DeviceContext::mem_stream). An operation that
-// leaves GPU work behind returns an Event that completes when that work has (it carries a native
-// CUevent, so work on other streams waits for it on the device).
+// Allocations, frees and host copies are ordered on the device's memory stream, device-to-device
+// copies on its copy stream (DeviceContext). An operation that leaves GPU work behind returns an
+// Event that completes when that work has (it carries a native CUevent, so work on other streams
+// waits for it on the device).
 #pragma once
 
 #include <cstddef>
@@ -40,7 +41,7 @@ void copy_to_host(int device, std::byte* dst, const std::byte* src, std::int64_t
 // when the bytes have landed.
 Event copy_from_host(int device, std::byte* dst, const std::byte* src, std::int64_t bytes);
 
-// Device -> device (the same or another GPU), on the destination's memory stream, after `deps`
+// Device -> device (the same or another GPU), on the destination's copy stream, after `deps`
 // (the source's pending writes, the destination's allocation). `keep` (typically a lambda holding
 // the source's storage) is destroyed once the copy has finished on the GPU. A dependency that
 // failed is rethrown before anything is enqueued.

@@ -243,20 +243,35 @@ namespace {
 
 CUctx_st g_ctx[8];
 CUmemPoolHandle_st g_pool[8];
-// Trivially destructible, so that it still works in static destructors after thread-local cleanup.
+// The current-context stack of each thread. Not thread_local: the map outlives every thread (and
+// static destruction), and ThreadSanitizer does not understand TLS blocks of dlopen'ed libraries
+// being recycled between threads.
 struct CtxStack {
-  CUcontext v[64];
-  int n;
-  bool empty() const { return n == 0; }
-  CUcontext back() const { return v[n - 1]; }
+  std::vector<CUcontext> v;
+  bool empty() const { return v.empty(); }
+  CUcontext back() const { return v.back(); }
   bool push_back(CUcontext c) {
-    if (n == 64) return false;
-    v[n++] = c;
+    if (v.size() >= 64) return false;
+    v.push_back(c);
     return true;
   }
-  void pop_back() { --n; }
+  void pop_back() { v.pop_back(); }
 };
-thread_local CtxStack t_ctx_stack{};
+struct CtxStacks {
+  std::mutex mu;
+  std::map<std::thread::id, CtxStack> by_thread;
+};
+CtxStacks& ctx_stacks() {
+  static auto* s = new CtxStacks();
+  return *s;
+}
+// Runs f(stack of this thread) under the lock.
+template <class F>
+auto with_ctx_stack(F&& f) {
+  CtxStacks& s = ctx_stacks();
+  std::lock_guard lk(s.mu);
+  return f(s.by_thread[std::this_thread::get_id()]);
+}
 
 struct Streams {
   std::mutex mu;
@@ -278,7 +293,7 @@ bool valid_event(CUevent e) {
 }
 int devices() { return env_int("FAKE_CUDA_DEVICES", 1); }
 bool need_ctx(const char* what) {
-  if (t_ctx_stack.empty()) {
+  if (with_ctx_stack([](CtxStack& st) { return st.empty(); })) {
     violation("%s called without a current context", what);
     return false;
   }
@@ -438,14 +453,14 @@ CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev) {
 CUresult cuCtxGetCurrent(CUcontext* ctx) {
   FAKE_ENTRY("cuCtxGetCurrent");
   if (!ctx) return kInvalidValue;
-  *ctx = t_ctx_stack.empty() ? nullptr : t_ctx_stack.back();
+  *ctx = with_ctx_stack([](CtxStack& st) { return st.empty() ? nullptr : st.back(); });
   return kSuccess;
 }
 
 CUresult cuCtxPushCurrent_v2(CUcontext ctx) {
   FAKE_ENTRY("cuCtxPushCurrent_v2");
   if (!ctx) return kInvalidContext;
-  if (!t_ctx_stack.push_back(ctx)) {
+  if (!with_ctx_stack([&](CtxStack& st) { return st.push_back(ctx); })) {
     violation("cuCtxPushCurrent: context stack overflow (pushes without pops)");
     return kInvalidValue;
   }
@@ -454,10 +469,12 @@ CUresult cuCtxPushCurrent_v2(CUcontext ctx) {
 
 CUresult cuCtxPopCurrent_v2(CUcontext* ctx) {
   FAKE_ENTRY("cuCtxPopCurrent_v2");
-  if (t_ctx_stack.empty()) return kInvalidContext;
-  if (ctx) *ctx = t_ctx_stack.back();
-  t_ctx_stack.pop_back();
-  return kSuccess;
+  return with_ctx_stack([&](CtxStack& st) {
+    if (st.empty()) return kInvalidContext;
+    if (ctx) *ctx = st.back();
+    st.pop_back();
+    return kSuccess;
+  });
 }
 
 CUresult cuStreamCreate(CUstream* stream, unsigned int flags) {

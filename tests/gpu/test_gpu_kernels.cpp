@@ -1,0 +1,635 @@
+// Every example kernel and every kernel of tests/correctness/test_kernels.cpp, run on the CPU
+// backend and on the GPU with the same fresh random inputs (outputs poisoned first on both), and
+// compared element by element: exactly for integer results, copies and conversions; with a
+// relative tolerance for floating-point math. Also: every element type, misaligned views (slice
+// offset 1, with guard elements that must stay untouched), non-divisible and strided shapes.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <random>
+
+#include "harness.hpp"
+
+namespace ct = ctile;
+using gpu_test::gpu;
+using gpu_test::seed;
+
+namespace {
+
+const ct::Device kCpu = ct::cpu();
+
+template <class T>
+T poison_value() {
+  if constexpr (std::is_same_v<T, bool>)
+    return true;
+  else if constexpr (std::is_floating_point_v<T>)
+    return std::numeric_limits<T>::quiet_NaN();
+  else if constexpr (std::is_same_v<T, ct::f16> || std::is_same_v<T, ct::bf16>)
+    return T(NAN);
+  else
+    return static_cast<T>(0x5a);
+}
+
+template <class T>
+ct::Tensor<T> poisoned(ct::Shape s, ct::Device d) {
+  return ct::full<T>(std::move(s), poison_value<T>(), d);
+}
+
+// Random values of any element type (floats normal, integers in [lo, hi)).
+template <class T>
+ct::Tensor<T> random(ct::Shape s, std::uint64_t sd, ct::Device d, double lo = 0, double hi = 100) {
+  if constexpr (ct::detail::is_float_elem<T>)
+    return ct::randn<T>(std::move(s), sd, 0.0, 1.0, d);
+  else if constexpr (std::is_same_v<T, bool>)
+    return ct::rand<T>(std::move(s), sd, 0.0, 2.0, d);
+  else
+    return ct::rand<T>(std::move(s), sd, lo, hi, d);
+}
+
+// A rank-1 input of n elements that starts one element into its allocation (misaligned for
+// vector loads when `offset` is 1).
+template <class T>
+ct::Shared<T> input1(std::int64_t n, std::uint64_t sd, ct::Device d, int offset, double lo = 0, double hi = 100) {
+  auto t = random<T>({n + offset}, sd, d, lo, hi);
+  return std::move(t).slice(0, offset, n + offset).share();
+}
+
+// An output of n elements at `offset` inside a poisoned allocation of n + 2 * offset elements.
+// After the run, check_guards() reads the whole allocation and checks the guard elements.
+template <class T>
+struct Output1 {
+  std::int64_t n;
+  int offset;
+  ct::Tensor<T> view;
+  Output1(std::int64_t n_, ct::Device d, int offset_) : n(n_), offset(offset_), view(make(n_, d, offset_)) {}
+  static ct::Tensor<T> make(std::int64_t n, ct::Device d, int offset) {
+    return poisoned<T>({n + 2 * offset}, d).slice(0, offset, n + offset);
+  }
+};
+
+// The elements of `view` and whether the `offset` elements on each side of it still hold the
+// poison (nothing was stored outside the view). `view` must be a slice made by Output1.
+template <class T>
+std::vector<T> read_guarded(const ct::Tensor<T>& view, int offset, const std::string& what) {
+  std::vector<T> out = view.to_host();  // waits for the writes
+  if (offset == 0) return out;
+  const T* base = view.data(ct::unchecked) - offset;
+  const std::int64_t total = view.numel() + 2 * offset;
+  auto whole = ct::Tensor<T>::borrow(ct::unchecked, const_cast<T*>(base), {total}, {}, view.device());
+  const auto all = whole.to_host();
+  for (int i = 0; i < offset; ++i) {
+    const T lo = all[static_cast<std::size_t>(i)], hi = all[static_cast<std::size_t>(total - 1 - i)];
+    CHECK(gpu_test::show(lo) == gpu_test::show(poison_value<T>()) && gpu_test::show(hi) == gpu_test::show(poison_value<T>()))
+        << what << ": a guard element next to the output was overwritten (" << gpu_test::show(lo) << ", "
+        << gpu_test::show(hi) << ")";
+  }
+  return out;
+}
+
+// ---- kernels (from tests/correctness/test_kernels.cpp) ----
+
+template <class T>
+void axpby(ct::Mut<T, 1> z, ct::Ref<T, 1> x, ct::Ref<T, 1> y) {
+  auto a = ct::load_like(x, z).template to<float>();
+  auto b = ct::load_like(y, z).template to<float>();
+  z.store((ct::exp(a * 0.5f) - b * b + ct::maximum(a, b)).template to<T>());
+}
+
+void int_ops(ct::Mut<std::int32_t, 1> z, ct::Ref<std::int32_t, 1> x, ct::Ref<std::int32_t, 1> y) {
+  auto a = ct::load_like(x, z);
+  auto b = ct::load_like(y, z, 1);
+  auto q = a / b + a % b * 3 - (a & 0xff) + (b << 2) - (a >> 1) + (a ^ b);
+  z.store(ct::where(a > b, q, -q));
+}
+
+void convert_k(ct::Mut<ct::bf16, 1> b, ct::Mut<std::int8_t, 1> i8, ct::Ref<float, 1> x) {
+  auto v = ct::load_like(x, b);
+  b.store(v.to<ct::bf16>());
+  i8.store((v * 100.0f).to<std::int8_t>());  // saturates
+}
+
+void reduce_rows(ct::Mut<float, 2> sums, ct::Mut<std::int64_t, 2> arg, ct::Mut<float, 2> csum, ct::Ref<float, 2> x) {
+  auto t = ct::load_like(x, csum, 0.0f);  // [BM, BN]
+  sums.store(ct::sum(t, 1, true));        // [BM, 1]
+  arg.store(ct::argmax(t, 1, true));
+  csum.store(ct::cumsum(t, 1));
+}
+
+template <class In, class Acc, int BK>
+void mm(ct::Mut<Acc, 2> c, ct::Ref<In, 2> a, ct::Ref<In, 2> b) {
+  const auto [bm, bn] = c.tile_shape();
+  auto [i, j] = c.tile_index();
+  auto pa = a.tiles({bm, BK});
+  auto pb = b.tiles({BK, bn});
+  auto acc = ct::Tile<Acc>::zeros({bm, bn});
+  for (auto k : ct::range(pa.count(1))) acc = ct::mma(pa.load({i, k}), pb.load({k, j}), acc);
+  c.store(acc);
+}
+
+void gather_rows(ct::Mut<float, 2> out, ct::Ref<float, 2> table, ct::Ref<std::int32_t, 1> ids) {
+  auto [r, c] = out.tile_index();
+  const auto [bm, bn] = out.tile_shape();
+  auto rows = ids.tiles({bm}).load({r}, -1).to<std::int64_t>().reshape({bm, 1});
+  auto cols = (ct::iota<std::int64_t>(bn) + c * bn).reshape({1, bn});
+  out.store(table.gather({rows, cols}, -7.0f));
+}
+
+void reverse_piece(ct::Mut<float, 1> z, ct::Ref<float, 1> x) {
+  const auto [b] = z.tile_shape();
+  auto v = ct::load_like(x, z);
+  auto idx = ct::iota<std::int64_t>(b) * -1 + (b - 1);
+  z.scatter({idx}, v);
+}
+
+void histogram(ct::Atomic<std::int64_t, 1> hist, ct::Ref<std::int32_t, 1> x) {
+  auto v = x.tiles({128}).load({ct::block_id(0)}, -1).to<std::int64_t>();
+  hist.add({v}, ct::Tile<std::int64_t>::full({128}, 1));  // -1 padding is out of bounds: dropped
+}
+
+void collatz(ct::Mut<std::int64_t, 1> steps, ct::Ref<std::int64_t, 1> start) {
+  auto n = ct::load_like(start, steps).reshape({});  // tile [1] -> scalar
+  auto count = ct::constant<std::int64_t>(0);
+  ct::while_([&] { return n > 1; }, [&] {
+    ct::if_((n % 2) == 0, [&] { n = n / 2; }, [&] { n = n * 3 + 1; });
+    count = count + 1;
+  });
+  steps.store(count);
+}
+
+void copy6(ct::Mut<float, 6> z, ct::Ref<float, 6> x) { z.store(ct::load_like(x, z) * 2.0f); }
+
+void scale_by(ct::Mut<float, 1> z, ct::Ref<float, 1> x, ct::Const<int> k) {
+  auto v = ct::load_like(x, z);
+  for (int i = 1; i < k; ++i) v = v + ct::load_like(x, z);  // unrolled k times at trace time
+  z.store(v);
+}
+
+void pick_tile(ct::Mut<float, 1> out, ct::Ref<float, 1> x, ct::Scalar<std::int64_t> t) {
+  out.store(x.tiles({16}).load({t}));
+}
+
+// ---- kernels (from the examples) ----
+
+void hello(ct::Mut<std::int64_t, 2> ids) {
+  auto [i, j] = ids.tile_index();
+  ids.store(i * 100 + j);
+}
+
+void vector_add(ct::Mut<float, 1> z, ct::Ref<float, 1> x, ct::Ref<float, 1> y) {
+  z.store(ct::load_like(x, z) + ct::load_like(y, z));
+}
+
+void saxpy(ct::Mut<ct::bf16, 1> y, ct::Scalar<float> a, ct::Ref<ct::bf16, 1> x) {
+  auto xf = ct::load_like(x, y).to<float>();
+  auto yf = y.load().to<float>();
+  y.store((a * xf + yf).to<ct::bf16>());
+}
+
+void softmax(ct::Mut<float, 2> out, ct::Ref<float, 2> x) {
+  auto row = ct::load_like(x, out, -INFINITY);
+  auto e = ct::exp(row - ct::max(row, 1, /*keepdims=*/true));
+  out.store(e / ct::sum(e, 1, true));
+}
+
+void rms_norm(ct::Mut<ct::bf16, 2> y, ct::Ref<ct::bf16, 2> x, ct::Ref<ct::bf16, 1> w, ct::Scalar<float> eps) {
+  const auto [bm, bn] = y.tile_shape();
+  auto [row, col] = y.tile_index();
+  auto xf = ct::load_like(x, y).to<float>();
+  auto n = x.extent(1).to<float>();
+  auto inv = ct::rsqrt(ct::sum(xf * xf, 1, true) / n + eps);
+  auto wf = w.tiles({bn}).load({col}).to<float>().reshape({1, bn});
+  y.store((xf * inv * wf).to<ct::bf16>());
+}
+
+template <int BK>
+void matmul(ct::Mut<float, 2> c, ct::Ref<ct::bf16, 2> a, ct::Ref<ct::bf16, 2> b) {
+  const auto [bm, bn] = c.tile_shape();
+  auto [i, j] = c.tile_index();
+  auto pa = a.tiles({bm, BK});
+  auto pb = b.tiles({BK, bn});
+  auto acc = ct::Tile<float>::zeros({bm, bn});
+  for (auto k : ct::range(pa.count(1))) acc = ct::mma(pa.load({i, k}), pb.load({k, j}), acc);
+  c.store(acc);
+}
+
+constexpr std::int64_t kSumBlock = 4096;
+void reduce_sum(ct::Atomic<double, 1> total, ct::Ref<double, 1> x) {
+  auto tile = x.tiles({kSumBlock}).load({ct::block_id(0)});
+  total.add({0}, ct::sum(tile, 0));
+}
+
+void scatter(ct::UncheckedMut<float, 1> dst, ct::Ref<std::int64_t, 1> idx, ct::Ref<float, 1> src) {
+  auto b = ct::block_id(0);
+  auto where = idx.tiles({256}).load({b}, -1);
+  auto what = src.tiles({256}).load({b});
+  dst.scatter(ct::unchecked, where, what);
+}
+
+// ---- kernels for every element type ----
+
+template <class T>
+void copy_k(ct::Mut<T, 1> z, ct::Ref<T, 1> x) {
+  z.store(ct::load_like(x, z));
+}
+
+template <class T>
+void to_f32(ct::Mut<float, 1> z, ct::Ref<T, 1> x) {
+  z.store(ct::load_like(x, z).template to<float>());
+}
+
+template <class T>
+void from_f32(ct::Mut<T, 1> z, ct::Ref<float, 1> x) {
+  z.store(ct::load_like(x, z).template to<T>());
+}
+
+template <class T>
+void int_arith(ct::Mut<T, 1> z, ct::Ref<T, 1> x, ct::Ref<T, 1> y) {
+  auto a = ct::load_like(x, z);
+  auto b = ct::load_like(y, z, T(1));
+  z.store((a * b + a) / b + a % b + (a ^ b) + (a << 1) - (a & b) + (a | b) + ct::maximum(a, b) - ct::minimum(a, b));
+}
+
+// A strided 2-D copy with scaling (a column slice of a wider matrix as input).
+void scale2(ct::Mut<float, 2> z, ct::Ref<float, 2> x) { z.store(ct::load_like(x, z) * 3.0f); }
+
+// ---- helpers ----
+
+// Runs `body(device)` on the CPU and on the GPU; body returns the outputs to compare.
+template <class F>
+auto both(F&& body) {
+  auto c = body(kCpu);
+  auto g = body(gpu());
+  return std::make_pair(std::move(g), std::move(c));
+}
+
+template <class T>
+constexpr bool is_float_t = std::is_floating_point_v<T> || std::is_same_v<T, ct::f16> || std::is_same_v<T, ct::bf16>;
+
+// Tolerances for results rounded to T after float math.
+template <class T>
+double rtol_for() {
+  if constexpr (std::is_same_v<T, ct::bf16>) return 1.6e-2;
+  else if constexpr (std::is_same_v<T, ct::f16>) return 2e-3;
+  else if constexpr (std::is_same_v<T, float>) return 2e-6;
+  else return 1e-13;
+}
+
+template <class T>
+std::string tname() {
+  return std::string(ct::dtype_name(ct::dtype_of<T>));
+}
+
+}  // namespace
+
+// ================================ correctness kernels ================================
+
+template <class T>
+void check_axpby(int offset) {
+  const std::int64_t n = 10'007;
+  const auto s1 = seed(1), s2 = seed(2);
+  auto [g, c] = both([&](ct::Device d) {
+    auto x = input1<T>(n, s1, d, offset);
+    auto y = input1<T>(n, s2, d, offset);
+    Output1<T> z(n, d, offset);
+    auto [z2, x2, y2] = ct::launch(axpby<T>, std::move(z.view).partition({512}), x, y).sync();
+    return read_guarded(std::move(z2).unpartition(), offset, "axpby<" + tname<T>() + ">");
+  });
+  CHECK_CLOSE(g, c, rtol_for<T>(), rtol_for<T>(), "axpby<" + tname<T>() + "> offset " + std::to_string(offset));
+}
+
+GPU_TEST(kernels_axpby_f32) { check_axpby<float>(0), check_axpby<float>(1); }
+GPU_TEST(kernels_axpby_f64) { check_axpby<double>(0), check_axpby<double>(1); }
+GPU_TEST(kernels_axpby_f16) { check_axpby<ct::f16>(0), check_axpby<ct::f16>(1); }
+GPU_TEST(kernels_axpby_bf16) { check_axpby<ct::bf16>(0), check_axpby<ct::bf16>(1); }
+
+GPU_TEST(kernels_int_ops) {
+  for (int offset : {0, 1}) {
+    const std::int64_t n = 3001;
+    auto [g, c] = both([&](ct::Device d) {
+      auto x = input1<std::int32_t>(n, seed(3), d, offset, -1000, 1000);
+      auto y = input1<std::int32_t>(n, seed(4), d, offset, 1, 50);
+      Output1<std::int32_t> z(n, d, offset);
+      auto [z2, x2, y2] = ct::launch(int_ops, std::move(z.view).partition({256}), x, y).sync();
+      return read_guarded(std::move(z2).unpartition(), offset, "int_ops");
+    });
+    CHECK_EQUAL(g, c, "int_ops offset " + std::to_string(offset));
+  }
+}
+
+GPU_TEST(kernels_convert_bf16_rounding_and_int8_saturation) {
+  const std::int64_t n = 4099;
+  auto [g, c] = both([&](ct::Device d) {
+    auto x = ct::randn<float>({n}, seed(5), 0.0, 3.0, d).share();
+    auto [b, i8, x2] = ct::launch(convert_k, poisoned<ct::bf16>({n}, d).partition({1024}),
+                                  poisoned<std::int8_t>({n}, d).partition({1024}), x)
+                           .sync();
+    return std::make_pair(std::move(b).unpartition().to_host(), std::move(i8).unpartition().to_host());
+  });
+  CHECK_EQUAL(g.first, c.first, "convert to bf16");
+  CHECK_EQUAL(g.second, c.second, "convert to int8 (saturating)");
+}
+
+GPU_TEST(kernels_reduce_rows_sum_argmax_cumsum) {
+  const std::int64_t m = 37, n = 64;
+  auto [g, c] = both([&](ct::Device d) {
+    auto x = ct::randn<float>({m, n}, seed(6), 0.0, 1.0, d).share();
+    auto [s, a, cs, x2] = ct::launch(reduce_rows, poisoned<float>({m, 1}, d).partition({8, 1}),
+                                     poisoned<std::int64_t>({m, 1}, d).partition({8, 1}),
+                                     poisoned<float>({m, n}, d).partition({8, 64}), x)
+                              .sync();
+    return std::make_tuple(std::move(s).unpartition().to_host(), std::move(a).unpartition().to_host(),
+                           std::move(cs).unpartition().to_host());
+  });
+  CHECK_CLOSE(std::get<0>(g), std::get<0>(c), 1e-5, 1e-5, "row sums");
+  CHECK_EQUAL(std::get<1>(g), std::get<1>(c), "row argmax");
+  CHECK_CLOSE(std::get<2>(g), std::get<2>(c), 1e-5, 1e-5, "row cumsum");
+}
+
+template <class In, class Acc>
+void check_mm(std::int64_t m, std::int64_t n, std::int64_t k) {
+  auto [g, c] = both([&](ct::Device d) {
+    auto a = ct::randn<In>({m, k}, seed(7), 0.0, 1.0, d).share();
+    auto b = ct::randn<In>({k, n}, seed(8), 0.0, 1.0, d).share();
+    auto [cc, a2, b2] = ct::launch(mm<In, Acc, 16>, poisoned<Acc>({m, n}, d).partition({32, 16}), a, b).sync();
+    return std::move(cc).unpartition().to_host();
+  });
+  // Sums of k products in another order: relative to the scale of the results.
+  const double tol = (std::is_same_v<Acc, double> ? 1e-12 : 1e-5) * std::sqrt(double(k));
+  CHECK_CLOSE(g, c, tol, tol * gpu_test::max_abs(c), "mma " + tname<In>() + " -> " + tname<Acc>());
+}
+
+GPU_TEST(kernels_mma_f16_to_f32) { check_mm<ct::f16, float>(70, 50, 90); }
+GPU_TEST(kernels_mma_bf16_to_f32) { check_mm<ct::bf16, float>(70, 50, 90); }
+GPU_TEST(kernels_mma_f32_to_f32) { check_mm<float, float>(70, 50, 90); }
+GPU_TEST(kernels_mma_f64_to_f64) { check_mm<double, double>(70, 50, 90); }
+
+GPU_TEST(kernels_gather_rows_with_out_of_range_ids) {
+  const std::int64_t vocab = 50, dim = 24, tokens = 20;
+  std::vector<std::int32_t> ids(tokens);
+  std::mt19937 gen(static_cast<unsigned>(seed(9)));
+  for (auto& v : ids) v = static_cast<std::int32_t>(gen() % (vocab + 10)) - 5;
+  auto [g, c] = both([&](ct::Device d) {
+    auto table = ct::randn<float>({vocab, dim}, seed(10), 0.0, 1.0, d).share();
+    auto hid = ct::from_host<std::int32_t>(std::span<const std::int32_t>(ids), {tokens}, d).share();
+    auto [out, t2, i2] = ct::launch(gather_rows, poisoned<float>({tokens, dim}, d).partition({4, 8}), table, hid).sync();
+    return std::move(out).unpartition().to_host();
+  });
+  CHECK_EQUAL(g, c, "gather_rows");
+}
+
+GPU_TEST(kernels_scatter_stays_inside_the_piece) {
+  const std::int64_t n = 100;
+  auto [g, c] = both([&](ct::Device d) {
+    auto x = ct::randn<float>({n}, seed(11), 0.0, 1.0, d).share();
+    auto [z, x2] = ct::launch(reverse_piece, ct::full<float>({n}, 9.0f, d).partition({32}), x).sync();
+    return std::move(z).unpartition().to_host();
+  });
+  CHECK_EQUAL(g, c, "reverse_piece");
+}
+
+GPU_TEST(kernels_atomic_histogram_across_blocks) {
+  const std::int64_t n = 50'000, bins = 17;
+  auto [g, c] = both([&](ct::Device d) {
+    auto x = ct::rand<std::int32_t>({n}, seed(12), 0, bins, d).share();
+    auto [h, x2] = ct::launch(histogram, ct::zeros<std::int64_t>({bins}, d), x).grid({ct::ceil_div(n, 128)}).sync();
+    return h.to_host();
+  });
+  CHECK_EQUAL(g, c, "histogram");
+  CHECK(std::accumulate(g.begin(), g.end(), std::int64_t{0}) == n) << "every element counted once";
+}
+
+GPU_TEST(kernels_collatz_while_with_nested_if) {
+  const std::int64_t n = 1000;
+  auto [g, c] = both([&](ct::Device d) {
+    auto s = ct::rand<std::int64_t>({n}, seed(13), 1, 100000, d).share();
+    auto [st, s2] = ct::launch(collatz, poisoned<std::int64_t>({n}, d).partition({1}), s).sync();
+    return std::move(st).unpartition().to_host();
+  });
+  CHECK_EQUAL(g, c, "collatz steps");
+}
+
+GPU_TEST(kernels_rank6_partitions) {
+  const ct::Shape s = {3, 2, 5, 2, 3, 7};
+  auto [g, c] = both([&](ct::Device d) {
+    auto x = ct::randn<float>(s, seed(14), 0.0, 1.0, d).share();
+    auto [z, x2] = ct::launch(copy6, poisoned<float>(s, d).partition({2, 2, 4, 1, 2, 4}), x).sync();
+    return std::move(z).unpartition().to_host();
+  });
+  CHECK_EQUAL(g, c, "rank-6 copy * 2");
+}
+
+GPU_TEST(kernels_const_parameters_specialise) {
+  for (int k : {1, 3, 5}) {
+    auto [g, c] = both([&](ct::Device d) {
+      auto x = ct::randn<float>({100}, seed(15), 0.0, 1.0, d).share();
+      auto [z, x2, kk] = ct::launch(scale_by, poisoned<float>({100}, d).partition({64}), x, k).sync();
+      return std::move(z).unpartition().to_host();
+    });
+    CHECK_CLOSE(g, c, 1e-6, 1e-6, "scale_by k=" + std::to_string(k));
+  }
+}
+
+GPU_TEST(kernels_indices_past_2_to_32_elements) {
+  // A stride-0 view of 2^33 + 8 elements over one float of GPU memory.
+  const std::int64_t n = (std::int64_t{1} << 33) + 8;
+  auto run = [&](ct::Device d, std::int64_t t) {
+    auto one = ct::full<float>({1}, 2.5f, d);
+    auto x = ct::Tensor<float>::borrow(ct::unchecked, one.data(ct::unchecked), {n}, {0}, d).share();
+    auto [o, x2, tt] = ct::launch(pick_tile, poisoned<float>({16}, d).partition({16}), x, t).sync();
+    return std::move(o).unpartition().to_host();
+  };
+  for (std::int64_t t : {(std::int64_t{1} << 29) - 1, std::int64_t{1} << 29})
+    CHECK_EQUAL(run(gpu(), t), run(kCpu, t), "tile " + std::to_string(t) + " of a 2^33-element view");
+}
+
+// ================================ example kernels ================================
+
+GPU_TEST(examples_hello_world) {
+  auto [g, c] = both([&](ct::Device d) {
+    auto [done] = ct::launch(hello, poisoned<std::int64_t>({3, 4}, d).partition({1, 1})).sync();
+    return std::move(done).unpartition().to_host();
+  });
+  CHECK_EQUAL(g, c, "hello");
+}
+
+GPU_TEST(examples_vector_add) {
+  for (int offset : {0, 1}) {
+    const std::int64_t n = (1 << 20) + 3;
+    auto [g, c] = both([&](ct::Device d) {
+      auto x = input1<float>(n, seed(16), d, offset);
+      auto y = input1<float>(n, seed(17), d, offset);
+      Output1<float> z(n, d, offset);
+      auto [z2, x2, y2] = ct::launch(vector_add, std::move(z.view).partition({1024}), x, y).sync();
+      return read_guarded(std::move(z2).unpartition(), offset, "vector_add");
+    });
+    CHECK_EQUAL(g, c, "vector_add offset " + std::to_string(offset));  // one IEEE add: exact
+  }
+}
+
+GPU_TEST(examples_saxpy_bf16) {
+  for (int offset : {0, 1}) {
+    const std::int64_t n = 100'003;
+    auto [g, c] = both([&](ct::Device d) {
+      auto x = input1<ct::bf16>(n, seed(18), d, offset);
+      auto y = ct::randn<ct::bf16>({n + 2 * offset}, seed(19), 0.0, 1.0, d).slice(0, offset, n + offset);
+      auto [y2, a, x2] = ct::launch(saxpy, std::move(y).partition({2048}), 2.5f, x).sync();
+      return std::move(y2).unpartition().to_host();
+    });
+    // a * x + y may be fused on the GPU: one bf16 rounding step apart at most.
+    CHECK_CLOSE(g, c, rtol_for<ct::bf16>(), 1e-2, "saxpy offset " + std::to_string(offset));
+  }
+}
+
+GPU_TEST(examples_softmax) {
+  const std::int64_t rows = 300, cols = 1000;
+  auto [g, c] = both([&](ct::Device d) {
+    auto x = ct::randn<float>({rows, cols}, seed(20), 0.0, 1.0, d).share();
+    auto [o, x2] = ct::launch(softmax, poisoned<float>({rows, cols}, d).partition({1, 1024}), x).sync();
+    return std::move(o).unpartition().to_host();
+  });
+  CHECK_CLOSE(g, c, 1e-5, 1e-9, "softmax");
+}
+
+GPU_TEST(examples_softmax_strided_misaligned_rows) {
+  // Rows of a column slice [1, cols + 1) of a wider matrix: row stride cols + 3, offset 1.
+  const std::int64_t rows = 77, cols = 1000;
+  auto [g, c] = both([&](ct::Device d) {
+    auto wide = ct::randn<float>({rows, cols + 3}, seed(21), 0.0, 1.0, d);
+    auto x = std::move(wide).slice(1, 1, cols + 1).share();
+    auto [o, x2] = ct::launch(softmax, poisoned<float>({rows, cols}, d).partition({1, 1024}), x).sync();
+    return std::move(o).unpartition().to_host();
+  });
+  CHECK_CLOSE(g, c, 1e-5, 1e-9, "softmax of a strided view");
+}
+
+GPU_TEST(examples_rms_norm) {
+  const std::int64_t rows = 64, cols = 3000;
+  auto [g, c] = both([&](ct::Device d) {
+    auto x = ct::randn<ct::bf16>({rows, cols}, seed(22), 0.0, 1.0, d).share();
+    auto w = ct::rand<ct::bf16>({cols}, seed(23), 0.5, 1.5, d).share();
+    auto [y2, x2, w2, e] = ct::launch(rms_norm, poisoned<ct::bf16>({rows, cols}, d).partition({1, 4096}), x, w, 1e-6f).sync();
+    return std::move(y2).unpartition().to_host();
+  });
+  CHECK_CLOSE(g, c, rtol_for<ct::bf16>(), 1e-2, "rms_norm");
+}
+
+GPU_TEST(examples_matmul_bf16) {
+  const std::int64_t m = 200, n = 136, k = 300;
+  auto [g, c] = both([&](ct::Device d) {
+    auto a = ct::randn<ct::bf16>({m, k}, seed(24), 0.0, 1.0, d).share();
+    auto b = ct::randn<ct::bf16>({k, n}, seed(25), 0.0, 1.0, d).share();
+    auto [c2, a2, b2] = ct::launch(matmul<32>, poisoned<float>({m, n}, d).partition({64, 64}), a, b).sync();
+    return std::move(c2).unpartition().to_host();
+  });
+  CHECK_CLOSE(g, c, 1e-4, 1e-4 * gpu_test::max_abs(c), "matmul");
+}
+
+GPU_TEST(examples_reduce_sum_atomic_f64) {
+  const std::int64_t n = 1'000'003;
+  auto [g, c] = both([&](ct::Device d) {
+    auto x = ct::randn<double>({n}, seed(26), 0.0, 1.0, d).share();
+    auto [total, x2] = ct::launch(reduce_sum, ct::zeros<double>({1}, d), x).grid({ct::ceil_div(n, kSumBlock)}).sync();
+    return total.to_host();
+  });
+  CHECK_CLOSE(g, c, 1e-10, 1e-9, "sum (atomic adds in any order)");
+}
+
+GPU_TEST(examples_unsafe_scatter) {
+  const std::int64_t n = 4096;
+  std::vector<std::int64_t> perm(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i) perm[std::size_t(i)] = (i * 1237) % n;
+  auto [g, c] = both([&](ct::Device d) {
+    auto src = ct::rand<float>({n}, seed(27), d).share();
+    auto idx = ct::from_host<std::int64_t>(std::span<const std::int64_t>(perm), {n}, d).share();
+    auto dst = ct::unchecked_mut(ct::unchecked, poisoned<float>({n}, d));
+    auto [d2, i2, s2] = ct::launch(scatter, std::move(dst), idx, src).grid({n / 256}).sync();
+    return std::move(d2).into_tensor().to_host();
+  });
+  CHECK_EQUAL(g, c, "permutation scatter");
+  // With the race checker (on a GPU the launch runs on the CPU interpreter) colliding stores are found.
+  std::vector<std::int64_t> folded(perm);
+  for (auto& v : folded) v %= n / 2;
+  auto src = ct::rand<float>({n}, seed(28), gpu()).share();
+  auto idx_bad = ct::from_host<std::int64_t>(std::span<const std::int64_t>(folded), {n}, gpu()).share();
+  bool caught = false;
+  try {
+    auto r = ct::launch(scatter, ct::unchecked_mut(ct::unchecked, ct::zeros<float>({n}, gpu())), idx_bad, src)
+                 .grid({n / 256})
+                 .race_check()
+                 .sync();
+    (void)r;
+  } catch (const ct::RaceError&) {
+    caught = true;
+  }
+  CHECK(caught) << "the race checker did not report colliding stores of a GPU launch";
+}
+
+// ================================ every element type ================================
+
+template <class T>
+void check_type() {
+  const std::string t = tname<T>();
+  for (int offset : {0, 1, 3}) {
+    const std::int64_t n = 5000 + offset;  // not a multiple of the tile
+    const std::string at = " (" + t + ", offset " + std::to_string(offset) + ")";
+    // Copies are exact.
+    auto [g, c] = both([&](ct::Device d) {
+      auto x = input1<T>(n, seed(30), d, offset);
+      Output1<T> z(n, d, offset);
+      auto [z2, x2] = ct::launch(copy_k<T>, std::move(z.view).partition({1024}), x).sync();
+      return read_guarded(std::move(z2).unpartition(), offset, "copy" + at);
+    });
+    CHECK_EQUAL(g, c, "copy" + at);
+    // Conversions to and from f32 are exact where the value fits (inputs are small).
+    auto [g2, c2] = both([&](ct::Device d) {
+      auto x = input1<T>(n, seed(31), d, offset);
+      auto [z2, x2] = ct::launch(to_f32<T>, poisoned<float>({n}, d).partition({512}), x).sync();
+      return std::move(z2).unpartition().to_host();
+    });
+    CHECK_EQUAL(g2, c2, "to f32" + at);
+    auto [g3, c3] = both([&](ct::Device d) {
+      auto x = input1<float>(n, seed(32), d, offset, 0, 100);
+      Output1<T> z(n, d, offset);
+      auto [z2, x2] = ct::launch(from_f32<T>, std::move(z.view).partition({256}), x).sync();
+      return read_guarded(std::move(z2).unpartition(), offset, "from f32" + at);
+    });
+    CHECK_EQUAL(g3, c3, "from f32" + at);
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+      auto [g4, c4] = both([&](ct::Device d) {
+        auto x = input1<T>(n, seed(33), d, offset, 0, 10);
+        auto y = input1<T>(n, seed(34), d, offset, 1, 10);
+        Output1<T> z(n, d, offset);
+        auto [z2, x2, y2] = ct::launch(int_arith<T>, std::move(z.view).partition({2048}), x, y).sync();
+        return read_guarded(std::move(z2).unpartition(), offset, "integer arithmetic" + at);
+      });
+      CHECK_EQUAL(g4, c4, "integer arithmetic" + at);
+    }
+  }
+}
+
+GPU_TEST(types_bool) { check_type<bool>(); }
+GPU_TEST(types_i8) { check_type<std::int8_t>(); }
+GPU_TEST(types_i16) { check_type<std::int16_t>(); }
+GPU_TEST(types_i32) { check_type<std::int32_t>(); }
+GPU_TEST(types_i64) { check_type<std::int64_t>(); }
+GPU_TEST(types_u8) { check_type<std::uint8_t>(); }
+GPU_TEST(types_u16) { check_type<std::uint16_t>(); }
+GPU_TEST(types_u32) { check_type<std::uint32_t>(); }
+GPU_TEST(types_u64) { check_type<std::uint64_t>(); }
+GPU_TEST(types_f16) { check_type<ct::f16>(); }
+GPU_TEST(types_bf16) { check_type<ct::bf16>(); }
+GPU_TEST(types_f32) { check_type<float>(); }
+GPU_TEST(types_f64) { check_type<double>(); }
+
+GPU_TEST(shapes_strided_2d_non_divisible) {
+  for (auto [rows, cols] : {std::pair<std::int64_t, std::int64_t>{1, 1}, {5, 7}, {33, 65}, {129, 1000}, {1000, 3}}) {
+    auto [g, c] = both([&](ct::Device d) {
+      auto wide = ct::randn<float>({rows + 1, cols + 5}, seed(40), 0.0, 1.0, d);
+      auto x = std::move(wide).slice(0, 1, rows + 1).slice(1, 2, cols + 2).share();  // offset and row stride
+      auto [z, x2] = ct::launch(scale2, poisoned<float>({rows, cols}, d).partition({16, 64}), x).sync();
+      return std::move(z).unpartition().to_host();
+    });
+    CHECK_EQUAL(g, c, "strided 2-D " + std::to_string(rows) + "x" + std::to_string(cols));
+  }
+}
