@@ -124,22 +124,28 @@ CT_DEV bool window_locate(const TensorDesc& td, const Window<Sh::rank>& w, int i
 
 // ---- tile loads and stores (Load, LoadPiece, StorePiece) -------------------------------------------------
 // RO: the tensor is read-only for the whole kernel (a Read parameter): non-coherent loads are allowed.
-// Offset of the first element of group i0 when its V elements form one in-bounds run of the last
-// axis (the tile's last extent is a multiple of V); false otherwise.
-template <class Sh, int V>
-CT_DEV bool group_run(const TensorDesc& td, const Window<Sh::rank>& w, int i0, long long& off) {
+// A group of V consecutive elements starting at i0 whose row is shared (the tile's last extent is a
+// multiple of V): `row_in` says whether the row lies inside the tensor, `off` is the offset of the
+// group's first element and `c` its coordinate along the last axis.
+template <class Sh>
+CT_DEV void group_row(const TensorDesc& td, const Window<Sh::rank>& w, int i0, bool& row_in, long long& off, long long& c) {
   constexpr int R = Sh::rank;
-  bool in = true;
+  row_in = true;
   off = 0;
 #pragma unroll
-  for (int d = 0; d < R; ++d) {
-    const long long c = Sh::coord(d, i0);
-    in = in && c >= w.lo[d] && (d == R - 1 ? c + V <= w.hi[d] : c < w.hi[d]);
-    off += (w.base[d] + c) * td.stride[d];
+  for (int d = 0; d < R - 1; ++d) {
+    const long long cd = Sh::coord(d, i0);
+    row_in = row_in && cd >= w.lo[d] && cd < w.hi[d];
+    off += (w.base[d] + cd) * td.stride[d];
   }
-  return in;
+  c = Sh::coord(R - 1, i0);
+  off += (w.base[R - 1] + c) * td.stride[R - 1];
 }
 
+// Loads a spread tile. When the tile's rows are whole groups (last extent a multiple of V), each
+// group is checked once: if every group of this thread is an in-bounds, unit-stride, aligned run
+// (the common case) all of them are loaded with back-to-back vector loads; otherwise each element
+// is loaded or padded on its own (partial tiles, strided or misaligned views).
 template <class L, class Sh, bool RO, class T, int S>
 CT_DEV void load_tile(Regs<T, S>& out, const TensorDesc& td, const Window<Sh::rank>& w, T pad, int tid) {
   typedef typename Traits<T>::Mem M;
@@ -148,61 +154,52 @@ CT_DEV void load_tile(Regs<T, S>& out, const TensorDesc& td, const Window<Sh::ra
   constexpr int G = S / V;
   constexpr int N = Sh::numel;
   const M* base = (const M*)td.data;
-  bool fast[G];
-  long long offs[G];
-  if constexpr (Sh::rank > 0 && Sh::ext(Sh::rank - 1) % V == 0 && Vec::ok) {
-    // Decide every group first; when all of this thread's groups are contiguous, in bounds and
-    // aligned (the common case), issue all vector loads back to back.
-    const bool unit = td.stride[Sh::rank - 1] == 1;
-    bool all = unit;
+  if constexpr (Sh::rank > 0 && Sh::ext(Sh::rank - 1) % V == 0) {
+    constexpr int R = Sh::rank;
+    bool row_in[G];
+    long long offs[G], cs[G];
+    bool all = Vec::ok && td.stride[R - 1] == 1;
 #pragma unroll
     for (int g = 0; g < G; ++g) {
       const int i0 = g * L::span + tid * V;
-      fast[g] = false;
-      offs[g] = 0;
-      if (i0 < N) {
-        fast[g] = unit && group_run<Sh, V>(td, w, i0, offs[g]) && aligned_to(base + offs[g], Vec::W);
-        all = all && fast[g];
+      group_row<Sh>(td, w, i0, row_in[g], offs[g], cs[g]);
+      if (i0 < N)
+        all = all && row_in[g] && cs[g] >= w.lo[R - 1] && cs[g] + V <= w.hi[R - 1] && aligned_to(base + offs[g], Vec::W);
+    }
+    if constexpr (Vec::ok) {
+      if (all) {
+#pragma unroll
+        for (int g = 0; g < G; ++g) {
+          if (g * L::span + tid * V < N) {
+            typename Vec::U u;
+#pragma unroll
+            for (int c = 0; c < Vec::C; ++c) u.c[c] = ld_chunk<RO>((const Chunk<Vec::W>*)(base + offs[g]) + c);
+#pragma unroll
+            for (int j = 0; j < V; ++j) out.v[g * V + j] = from_mem<T>(u.m[j]);
+          } else {
+#pragma unroll
+            for (int j = 0; j < V; ++j) out.v[g * V + j] = pad;
+          }
+        }
+        return;
       }
     }
-    if (all) {
+    const long long sl = td.stride[R - 1];
 #pragma unroll
-      for (int g = 0; g < G; ++g) {
-        if (g * L::span + tid * V < N) {
-          typename Vec::U u;
+    for (int g = 0; g < G; ++g) {
+      const bool live = g * L::span + tid * V < N && row_in[g];
 #pragma unroll
-          for (int c = 0; c < Vec::C; ++c) u.c[c] = ld_chunk<RO>((const Chunk<Vec::W>*)(base + offs[g]) + c);
-#pragma unroll
-          for (int j = 0; j < V; ++j) out.v[g * V + j] = from_mem<T>(u.m[j]);
-        } else {
-#pragma unroll
-          for (int j = 0; j < V; ++j) out.v[g * V + j] = pad;
-        }
+      for (int j = 0; j < V; ++j) {
+        const long long c = cs[g] + j;
+        out.v[g * V + j] = live && c >= w.lo[R - 1] && c < w.hi[R - 1] ? from_mem<T>(base[offs[g] + j * sl]) : pad;
       }
-      return;
     }
   } else {
 #pragma unroll
-    for (int g = 0; g < G; ++g) fast[g] = false;
-  }
-#pragma unroll
-  for (int g = 0; g < G; ++g) {
-    const int i0 = g * L::span + tid * V;
-    if (fast[g]) {
-      typename Vec::U u;
-#pragma unroll
-      for (int c = 0; c < Vec::C; ++c) u.c[c] = ld_chunk<RO>((const Chunk<Vec::W>*)(base + offs[g]) + c);
-#pragma unroll
-      for (int j = 0; j < V; ++j) out.v[g * V + j] = from_mem<T>(u.m[j]);
-      continue;
-    }
-#pragma unroll
-    for (int j = 0; j < V; ++j) {
-      const int i = i0 + j;
+    for (int s = 0; s < S; ++s) {
+      const int i = L::elem(tid, s);
       long long off = 0;
-      T val = pad;
-      if (i < N && window_locate<Sh>(td, w, i, off)) val = from_mem<T>(base[off]);
-      out.v[g * V + j] = val;
+      out.v[s] = i < N && window_locate<Sh>(td, w, i, off) ? from_mem<T>(base[off]) : pad;
     }
   }
 }
@@ -223,28 +220,39 @@ CT_DEV void store_tile(const Regs<T, S>& x, const TensorDesc& td, const Window<S
   constexpr int V = L::vec;
   constexpr int N = Sh::numel;
   M* base = (M*)td.data;
+  if constexpr (Sh::rank > 0 && Sh::ext(Sh::rank - 1) % V == 0) {
+    constexpr int R = Sh::rank;
+    const long long sl = td.stride[R - 1];
 #pragma unroll
-  for (int g = 0; g < S / V; ++g) {
-    const int i0 = g * L::span + tid * V;
-    if constexpr (Sh::rank > 0 && Sh::ext(Sh::rank - 1) % V == 0 && Vec::ok) {
-      long long off = 0;
-      if (i0 < N && td.stride[Sh::rank - 1] == 1 && group_run<Sh, V>(td, w, i0, off)) {
-        M* ptr = base + off;
-        if (aligned_to(ptr, Vec::W)) {
+    for (int g = 0; g < S / V; ++g) {
+      const int i0 = g * L::span + tid * V;
+      if (i0 >= N) continue;
+      bool row_in;
+      long long off, c0;
+      group_row<Sh>(td, w, i0, row_in, off, c0);
+      if constexpr (Vec::ok) {
+        if (row_in && sl == 1 && c0 >= w.lo[R - 1] && c0 + V <= w.hi[R - 1] && aligned_to(base + off, Vec::W)) {
           typename Vec::U u;
 #pragma unroll
           for (int j = 0; j < V; ++j) u.m[j] = to_mem<T>(x.v[g * V + j]);
 #pragma unroll
-          for (int c = 0; c < Vec::C; ++c) ((Chunk<Vec::W>*)ptr)[c] = u.c[c];
+          for (int c = 0; c < Vec::C; ++c) ((Chunk<Vec::W>*)(base + off))[c] = u.c[c];
           continue;
         }
       }
-    }
+      if (!row_in) continue;
 #pragma unroll
-    for (int j = 0; j < V; ++j) {
-      const int i = i0 + j;
+      for (int j = 0; j < V; ++j) {
+        const long long c = c0 + j;
+        if (c >= w.lo[R - 1] && c < w.hi[R - 1]) base[off + j * sl] = to_mem<T>(x.v[g * V + j]);
+      }
+    }
+  } else {
+#pragma unroll
+    for (int s = 0; s < S; ++s) {
+      const int i = L::elem(tid, s);
       long long off = 0;
-      if (i < N && window_locate<Sh>(td, w, i, off)) base[off] = to_mem<T>(x.v[g * V + j]);
+      if (i < N && window_locate<Sh>(td, w, i, off)) base[off] = to_mem<T>(x.v[s]);
     }
   }
 }
