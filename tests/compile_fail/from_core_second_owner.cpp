@@ -1,11 +1,7 @@
 // expect: (is private|is protected|private member|protected member|inaccessible|deleted|no matching (member )?function for call to .*(core|from_core))
-// A second owner of a tensor, made without a copy and without ctile::unchecked: the public
-// "launch glue" members Tensor::core() and Tensor::from_core() hand out and adopt the shared core,
-// so two Tensors (or a Tensor and a Partition, via Partition::from_core) can write one storage.
-//
-// KNOWN HOLE (this test fails until it is closed): the misuse compiles today. Making core() /
-// from_core() reachable only by the launch glue (a passkey or friend), or tagging them with
-// ctile::unchecked, closes it.
+// A second owner of a tensor, made without a copy and without ctile::unchecked: Tensor::core() and
+// Tensor::from_core() (the raw shared view, for the launch glue) take the `unchecked` tag, so doing
+// this without it does not compile.
 #include <ctile/ctile.hpp>
 
 namespace ct = ctile;

@@ -1,10 +1,7 @@
 // expect: (is private|is protected|private member|protected member|inaccessible|casts away qualifiers|deleted|no matching (member )?function for call to .*(core|data))
-// A write into a shared (read-only) tensor without ctile::unchecked: Shared::core() is public and
-// detail::TensorCore::data() is a const member returning a non-const std::byte*.
-//
-// KNOWN HOLE (this test fails until it is closed): the misuse compiles today. Making core()
-// reachable only by the launch glue, or having TensorCore::data() const return a const pointer,
-// closes it; Shared::data(ctile::unchecked) is the sanctioned (read-only) way to the memory.
+// A write into a shared (read-only) tensor without ctile::unchecked: Shared::core(), which exposes
+// the raw view and a writable pointer, takes the `unchecked` tag; Shared::data(ctile::unchecked) is
+// the sanctioned (read-only) way to the memory.
 #include <ctile/ctile.hpp>
 
 namespace ct = ctile;

@@ -98,7 +98,7 @@ Tensor<T> generate(Shape shape, Device d, std::string_view what, Gen&& gen) {
     for (std::int64_t i = 0; i < n; ++i) host[static_cast<std::size_t>(i)] = gen(i);
     fill_from_host(*c, reinterpret_cast<const std::byte*>(host.get()));
   }
-  return Tensor<T>::from_core(std::move(c));
+  return Tensor<T>::from_core(unchecked, std::move(c));
 }
 
 // Smallest and largest integers k with lo <= k < hi that fit T (bool: 0..1).
@@ -126,7 +126,7 @@ void int_range(double lo, double hi, std::string_view what, std::int64_t& kmin, 
 // Every element 0 (false).
 template <Element T>
 [[nodiscard]] Tensor<T> zeros(Shape shape, Device d = default_device()) {
-  return Tensor<T>::from_core(detail::new_tensor(std::move(shape), dtype_of<T>, d, true, detail::fn_name<T>("zeros")));
+  return Tensor<T>::from_core(unchecked, detail::new_tensor(std::move(shape), dtype_of<T>, d, true, detail::fn_name<T>("zeros")));
 }
 
 // Every element `value`.
@@ -253,7 +253,7 @@ template <Element T>
                                 " elements)"));
   auto c = detail::new_tensor(std::move(shape), dtype_of<T>, d, false, what);
   if (n > 0) detail::fill_from_host(*c, reinterpret_cast<const std::byte*>(values.data()));
-  return Tensor<T>::from_core(std::move(c));
+  return Tensor<T>::from_core(unchecked, std::move(c));
 }
 
 }  // namespace ctile

@@ -157,13 +157,13 @@ void plan_argument(LaunchPlan& p, const std::string& kernel, int i, const A& a) 
       launch_error(kernel, i, param_desc(spec, Tr::rank),
                    "the kernel declares tile shape " + shape_str(want) + " but the partition's tile shape is " +
                        shape_str(spec.tile_shape));
-    plan_tensor(p, kernel, i, spec, Tr::rank, a.core(), true);
+    plan_tensor(p, kernel, i, spec, Tr::rank, a.core(unchecked), true);
   } else if constexpr (Tr::kind == ParamSpec::Kind::Read) {
     if (!a.valid()) launch_error(kernel, i, param_desc(spec, Tr::rank), "the Shared handle is empty (moved from)");
-    plan_tensor(p, kernel, i, spec, Tr::rank, a.core(), false);
+    plan_tensor(p, kernel, i, spec, Tr::rank, a.core(unchecked), false);
   } else if constexpr (Tr::kind == ParamSpec::Kind::Atomic || Tr::kind == ParamSpec::Kind::Unchecked) {
     if (!a.valid()) launch_error(kernel, i, param_desc(spec, Tr::rank), "the tensor was moved from (use of a moved-from value)");
-    plan_tensor(p, kernel, i, spec, Tr::rank, a.core(), true);
+    plan_tensor(p, kernel, i, spec, Tr::rank, a.core(unchecked), true);
   } else {
     using D = std::remove_cvref_t<A>;
     ir::Scalar given;

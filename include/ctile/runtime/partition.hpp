@@ -42,19 +42,19 @@ class Partition {
   [[nodiscard]] Tensor<T> unpartition() && {
     c();
     tile_.clear();
-    return Tensor<T>::from_core(std::move(core_));
+    return Tensor<T>::from_core(unchecked, std::move(core_));
   }
   Tensor<T> unpartition() & = delete;       // use std::move(p).unpartition()
   Tensor<T> unpartition() const& = delete;  // use std::move(p).unpartition()
 
   // For the launch glue.
-  [[nodiscard]] const std::shared_ptr<detail::TensorCore>& core() const {
+  [[nodiscard]] const std::shared_ptr<detail::TensorCore>& core(unchecked_t) const {
     c();
     return core_;
   }
   // Adopts a core with a tile shape (validated like Tensor::partition).
-  [[nodiscard]] static Partition from_core(std::shared_ptr<detail::TensorCore> core, Shape tile_shape) {
-    CTILE_CHECK(core != nullptr, "Partition::from_core(nullptr)");
+  [[nodiscard]] static Partition from_core(unchecked_t, std::shared_ptr<detail::TensorCore> core, Shape tile_shape) {
+    CTILE_CHECK(core != nullptr, "Partition::from_core(unchecked, nullptr)");
     CTILE_CHECK(core->dtype == dtype_of<T>, "Partition<", dtype_name(dtype_of<T>), ">::from_core of a ",
                 dtype_name(core->dtype), " core");
     detail::check_tile_shape(*core, tile_shape);

@@ -36,7 +36,7 @@ class Shared {
   // A new tensor on `d` with the same elements (always a copy, also on the same device); ordered
   // after pending writes. This handle stays valid.
   [[nodiscard]] Tensor<T> to(Device d) const {
-    return Tensor<T>::from_core(
+    return Tensor<T>::from_core(unchecked, 
         detail::copy_to_device(c_ptr(), d, detail::cat("Shared<", dtype_name(dtype_of<T>), ">::to(", d.str(), ")")));
   }
   // Read-only raw pointer to element 0, after pending writes (a device address on a GPU).
@@ -75,13 +75,13 @@ class Shared {
     auto owned = std::make_shared<detail::TensorCore>(core);  // a fresh, non-const view: nobody else has it
     core_.reset();
     group_.reset();
-    return Tensor<T>::from_core(std::move(owned));
+    return Tensor<T>::from_core(unchecked, std::move(owned));
   }
   Tensor<T> unshare() & = delete;       // use std::move(s).unshare()
   Tensor<T> unshare() const& = delete;  // use std::move(s).unshare()
 
   // For the launch glue.
-  [[nodiscard]] const std::shared_ptr<const detail::TensorCore>& core() const {
+  [[nodiscard]] const std::shared_ptr<const detail::TensorCore>& core(unchecked_t) const {
     c();
     return core_;
   }

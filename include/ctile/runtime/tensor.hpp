@@ -226,12 +226,13 @@ class Tensor {
     return Tensor(detail::borrow_tensor(ptr, std::move(shape), std::move(strides), dtype_of<T>, d));
   }
 
-  // For the launch glue: the view and its storage. from_core adopts a core (dtype must match).
-  [[nodiscard]] const std::shared_ptr<detail::TensorCore>& core() const {
+  // Unsafe: the raw shared view and its storage (for the launch glue and backends). A second handle
+  // made with from_core would alias this one, so both take the `unchecked` tag.
+  [[nodiscard]] const std::shared_ptr<detail::TensorCore>& core(unchecked_t) const {
     c();
     return core_;
   }
-  [[nodiscard]] static Tensor from_core(std::shared_ptr<detail::TensorCore> core) {
+  [[nodiscard]] static Tensor from_core(unchecked_t, std::shared_ptr<detail::TensorCore> core) {
     CTILE_CHECK(core != nullptr, "Tensor::from_core(nullptr)");
     CTILE_CHECK(core->dtype == dtype_of<T>, "Tensor<", dtype_name(dtype_of<T>), ">::from_core of a ",
                 dtype_name(core->dtype), " core");

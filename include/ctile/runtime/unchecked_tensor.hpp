@@ -25,7 +25,7 @@ class UncheckedTensor {
 
   // Takes the tensor (a moved-from tensor throws UserError and nothing is taken).
   [[nodiscard]] static UncheckedTensor make(unchecked_t, Tensor<T>&& t) {
-    (void)t.core();  // throws if t is moved-from
+    (void)t.core(unchecked);  // throws if t is moved-from
     return UncheckedTensor(std::move(t));
   }
 
@@ -40,7 +40,7 @@ class UncheckedTensor {
   Tensor<T> into_tensor() const& = delete;  // use std::move(u).into_tensor()
 
   // For the launch glue.
-  [[nodiscard]] const std::shared_ptr<detail::TensorCore>& core() const { return t().core(); }
+  [[nodiscard]] const std::shared_ptr<detail::TensorCore>& core(unchecked_t) const { return t().core(unchecked); }
 
  private:
   explicit UncheckedTensor(Tensor<T>&& t) : t_(std::move(t)) {}

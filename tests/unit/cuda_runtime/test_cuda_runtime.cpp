@@ -493,8 +493,8 @@ TEST_F(FakeGpu, MemoryIsFreedOnlyAfterTheGpuIsDoneWithIt) {
   {
     auto s = ct::Stream::create(kGpu0);
     auto t = ct::zeros<float>({256}, kGpu0).share();
-    ct::Event e = s.enqueue([&, core = t.core()] { fake_kernel(ran, log, 1); });
-    t.core()->storage->record_read(e);
+    ct::Event e = s.enqueue([&, core = t.core(ct::unchecked)] { fake_kernel(ran, log, 1); });
+    t.core(ct::unchecked)->storage->record_read(e);
     t = ct::Shared<float>();  // the task still holds the storage
     EXPECT_EQ(fake.live(), baseline_ + 1);
   }  // ~Stream waits for the task's events
@@ -591,7 +591,7 @@ TEST_F(FakeGpu, ManyThreadsCreateCopyAndFree) {
         auto c = b.to(kGpu0);
         std::atomic<int> ran{0};
         std::vector<int> log;
-        ct::Event e = s.enqueue([&, keep = c.core()] { fake_kernel(ran, log, i); }, c.core()->storage->deps_for_read());
+        ct::Event e = s.enqueue([&, keep = c.core(ct::unchecked)] { fake_kernel(ran, log, i); }, c.core(ct::unchecked)->storage->deps_for_read());
         const auto h = c.to_host();
         for (std::size_t k = 0; k < h.size(); ++k)
           if (h[k] != std::int64_t(k)) ++bad;

@@ -26,7 +26,7 @@ TEST(RuntimeErrors, UseOfMovedFromTensor) {
   expect_user_error([&] { (void)t.shape(); }, msg);
   expect_user_error([&] { (void)t.numel(); }, msg);
   expect_user_error([&] { (void)t.to_host(); }, msg);
-  expect_user_error([&] { (void)t.core(); }, msg);
+  expect_user_error([&] { (void)t.core(ct::unchecked); }, msg);
   expect_user_error([&] { (void)t.data(ct::unchecked); }, msg);
   expect_user_error([&] { (void)std::move(t).partition({2}); }, msg);
   expect_user_error([&] { (void)std::move(t).share(); }, msg);
@@ -67,7 +67,7 @@ TEST(RuntimeErrors, UseOfMovedFromUncheckedTensorAndFuture) {
   auto u = ct::unchecked_mut(ct::unchecked, ct::zeros<float>({2}));
   auto t = std::move(u).into_tensor();
   // NOLINTBEGIN(bugprone-use-after-move)
-  expect_user_error([&] { (void)u.core(); }, {"use of a moved-from UncheckedTensor<f32>"});
+  expect_user_error([&] { (void)u.core(ct::unchecked); }, {"use of a moved-from UncheckedTensor<f32>"});
   auto st = std::make_shared<ct::FutureState<int>>();
   st->payload = 1;
   ct::Future<int> f(st);
@@ -91,7 +91,7 @@ TEST(RuntimeErrors, UnshareWithAnotherHolder) {
 TEST(RuntimeErrors, UnshareWhileALaunchReads) {
   auto s = ct::zeros<float>({8}).share();
   auto reader = ct::Event::create();
-  s.core()->storage->record_read(reader);  // an in-flight launch reading s
+  s.core(ct::unchecked)->storage->record_read(reader);  // an in-flight launch reading s
   expect_user_error([&] { (void)std::move(s).unshare(); }, {"unshare", "still reads"});
   EXPECT_TRUE(s.valid());  // NOLINT(bugprone-use-after-move)
   reader.complete();
@@ -110,7 +110,7 @@ TEST(RuntimeErrors, BadTileShapes) {
   EXPECT_EQ(t.shape(), (ct::Shape{8, 8}));
   auto p = std::move(t).partition({8, 2});
   EXPECT_EQ(p.grid(), (ct::Shape{1, 4}));
-  expect_user_error([&] { (void)ct::Partition<float>::from_core(p.core(), {5, 1}); }, {"not a power of two"});
+  expect_user_error([&] { (void)ct::Partition<float>::from_core(ct::unchecked, p.core(ct::unchecked), {5, 1}); }, {"not a power of two"});
 }
 
 TEST(RuntimeErrors, ReshapeMismatch) {
@@ -205,11 +205,11 @@ TEST(RuntimeErrors, BadBackendEnvironment) {
 TEST(RuntimeErrors, FailedWritePoisonsTheStorage) {
   auto t = ct::zeros<float>({2});
   auto w = ct::Event::create();
-  t.core()->storage->record_write(w);
+  t.core(ct::unchecked)->storage->record_write(w);
   w.complete(std::make_exception_ptr(ct::UserError("the kernel failed")));
   expect_user_error([&] { (void)t.to_host(); }, {"the kernel failed"});
-  EXPECT_EQ(t.core()->storage->deps_for_read().size(), 1u);  // later work fails with it too
-  t.core()->storage->record_write(ct::Event::ready());    // overwritten: readable again
+  EXPECT_EQ(t.core(ct::unchecked)->storage->deps_for_read().size(), 1u);  // later work fails with it too
+  t.core(ct::unchecked)->storage->record_write(ct::Event::ready());    // overwritten: readable again
   EXPECT_EQ(t.to_host().size(), 2u);
 }
 

@@ -25,7 +25,7 @@ struct AddScalar {
   bool fail = false;
 
   ct::Future<ct::Tensor<float>> async_on(ct::Stream s) && {
-    auto core = t.core();
+    auto core = t.core(ct::unchecked);
     auto deps = core->storage->deps_for_write();
     ct::Event e = s.enqueue(
         [core, v = v, gate = gate, fail = fail] {
@@ -51,7 +51,7 @@ struct ReadShared {
   std::shared_ptr<float> sum = std::make_shared<float>(0.0f);
 
   ct::Future<ct::Shared<float>> async_on(ct::Stream st) && {
-    auto core = s.core();
+    auto core = s.core(ct::unchecked);
     auto deps = core->storage->deps_for_read();
     ct::Event e = st.enqueue(
         [core, gate = gate, sum = sum] {
@@ -169,15 +169,15 @@ TEST(Future, ReadsAreTrackedUntilTheyComplete) {
   auto r = ReadShared{sh, &gate};
   auto sum = r.sum;
   auto f = std::move(r).async_on(s);
-  EXPECT_TRUE(sh.core()->storage->has_pending_reads());
+  EXPECT_TRUE(sh.core(ct::unchecked)->storage->has_pending_reads());
   gate.count_down();
   auto back = std::move(f).get();
-  EXPECT_FALSE(sh.core()->storage->has_pending_reads());
+  EXPECT_FALSE(sh.core(ct::unchecked)->storage->has_pending_reads());
   EXPECT_EQ(*sum, 6.0f);
   back = ct::Shared<float>();
   auto t = std::move(sh).unshare();  // the last holder, no reads in flight
   // A write after the read waits for it: deps_for_write has no pending read now.
-  EXPECT_TRUE(t.core()->storage->deps_for_write().empty());
+  EXPECT_TRUE(t.core(ct::unchecked)->storage->deps_for_write().empty());
 }
 
 }  // namespace

@@ -73,19 +73,19 @@ TEST(Tensor, ReshapeAndSlice) {
 TEST(Tensor, ArgDescribesTheView) {
   auto t = std::move(ct::arange<std::int32_t>(12)).reshape({3, 4});
   auto s = std::move(t).slice(0, 1, 3);
-  auto arg = s.core()->arg();
+  auto arg = s.core(ct::unchecked)->arg();
   EXPECT_EQ(arg.dtype, ct::DType::i32);
   EXPECT_EQ(arg.shape, (ct::Shape{2, 4}));
   EXPECT_EQ(arg.strides, (ct::Shape{4, 1}));
   EXPECT_EQ(*static_cast<std::int32_t*>(arg.data), 4);
-  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(s.core()->storage->ptr) % 64, 0u);
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(s.core(ct::unchecked)->storage->ptr) % 64, 0u);
 }
 
 TEST(Tensor, BorrowForeignMemory) {
   std::vector<float> buf = iota_vec(8);
   {
     auto t = ct::Tensor<float>::borrow(ct::unchecked, buf.data(), {2, 4});
-    EXPECT_FALSE(t.core()->storage->owned);
+    EXPECT_FALSE(t.core(ct::unchecked)->storage->owned);
     EXPECT_EQ(t.to_host(), buf);
     t.data(ct::unchecked)[7] = 70.0f;
   }  // never freed by ctile
@@ -93,7 +93,7 @@ TEST(Tensor, BorrowForeignMemory) {
   // every other element, as a strided view
   auto odd = ct::Tensor<float>::borrow(ct::unchecked, buf.data() + 1, {4}, {2});
   EXPECT_EQ(odd.to_host(), (std::vector<float>{1, 3, 5, 70}));
-  EXPECT_EQ(odd.core()->storage->bytes, 7 * 4);
+  EXPECT_EQ(odd.core(ct::unchecked)->storage->bytes, 7 * 4);
 }
 
 TEST(Tensor, DataPointerWritesAreSeen) {
@@ -161,15 +161,15 @@ TEST(Partition, GridForNonDivisibleExtents) {
 
 TEST(Partition, UnpartitionRoundTrip) {
   auto t = std::move(ct::arange<float>(12)).reshape({3, 4});
-  const auto* storage = t.core()->storage.get();
+  const auto* storage = t.core(ct::unchecked)->storage.get();
   auto p = std::move(t).partition({2, 2});
   EXPECT_FALSE(t.valid());  // NOLINT(bugprone-use-after-move)
   auto back = std::move(p).unpartition();
   EXPECT_FALSE(p.valid());  // NOLINT(bugprone-use-after-move)
-  EXPECT_EQ(back.core()->storage.get(), storage);
+  EXPECT_EQ(back.core(ct::unchecked)->storage.get(), storage);
   EXPECT_EQ(back.shape(), (ct::Shape{3, 4}));
   EXPECT_EQ(back.to_host(), iota_vec(12));
-  auto p2 = ct::Partition<float>::from_core(back.core(), {1, 4});
+  auto p2 = ct::Partition<float>::from_core(ct::unchecked, back.core(ct::unchecked), {1, 4});
   EXPECT_EQ(p2.grid(), (ct::Shape{3, 1}));
 }
 
@@ -214,7 +214,7 @@ TEST(UncheckedTensor, WrapAndUnwrap) {
   auto u = ct::unchecked_mut(ct::unchecked, ct::arange<float>(6));
   EXPECT_TRUE(u.valid());
   EXPECT_EQ(u.shape(), (ct::Shape{6}));
-  EXPECT_EQ(u.core()->dtype, ct::DType::f32);
+  EXPECT_EQ(u.core(ct::unchecked)->dtype, ct::DType::f32);
   auto t = std::move(u).into_tensor();
   EXPECT_FALSE(u.valid());  // NOLINT(bugprone-use-after-move)
   EXPECT_EQ(t.to_host(), iota_vec(6));
