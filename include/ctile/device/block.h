@@ -24,7 +24,10 @@ CT_DEV void stage(T* dst, const Regs<T, S>& x, int n, int tid) {
 #pragma unroll
         for (int j = 0; j < V; ++j) u.m[j] = x.v[g * V + j];
 #pragma unroll
-        for (int c = 0; c < Vec::C; ++c) ((Chunk<Vec::W>*)(dst + i0))[c] = u.c[c];
+        for (int c = 0; c < Vec::C; ++c) {
+          CT_CHECK_ALIGNED((Chunk<Vec::W>*)(dst + i0) + c, Vec::W);
+          ((Chunk<Vec::W>*)(dst + i0))[c] = u.c[c];
+        }
         continue;
       }
     }

@@ -12,6 +12,14 @@
 #define CT_DYNAMIC_SMEM(name) extern __shared__ __align__(16) unsigned char name[]
 #endif
 
+// Alignment of vector and element accesses: checked (abort) in the host emulation, where a
+// misaligned access would not fault as it does on the GPU.
+#if defined(CTILE_DEVICE_EMULATION)
+#define CT_CHECK_ALIGNED(p, n) ::ct_emu::check_aligned((const void*)(p), (int)(n), __LINE__)
+#else
+#define CT_CHECK_ALIGNED(p, n) ((void)0)
+#endif
+
 namespace ct {
 
 typedef signed char i8;

@@ -44,37 +44,35 @@ struct VecOf {
   };
 };
 
-// Read-only (kernel-wide) data may use the non-coherent path.
+// Read-only (kernel-wide) data may use the non-coherent path (__ldg: a load the compiler knows,
+// so it is never speculated ahead of the alignment and bounds checks, as inline asm could be).
 template <bool RO>
 CT_DEV Chunk<16> ld_chunk(const Chunk<16>* p) {
+  CT_CHECK_ALIGNED(p, 16);
 #if defined(__CUDA_ARCH__)
   if constexpr (RO) {
-    Chunk<16> r;
-    asm("ld.global.nc.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w) : "l"(p));
-    return r;
+    const uint4 r = __ldg((const uint4*)p);
+    return Chunk<16>{r.x, r.y, r.z, r.w};
   }
 #endif
   return *p;
 }
 template <bool RO>
 CT_DEV Chunk<8> ld_chunk(const Chunk<8>* p) {
+  CT_CHECK_ALIGNED(p, 8);
 #if defined(__CUDA_ARCH__)
   if constexpr (RO) {
-    Chunk<8> r;
-    asm("ld.global.nc.v2.u32 {%0, %1}, [%2];" : "=r"(r.x), "=r"(r.y) : "l"(p));
-    return r;
+    const uint2 r = __ldg((const uint2*)p);
+    return Chunk<8>{r.x, r.y};
   }
 #endif
   return *p;
 }
 template <bool RO>
 CT_DEV Chunk<4> ld_chunk(const Chunk<4>* p) {
+  CT_CHECK_ALIGNED(p, 4);
 #if defined(__CUDA_ARCH__)
-  if constexpr (RO) {
-    Chunk<4> r;
-    asm("ld.global.nc.u32 %0, [%1];" : "=r"(r.x) : "l"(p));
-    return r;
-  }
+  if constexpr (RO) return Chunk<4>{__ldg((const unsigned*)p)};
 #endif
   return *p;
 }
@@ -236,7 +234,10 @@ CT_DEV void store_tile(const Regs<T, S>& x, const TensorDesc& td, const Window<S
 #pragma unroll
           for (int j = 0; j < V; ++j) u.m[j] = to_mem<T>(x.v[g * V + j]);
 #pragma unroll
-          for (int c = 0; c < Vec::C; ++c) ((Chunk<Vec::W>*)(base + off))[c] = u.c[c];
+          for (int c = 0; c < Vec::C; ++c) {
+            CT_CHECK_ALIGNED((Chunk<Vec::W>*)(base + off) + c, Vec::W);
+            ((Chunk<Vec::W>*)(base + off))[c] = u.c[c];
+          }
           continue;
         }
       }
@@ -278,14 +279,17 @@ CT_DEV bool locate(const TensorDesc& td, long long& off, I... c) {
 
 template <class T>
 CT_DEV T load_at(const TensorDesc& td, long long off) {
+  CT_CHECK_ALIGNED((const typename Traits<T>::Mem*)td.data + off, sizeof(typename Traits<T>::Mem));
   return from_mem<T>(((const typename Traits<T>::Mem*)td.data)[off]);
 }
 template <class T>
 CT_DEV void store_at(const TensorDesc& td, long long off, T v) {
+  CT_CHECK_ALIGNED((typename Traits<T>::Mem*)td.data + off, sizeof(typename Traits<T>::Mem));
   ((typename Traits<T>::Mem*)td.data)[off] = to_mem<T>(v);
 }
 template <class T>
 CT_DEV T* ptr_at(const TensorDesc& td, long long off) {
+  CT_CHECK_ALIGNED((T*)td.data + off, sizeof(T));
   return (T*)td.data + off;
 }
 

@@ -6,6 +6,7 @@
 #include "codegen.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cinttypes>
 #include <cstdarg>
 #include <cmath>

@@ -10,8 +10,14 @@
 //     unsigned long long s[<number of scalar params>]; // scalar params in order, bit pattern in the low bytes
 //   };
 //
-// The launch uses a 1-D grid of prod(grid) blocks (blockIdx.x is the row-major linear block id) and
-// `threads` threads per block with `smem_bytes` of dynamic shared memory.
+// Offsets: grid at 0, t[i] at 48 + 104*i (data +0, shape +8, stride +56; unused axes extent 1,
+// stride 0), s[j] at 48 + 104*tensors + 8*j; arrays without elements are left out.
+//
+// The launch uses a 1-D grid, `threads` threads per block and `smem_bytes` of dynamic shared memory
+// (above 48 KB raise CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES); its one kernel parameter is
+// the pack_params block. The kernel loops over linear tile-block ids from blockIdx.x in steps of
+// gridDim.x (row-major over `grid`), so prod(grid) blocks give one tile block each and any smaller
+// count (at least 1) still covers them all. docs/cuda_backend.md has the details.
 #pragma once
 
 #include <cstddef>

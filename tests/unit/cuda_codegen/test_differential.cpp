@@ -18,7 +18,7 @@ TEST_P(Differential, GeneratedCodeMatchesTheInterpreter) {
   const auto k = c.make();
   // Atomics run here for crashes and hangs; the CPU suite checks their semantics (CpuAtomics.*).
   const Policy pol = policy(c.name);
-  for (unsigned seed : {1u, 2u}) {
+  for (unsigned seed : {1u, 2u, 3u}) {
     Inputs cpu = make_inputs(*k, pol.one_block, seed);
     Inputs emu = make_inputs(*k, pol.one_block, seed);
     backend::LaunchConfig cfg;

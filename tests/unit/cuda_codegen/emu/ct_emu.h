@@ -50,6 +50,15 @@ inline thread_local Team* t_team = nullptr;
 
 inline unsigned char* dynamic_smem() { return t_team->smem; }
 
+// A misaligned access faults on the GPU: make it fail here too.
+inline void check_aligned(const void* p, int n, int line) {
+  if (reinterpret_cast<uintptr_t>(p) % static_cast<uintptr_t>(n) != 0) {
+    fprintf(stderr, "ct_emu: misaligned %d-byte access at %p (device library line %d)\n", n, p, line);
+    fflush(stderr);
+    abort();
+  }
+}
+
 // Runs `grid_x` emulated CUDA blocks one after another, each with `threads` threads.
 inline void launch(int threads, long long grid_x, size_t smem_bytes, const std::function<void()>& kernel) {
   Team team(threads, smem_bytes);
