@@ -86,9 +86,11 @@ void release(int device, std::byte* ptr, bool pooled, const std::vector<Event>& 
     ScopedContext scope(dc.ctx());
     const CUstream ms = dc.mem_stream();
     for (const Event& e : pending) {
-      if (e.done()) continue;
+      // Also when done: the device-side wait makes the free formally stream-ordered after the use
+      // (a done event's CUevent is still held, so it cannot have been recorded again).
       const auto ne = e.native();
       if (!ne) continue;  // host-side work: done by now (see the header)
+      if (!pooled && e.done()) continue;
       if (pooled)
         (void)CTILE_CU_REPORT(cuStreamWaitEvent, (ms, ne->ev, abi::CU_EVENT_WAIT_DEFAULT),
                               "ordering the free of a tensor's memory after its last use on cuda:", device);

@@ -62,6 +62,7 @@ struct Completer::State {
   std::uint64_t pushed = 0;
   std::uint64_t completed = 0;
   bool closing = false;
+  bool idle = false;  // the thread waits on `cv` (a push must wake it; otherwise it will look anyway)
   std::thread::id thread_id;
 };
 
@@ -87,12 +88,16 @@ Completer::~Completer() {
 
 std::uint64_t Completer::push(Item item) {
   std::uint64_t ticket = 0;
+  bool wake = false;
   {
     std::lock_guard lk(st_->mu);
     ticket = ++st_->pushed;
     st_->items.emplace_back(ticket, std::move(item));
+    wake = st_->idle;
   }
-  st_->cv.notify_one();
+  // While the thread is busy with earlier items it finds this one without a wake-up (a futex call
+  // saved on every launch of a busy stream).
+  if (wake) st_->cv.notify_one();
   return ticket;
 }
 
@@ -118,7 +123,9 @@ void Completer::run(const std::shared_ptr<State>& st) {
     Item it;
     {
       std::unique_lock lk(st->mu);
+      st->idle = true;
       st->cv.wait(lk, [&] { return st->closing || !st->items.empty(); });
+      st->idle = false;
       if (st->items.empty()) return;  // closing and drained
       ticket = st->items.front().first;
       it = std::move(st->items.front().second);
