@@ -80,8 +80,13 @@ labels="$(ctest --test-dir "$build" --print-labels 2>/dev/null | sed -n 's/^  */
 note "ctest labels: $labels"
 ct=(ctest --test-dir "$build" --output-on-failure -j 1 --timeout 1800)
 if [[ $gpu_only == OFF ]]; then
+  exclude='gpu|examples'
+  if ! command -v clang-tidy >/dev/null && ! compgen -c clang-tidy- >/dev/null; then
+    exclude+='|lint'  # the lint suite needs clang-tidy
+    note "clang-tidy not found: label lint skipped"
+  fi
   step "ctest CPU suites (CTILE_BACKEND=cpu)" "$out/ctest_cpu_suites.log" \
-    env CTILE_BACKEND=cpu "${ct[@]}" -j "$(nproc)" -LE '^(gpu|examples)$'
+    env CTILE_BACKEND=cpu "${ct[@]}" -j "$(nproc)" -LE "^($exclude)\$"
 fi
 step "ctest examples on the GPU" "$out/ctest_examples_gpu.log" "${ct[@]}" -L '^examples$'
 step "ctest examples on the CPU" "$out/ctest_examples_cpu.log" env CTILE_BACKEND=cpu "${ct[@]}" -L '^examples$'
@@ -109,6 +114,9 @@ if [[ "${SANITIZE:-1}" != 0 ]]; then
     step "compute-sanitizer racecheck" "$out/sanitizer_racecheck.log" "$san" "${race[@]}" "$build/tests/gpu/test_gpu"
     for t in memcheck racecheck; do
       note "  $t: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|LEAK SUMMARY' "$out/sanitizer_$t.log" | tr '\n' ' ')"
+      # The first reports and the test each one happened in, for triage.
+      awk '/^\[ RUN  \]/ { test = $4 } /^========= [A-Z]/ && !/SUMMARY|COMPUTE-SANITIZER/ && n < 12 { print "    " test ": " $0; n++ }' \
+        "$out/sanitizer_$t.log" | tee -a "$summary"
     done
   fi
 fi
