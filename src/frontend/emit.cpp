@@ -466,30 +466,28 @@ ValueId emit_gather(ValueId tensor, const std::vector<ValueId>& idx, ir::Scalar 
   return op.results[0];
 }
 
-void emit_scatter_piece(ValueId piece, const std::vector<ValueId>& idx, ValueId value, const SourceLoc& loc) {
-  const ir::Type& t = type_of(piece);
+namespace {
+// Scatter into a piece (indices relative to it) or into an unchecked tensor: same operand checks.
+void emit_scatter(ir::OpKind kind, ValueId dest, const std::vector<ValueId>& idx, ValueId value, const SourceLoc& loc) {
+  const ir::Type& t = type_of(dest);
   Shape s;
-  std::vector<ValueId> ops{piece};
+  std::vector<ValueId> ops{dest};
   for (ValueId i : index_tiles(t, idx, s, "scatter", loc)) ops.push_back(i);
   if (tile_type(value, "scatter", loc).dtype != t.dtype) user_error("scatter: element types differ", loc);
   Shape vs;
   if (!broadcast_shapes(shape_of(value), s, vs) || vs != s)
     user_error("scatter: values of shape " + shape_str(shape_of(value)) + " do not match indices of shape " + shape_str(s), loc);
   ops.push_back(to_shape(value, s, loc));
-  B(loc).create(ir::OpKind::ScatterPiece, ops, {}, loc);
+  B(loc).create(kind, ops, {}, loc);
+}
+}  // namespace
+
+void emit_scatter_piece(ValueId piece, const std::vector<ValueId>& idx, ValueId value, const SourceLoc& loc) {
+  emit_scatter(ir::OpKind::ScatterPiece, piece, idx, value, loc);
 }
 
 void emit_scatter_unchecked(ValueId tensor, const std::vector<ValueId>& idx, ValueId value, const SourceLoc& loc) {
-  const ir::Type& t = type_of(tensor);
-  Shape s;
-  std::vector<ValueId> ops{tensor};
-  for (ValueId i : index_tiles(t, idx, s, "scatter", loc)) ops.push_back(i);
-  if (tile_type(value, "scatter", loc).dtype != t.dtype) user_error("scatter: element types differ", loc);
-  Shape vs;
-  if (!broadcast_shapes(shape_of(value), s, vs) || vs != s)
-    user_error("scatter: values of shape " + shape_str(shape_of(value)) + " do not match indices of shape " + shape_str(s), loc);
-  ops.push_back(to_shape(value, s, loc));
-  B(loc).create(ir::OpKind::ScatterUnchecked, ops, {}, loc);
+  emit_scatter(ir::OpKind::ScatterUnchecked, tensor, idx, value, loc);
 }
 
 ValueId emit_atomic_rmw(ir::AtomicKind k, ValueId tensor, const std::vector<ValueId>& idx, ValueId value,
