@@ -25,6 +25,10 @@ struct Layout {
   static constexpr int span = NT * V;  // elements covered by one group of slots over the block
   static constexpr int slots(long long n) { return (int)((n + span - 1) / span) * V; }
   static CT_DEV int elem(int tid, int s) { return (s / V) * span + tid * V + (s % V); }
+  // Does group g (slots g*V .. g*V+V-1) of thread tid hold elements of a tile of N elements?
+  // Always when N is a multiple of the span (tid < NT), which the compiler then sees.
+  template <int N>
+  static CT_DEV bool group_in(int g, int tid) { return N % span == 0 || g * span + tid * V < N; }
 };
 
 // A static tile shape (every extent a power of two), row-major.
@@ -50,6 +54,55 @@ struct Shape {
   }
   static __host__ __device__ constexpr int coord(int d, int i) { return (int)(((unsigned)i >> shift(d)) & (unsigned)(ext(d) - 1)); }
 };
+
+// A spread tile held in 32-bit words, two 16-bit elements per word, so that a tile loaded ahead
+// of its use (prefetched) waits in half the registers; other element types are held as they are.
+template <class T, int S, bool P = (sizeof(T) == 2 && S % 2 == 0)>
+struct Packed {
+  Regs<T, S> r;
+};
+template <class T, int S>
+struct Packed<T, S, true> {
+  u32 w[S / 2];
+};
+template <class T>
+union Bits16 {
+  T t;
+  u16 u;
+};
+template <class T, int S>
+CT_DEV Packed<T, S> pack(const Regs<T, S>& x) {
+  Packed<T, S> p;
+  if constexpr (sizeof(T) == 2 && S % 2 == 0) {
+#pragma unroll
+    for (int k = 0; k < S / 2; ++k) {
+      Bits16<T> lo, hi;
+      lo.t = x.v[2 * k];
+      hi.t = x.v[2 * k + 1];
+      p.w[k] = (u32)lo.u | ((u32)hi.u << 16);
+    }
+  } else {
+    p.r = x;
+  }
+  return p;
+}
+template <class T, int S>
+CT_DEV Regs<T, S> unpack(const Packed<T, S>& p) {
+  if constexpr (sizeof(T) == 2 && S % 2 == 0) {
+    Regs<T, S> x;
+#pragma unroll
+    for (int k = 0; k < S / 2; ++k) {
+      Bits16<T> lo, hi;
+      lo.u = (u16)(p.w[k] & 0xffffu);
+      hi.u = (u16)(p.w[k] >> 16);
+      x.v[2 * k] = lo.t;
+      x.v[2 * k + 1] = hi.t;
+    }
+    return x;
+  } else {
+    return p.r;
+  }
+}
 
 // Small fixed-size index lists (tile indices, coordinates).
 template <int R>

@@ -133,7 +133,7 @@ CT_DEV void group_row(const TensorDesc& td, const Window<Sh::rank>& w, int i0, b
 #pragma unroll
   for (int d = 0; d < R - 1; ++d) {
     const long long cd = Sh::coord(d, i0);
-    row_in = row_in && cd >= w.lo[d] && cd < w.hi[d];
+    row_in = row_in & (cd >= w.lo[d]) & (cd < w.hi[d]);  // no short circuit: straight-line code
     off += (w.base[d] + cd) * td.stride[d];
   }
   c = Sh::coord(R - 1, i0);
@@ -156,19 +156,19 @@ CT_DEV void load_tile(Regs<T, S>& out, const TensorDesc& td, const Window<Sh::ra
     constexpr int R = Sh::rank;
     bool row_in[G];
     long long offs[G], cs[G];
-    bool all = Vec::ok && td.stride[R - 1] == 1;
+    bool all = Vec::ok & (td.stride[R - 1] == 1);
 #pragma unroll
     for (int g = 0; g < G; ++g) {
       const int i0 = g * L::span + tid * V;
       group_row<Sh>(td, w, i0, row_in[g], offs[g], cs[g]);
-      if (i0 < N)
-        all = all && row_in[g] && cs[g] >= w.lo[R - 1] && cs[g] + V <= w.hi[R - 1] && aligned_to(base + offs[g], Vec::W);
+      if (L::template group_in<N>(g, tid))
+        all = all & row_in[g] & (cs[g] >= w.lo[R - 1]) & (cs[g] + V <= w.hi[R - 1]) & aligned_to(base + offs[g], Vec::W);
     }
     if constexpr (Vec::ok) {
       if (all) {
 #pragma unroll
         for (int g = 0; g < G; ++g) {
-          if (g * L::span + tid * V < N) {
+          if (L::template group_in<N>(g, tid)) {
             typename Vec::U u;
 #pragma unroll
             for (int c = 0; c < Vec::C; ++c) u.c[c] = ld_chunk<RO>((const Chunk<Vec::W>*)(base + offs[g]) + c);
@@ -185,7 +185,7 @@ CT_DEV void load_tile(Regs<T, S>& out, const TensorDesc& td, const Window<Sh::ra
     const long long sl = td.stride[R - 1];
 #pragma unroll
     for (int g = 0; g < G; ++g) {
-      const bool live = g * L::span + tid * V < N && row_in[g];
+      const bool live = L::template group_in<N>(g, tid) && row_in[g];
 #pragma unroll
       for (int j = 0; j < V; ++j) {
         const long long c = cs[g] + j;
@@ -224,7 +224,7 @@ CT_DEV void store_tile(const Regs<T, S>& x, const TensorDesc& td, const Window<S
 #pragma unroll
     for (int g = 0; g < S / V; ++g) {
       const int i0 = g * L::span + tid * V;
-      if (i0 >= N) continue;
+      if (!L::template group_in<N>(g, tid)) continue;
       bool row_in;
       long long off, c0;
       group_row<Sh>(td, w, i0, row_in, off, c0);

@@ -12,6 +12,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <functional>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -25,7 +27,8 @@ using ir::OpKind;
 using ir::Type;
 using ir::ValueId;
 
-constexpr int kMaxThreads = 256;
+constexpr int kMaxThreads = 1024;
+constexpr int kGroupsPerThread = 2;  // vector groups per thread of the largest tile (see analyze)
 constexpr int kMinThreads = 32;
 constexpr int kMaxSlots = 512;          // registers per thread for one tile value
 constexpr std::size_t kMaxParamBytes = 4096;
@@ -183,6 +186,7 @@ class Gen {
     GeneratedKernel g;
     g.entry = entry_;
     g.threads = nt_;
+    g.prefetches = !prefetch_.empty();
     emit_kernel();
     g.source = header() + out_.str();
     g.smem_bytes = align16(smem_);
@@ -208,6 +212,9 @@ class Gen {
   std::vector<ir::Access> access_;  // per p.t index
   std::vector<bool> live_;
   std::set<int> scattered_pieces_;  // p.t indices of pieces written by ct.scatter_piece
+  // Loads of the body issued one tile block ahead (see plan_prefetch), and the ops their
+  // indices need, in body order.
+  std::vector<const ir::Op*> prefetch_, prefetch_cone_;
   std::size_t smem_ = 0;
   std::string smem_op_;
   SourceLoc smem_loc_;
@@ -313,8 +320,16 @@ class Gen {
       }
     });
     v_ = min_bytes == 0 ? 4 : std::min(8, 16 / min_bytes);
+    // Threads: enough that the largest tile takes about two vector groups per thread (few
+    // registers per thread, so several blocks fit on an SM and keep loads in flight).
     nt_ = kMinThreads;
-    while (nt_ < kMaxThreads && static_cast<std::int64_t>(nt_) * 4 * v_ < max_n) nt_ *= 2;
+    while (nt_ < kMaxThreads && static_cast<std::int64_t>(nt_) * kGroupsPerThread * v_ < max_n) nt_ *= 2;
+    if (opt_.threads != 0) {
+      if (opt_.threads < kMinThreads || opt_.threads > kMaxThreads || (opt_.threads & (opt_.threads - 1)) != 0)
+        throw UserError(detail::cat("cuda backend: ", opt_.threads, " threads per block requested for kernel '", k_.name,
+                                    "'; give a power of two from ", kMinThreads, " to ", kMaxThreads));
+      nt_ = opt_.threads;
+    }
     // Register budget: every tile value must fit.
     ir::walk(k_.body, [&](const ir::Op& op) {
       for (ValueId r : op.results)
@@ -325,6 +340,7 @@ class Gen {
     });
     live_.assign(nv, false);
     mark_live(k_.body);
+    if (opt_.prefetch) plan_prefetch();
     entry_ = "ctile_" + sanitize(k_.name.empty() ? std::string("kernel") : k_.name);
     if (entry_.size() > 80) entry_.resize(80);
   }
@@ -340,6 +356,73 @@ class Gen {
       for (ValueId v : op.operands) live_[static_cast<std::size_t>(v)] = true;
     }
   }
+  // Software pipelining over tile blocks: a tile load at the top level of the body whose indices
+  // come from block ids, dims and scalar arithmetic is issued for the block's next tile block
+  // (lin + gridDim.x) before the current one is processed, so that loads are in flight while the
+  // block reduces, computes and stores. Loads of Read tensors may move freely (nothing writes them
+  // while the kernel runs); a load of the block's own piece only when no side effect precedes it
+  // (the next tile block's piece is written by nobody else). Kernels with run-time loops are left
+  // alone (their registers belong to the loop).
+  void plan_prefetch() {
+    std::set<ValueId> cone_values;
+    std::vector<const ir::Op*> cone;
+    std::map<ValueId, const ir::Op*> def;
+    bool effect_seen = false;
+    for (const auto& up : k_.body.ops) {
+      const ir::Op& op = *up;
+      if (op.kind == OpKind::For || op.kind == OpKind::While) return;
+      for (ValueId v : op.results) def[v] = &op;
+    }
+    auto cheap = [&](const ir::Op& op) {
+      switch (op.kind) {
+        case OpKind::BlockId: case OpKind::NumBlocks: case OpKind::Dim: case OpKind::PartitionCount:
+        case OpKind::Constant: case OpKind::Unary: case OpKind::Binary: case OpKind::Fma: case OpKind::Cmp:
+        case OpKind::Select: case OpKind::Convert: case OpKind::Broadcast: case OpKind::Reshape:
+          for (ValueId r : op.results)
+            if (!rep(r)) return false;
+          return true;
+        case OpKind::MakePartition: return true;
+        default: return false;
+      }
+    };
+    // The top-level ops a value needs (false if one of them is not cheap).
+    std::function<bool(ValueId, std::set<const ir::Op*>&)> needs = [&](ValueId v, std::set<const ir::Op*>& acc) {
+      auto it = def.find(v);
+      if (it == def.end()) return true;  // a parameter
+      const ir::Op& d = *it->second;
+      if (acc.count(&d)) return true;
+      if (!cheap(d)) return false;
+      acc.insert(&d);
+      for (ValueId o : d.operands)
+        if (!needs(o, acc)) return false;
+      return true;
+    };
+    std::set<const ir::Op*> chosen_cone;
+    for (const auto& up : k_.body.ops) {
+      const ir::Op& op = *up;
+      if (op.kind == OpKind::Yield) break;
+      if (!op_live(op)) continue;
+      const bool candidate = (op.kind == OpKind::Load || (op.kind == OpKind::LoadPiece && !effect_seen)) &&
+                             !rep(op.results[0]);
+      if (candidate) {
+        std::set<const ir::Op*> acc;
+        bool ok = true;
+        for (ValueId o : op.operands) ok = ok && needs(o, acc);
+        if (ok) {
+          prefetch_.push_back(&op);
+          chosen_cone.insert(acc.begin(), acc.end());
+        }
+      }
+      if (has_side_effects(op.kind)) effect_seen = true;
+    }
+    for (const auto& up : k_.body.ops)
+      if (chosen_cone.count(up.get())) prefetch_cone_.push_back(up.get());
+  }
+  bool prefetched(const ir::Op& op) const {
+    return std::find(prefetch_.begin(), prefetch_.end(), &op) != prefetch_.end();
+  }
+  static std::string pf_name(ValueId v) { return "pf" + std::to_string(v); }
+
   bool op_live(const ir::Op& op) const {
     if (has_side_effects(op.kind)) return true;
     for (ValueId v : op.results)
@@ -379,17 +462,21 @@ class Gen {
     std::string total = "p.grid[0]";
     for (int d = 1; d < G; ++d) total += " * p.grid[" + std::to_string(d) + "]";
     line("const long long nblocks = " + total + ";");
-    open("for (long long lin = blockIdx.x; lin < nblocks; lin += gridDim.x) {");
-    line("long long rem = lin;");
-    for (int d = G - 1; d >= 0; --d) {
-      const std::string sd = std::to_string(d);
-      if (d > 0) line("const long long blk" + sd + " = rem % p.grid[" + sd + "];  rem /= p.grid[" + sd + "];");
-      else line("const long long blk0 = rem;");
+    if (!prefetch_.empty()) {
+      line("// loads issued one tile block ahead (software pipelining over the grid-stride loop)");
+      for (const ir::Op* op : prefetch_) {
+        const ValueId v = op->results[0];
+        line("ct::Packed<" + ct(v) + ", " + std::to_string(slots(v)) + "> " + pf_name(v) + ";");
+      }
+      emit_prefetch("(long long)blockIdx.x");
     }
-    std::string bl = "const ct::Idx<" + std::to_string(G) + "> blk = {{";
-    for (int d = 0; d < G; ++d) bl += (d ? ", blk" : "blk") + std::to_string(d);
-    line(bl + "}};");
-    line("(void)blk;");
+    open("for (long long lin = blockIdx.x; lin < nblocks; lin += gridDim.x) {");
+    emit_block_ids("lin");
+    if (!prefetch_.empty()) {
+      for (const ir::Op* op : prefetch_)
+        line(decl(op->results[0]) + " = ct::unpack(" + pf_name(op->results[0]) + ");" + comment(*op) + " (prefetched)");
+      emit_prefetch("lin + gridDim.x");
+    }
     for (const ir::Param& p : k_.params) {
       if (p.type.kind != ir::TypeKind::Tile) continue;
       const ValueId v = p.value;
@@ -402,12 +489,132 @@ class Gen {
     close();
   }
 
+  // blk0.. and blk: the tile-block coordinates of the linear block id `lin`.
+  void emit_block_ids(const std::string& lin) {
+    const int G = k_.grid_rank;
+    line("long long rem = " + lin + ";");
+    for (int d = G - 1; d >= 0; --d) {
+      const std::string sd = std::to_string(d);
+      if (d > 0) line("const long long blk" + sd + " = rem % p.grid[" + sd + "];  rem /= p.grid[" + sd + "];");
+      else line("const long long blk0 = rem;");
+    }
+    std::string bl = "const ct::Idx<" + std::to_string(G) + "> blk = {{";
+    for (int d = 0; d < G; ++d) bl += (d ? ", blk" : "blk") + std::to_string(d);
+    line(bl + "}};");
+    line("(void)blk;");
+  }
+
+  // The prefetched loads of tile block `lin` (when it exists) into the pf buffers; an inner scope
+  // re-emits the block ids and the loads' index computations under the usual names.
+  void emit_prefetch(const std::string& lin) {
+    open("{");
+    line("const long long nlin = " + lin + ";");
+    open("if (nlin < nblocks) {");
+    emit_block_ids("nlin");
+    for (const ir::Param& p : k_.params) {
+      if (p.type.kind != ir::TypeKind::Tile) continue;
+      const ValueId v = p.value;
+      if (!live_[static_cast<std::size_t>(v)]) continue;
+      line("const " + ct(v) + " " + name(v) + " = ct::from_word<" + ct(v) + ">(p.s[" +
+           std::to_string(scalar_param_[static_cast<std::size_t>(v)]) + "]);");
+    }
+    for (const ir::Op* op : prefetch_cone_) emit_op(*op);
+    for (const ir::Op* op : prefetch_) {
+      emit_op(*op);
+      line(pf_name(op->results[0]) + " = ct::pack(" + name(op->results[0]) + ");");
+    }
+    close();
+    close();
+  }
+
   void emit_region(const ir::Region& r) {
+    for (const ir::Op* op : schedule(r)) emit_op(*op);
+  }
+
+  // Does `op` read global memory that a store of this kernel may change (its own piece, an atomic
+  // or unchecked tensor)? Loads of Read parameters see memory that nothing changes while the
+  // kernel runs.
+  bool reads_mutable(const ir::Op& op) const {
+    switch (op.kind) {
+      case OpKind::LoadPiece: return true;
+      case OpKind::Gather: return access_[static_cast<std::size_t>(tindex(op.operands[0]))] != ir::Access::Read;
+      default: return false;
+    }
+  }
+  static bool is_load(OpKind k) { return k == OpKind::Load || k == OpKind::LoadPiece || k == OpKind::Gather; }
+
+  // The order in which a region's live ops are emitted: a list schedule that emits loads, and
+  // the ops their indices need, as early as their operands allow, so that every load of a tile
+  // block is in flight before the first instruction that waits for one (a conversion of the
+  // first loaded tile would otherwise stall the thread before the second load is issued).
+  // Side effects (stores, scatters, atomics, control flow) keep their order, and a load of
+  // mutable memory stays on its side of every side effect.
+  std::vector<const ir::Op*> schedule(const ir::Region& r) const {
+    std::vector<const ir::Op*> ops;
     for (const auto& op : r.ops) {
       if (op->kind == OpKind::Yield) break;
-      if (!op_live(*op)) continue;
-      emit_op(*op);
+      if (op_live(*op) && !(&r == &k_.body && prefetched(*op))) ops.push_back(op.get());
     }
+    const std::size_t n = ops.size();
+    std::map<ValueId, std::size_t> def;  // value -> op index in `ops`
+    for (std::size_t i = 0; i < n; ++i)
+      for (ValueId v : ops[i]->results) def[v] = i;
+    std::vector<std::vector<std::size_t>> deps(n);
+    auto use = [&](std::size_t i, ValueId v) {
+      auto it = def.find(v);
+      if (it != def.end() && it->second != i) deps[i].push_back(it->second);
+    };
+    std::size_t last_effect = n;  // none yet
+    std::vector<std::size_t> mutable_loads_since;  // loads of mutable memory after last_effect
+    for (std::size_t i = 0; i < n; ++i) {
+      const ir::Op& op = *ops[i];
+      for (ValueId v : op.operands) use(i, v);
+      for (const ir::Region& sub : op.regions)
+        ir::walk(sub, [&](const ir::Op& inner) {
+          for (ValueId v : inner.operands) use(i, v);
+        });
+      const bool effect = has_side_effects(op.kind);
+      if (effect || reads_mutable(op)) {
+        if (last_effect != n) deps[i].push_back(last_effect);
+      }
+      if (effect) {
+        for (std::size_t l : mutable_loads_since) deps[i].push_back(l);
+        mutable_loads_since.clear();
+        last_effect = i;
+      } else if (reads_mutable(op)) {
+        mutable_loads_since.push_back(i);
+      }
+    }
+    // Ops that some load depends on (the loads themselves included) go first.
+    std::vector<bool> feeds_load(n, false);
+    for (std::size_t i = n; i-- > 0;) {
+      if (is_load(ops[i]->kind)) feeds_load[i] = true;
+      if (feeds_load[i])
+        for (std::size_t d : deps[i]) feeds_load[d] = true;
+    }
+    std::vector<int> waiting(n, 0);
+    std::vector<std::vector<std::size_t>> users(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      std::sort(deps[i].begin(), deps[i].end());
+      deps[i].erase(std::unique(deps[i].begin(), deps[i].end()), deps[i].end());
+      waiting[i] = static_cast<int>(deps[i].size());
+      for (std::size_t d : deps[i]) users[d].push_back(i);
+    }
+    // Ready ops by (not feeding a load, original position): the smallest first.
+    std::set<std::pair<bool, std::size_t>> ready;
+    for (std::size_t i = 0; i < n; ++i)
+      if (waiting[i] == 0) ready.insert({!feeds_load[i], i});
+    std::vector<const ir::Op*> order;
+    order.reserve(n);
+    while (!ready.empty()) {
+      const std::size_t i = ready.begin()->second;
+      ready.erase(ready.begin());
+      order.push_back(ops[i]);
+      for (std::size_t u : users[i])
+        if (--waiting[u] == 0) ready.insert({!feeds_load[u], u});
+    }
+    CTILE_CHECK(order.size() == n, "cuda codegen: cyclic dependencies while scheduling a region");
+    return order;
   }
   static const ir::Op& yield_of(const ir::Region& r) {
     CTILE_CHECK(!r.ops.empty() && r.ops.back()->kind == OpKind::Yield, "cuda codegen: region without ct.yield");

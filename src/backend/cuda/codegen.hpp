@@ -31,6 +31,12 @@ namespace ctile::backend::cuda {
 
 struct CodegenOptions {
   int sm = 90;  // compute capability * 10 of the target (80, 86, 89, 90, ...)
+  // Issue the tile loads of a block's next tile block before processing the current one
+  // (software pipelining over the grid-stride loop; GeneratedKernel::prefetches says whether any
+  // load qualified). CTILE_PREFETCH=0 turns it off in the CUDA backend.
+  bool prefetch = true;
+  // Threads per block; 0 lets the generator choose (CTILE_THREADS overrides it, for tuning).
+  int threads = 0;
 };
 
 struct GeneratedKernel {
@@ -39,6 +45,9 @@ struct GeneratedKernel {
   int threads = 128;          // threads per block
   std::size_t smem_bytes = 0; // dynamic shared memory per block
   std::size_t params_bytes = 0;
+  // Loads are pipelined over tile blocks: launch about as many blocks as fit on the device at
+  // once (each then runs several tile blocks), not one per tile block.
+  bool prefetches = false;
 };
 
 // Throws InternalError for IR the generator cannot lower (a bug) and UserError for a kernel that

@@ -1,5 +1,6 @@
 #include "cuda_backend.hpp"
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstdio>
@@ -61,6 +62,9 @@ class CudaCompiled final : public CompiledKernel {
   CudaCompiled(std::shared_ptr<const ir::Kernel> k, GeneratedKernel gk, int device, CUcontext ctx, CUmodule mod,
                CUfunction fn)
       : k_(std::move(k)), gk_(std::move(gk)), device_(device), ctx_(ctx), mod_(mod), fn_(fn) {}
+  // CUDA blocks launched at most (0: one per tile block). Set once right after construction.
+  void set_max_blocks(std::int64_t n) { max_blocks_ = n; }
+  std::int64_t max_blocks() const { return max_blocks_; }
   ~CudaCompiled() override {
     try {
       ScopedContext scope(ctx_);
@@ -88,6 +92,7 @@ class CudaCompiled final : public CompiledKernel {
   CUcontext ctx_;
   CUmodule mod_;
   CUfunction fn_;
+  std::int64_t max_blocks_ = 0;
   mutable std::once_flag cpu_once_;
   mutable std::shared_ptr<const CompiledKernel> cpu_;
 };
@@ -134,6 +139,22 @@ void run_on_cpu_with_race_check(const CudaCompiled& c, const LaunchConfig& cfg, 
   }
 }
 
+// Code generation options: the defaults, with CTILE_PREFETCH=0 (no load pipelining over tile
+// blocks) and CTILE_THREADS=n (threads per block) for tuning and experiments.
+CodegenOptions codegen_options(int sm) {
+  CodegenOptions o;
+  o.sm = sm;
+  if (const char* v = std::getenv("CTILE_PREFETCH"); v && *v) o.prefetch = std::strcmp(v, "0") != 0;
+  if (const char* v = std::getenv("CTILE_THREADS"); v && *v) {
+    char* end = nullptr;
+    const long n = std::strtol(v, &end, 10);
+    if (*end != '\0' || n <= 0 || n > 1024)
+      throw UserError(detail::cat("CTILE_THREADS='", v, "' is not a number of threads per block (32 to 1024)"));
+    o.threads = static_cast<int>(n);
+  }
+  return o;
+}
+
 // Loads a cubin; on failure returns the error (the module is not loaded).
 CUresult load_module(const std::string& image, CUmodule& mod) {
   mod = nullptr;
@@ -155,7 +176,7 @@ class CudaBackend final : public Backend {
     const std::string& kname = k->name;
 
     auto t = Clock::now();
-    GeneratedKernel gk = generate(*k, CodegenOptions{sm});
+    GeneratedKernel gk = generate(*k, codegen_options(sm));
     detail::note_stage("codegen", detail::ms_since(t));
     if (env_flag("CTILE_DUMP_CUDA")) dump(kname, gk.entry, ".cu", gk.source);
 
@@ -242,6 +263,14 @@ class CudaBackend final : public Backend {
       throw InternalError(detail::cat("cuda backend: kernel '", kname, "' uses ", regs, " registers per thread, so at most ",
                                       max_threads, " threads per block can run, but it was generated for ", gk.threads));
     }
+    // A kernel that pipelines its loads over tile blocks runs as a resident grid: as many blocks
+    // as fit on the device at once, each looping over tile blocks.
+    if (gk.prefetches && drv().cuOccupancyMaxActiveBlocksPerMultiprocessor) {
+      int per_sm = 0;
+      CTILE_CU(cuOccupancyMaxActiveBlocksPerMultiprocessor, (&per_sm, fn, gk.threads, gk.smem_bytes),
+               "querying the occupancy of kernel '", kname, "' on cuda:", index_);
+      if (per_sm > 0) compiled->set_max_blocks(static_cast<std::int64_t>(per_sm) * dc.info().sm_count);
+    }
     return compiled;
   }
 
@@ -265,6 +294,7 @@ class CudaBackend final : public Backend {
     std::vector<std::byte> params = pack_params(c->kernel(), cfg, args);
     void* kernel_params[] = {params.data()};
     const GeneratedKernel& gk = c->generated();
+    if (c->max_blocks() > 0) blocks = std::min(blocks, c->max_blocks());
     CTILE_CU(cuLaunchKernel,
              (c->fn(), static_cast<unsigned>(blocks), 1u, 1u, static_cast<unsigned>(gk.threads), 1u, 1u,
               static_cast<unsigned>(gk.smem_bytes), cur->stream, kernel_params, nullptr),

@@ -121,7 +121,9 @@ inline constexpr unsigned CU_EVENT_WAIT_DEFAULT = 0x0;
   X(cuLaunchKernel, true,                                                                                            \
     (CUfunction fn, unsigned int grid_x, unsigned int grid_y, unsigned int grid_z, unsigned int block_x,             \
      unsigned int block_y, unsigned int block_z, unsigned int smem_bytes, CUstream stream, void** params,            \
-     void** extra))
+     void** extra))                                                                                                  \
+  X(cuOccupancyMaxActiveBlocksPerMultiprocessor, false,                                                             \
+    (int* num_blocks, CUfunction fn, int block_size, std::size_t dynamic_smem_bytes))
 
 // The resolved entry points. Optional ones are null when the driver lacks them.
 struct Driver {
