@@ -3,10 +3,11 @@
 // host time over the chain after a warm-up, median of several chains). Arrays are far larger than
 // the 60 MiB L2 and the inputs rotate over several sets. Writes one JSON record per line.
 //
-//   ctile_bench [--quick] [--jit-only] [--out FILE]
+//   ctile_bench [--quick] [--jit-only] [--out FILE] [--iters N] [--trials N] [--only NAME]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <functional>
@@ -21,7 +22,13 @@ using Clock = std::chrono::steady_clock;
 namespace {
 
 bool g_quick = false;
+int g_iters = 0, g_trials = 0;  // 0: the defaults of the mode
+std::string g_only;              // run only the benchmarks whose name contains this
 std::ofstream g_out;
+
+int iters() { return g_iters > 0 ? g_iters : (g_quick ? 5 : 20); }
+int trials() { return g_trials > 0 ? g_trials : (g_quick ? 3 : 7); }
+bool selected(const std::string& name) { return g_only.empty() || name.find(g_only) != std::string::npos; }
 
 double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
 
@@ -104,7 +111,7 @@ void bench_add(std::int64_t n, std::int64_t tile) {
     ref.push_back(f(T(float(f(hx[std::size_t(i)]) + f(hy[std::size_t(i)])))));
   }
   const double err = rel_err(got, ref);
-  const double ms = time_chain(ct::zeros<T>({n}).partition({tile}), g_quick ? 5 : 20, g_quick ? 3 : 7, make);
+  const double ms = time_chain(ct::zeros<T>({n}).partition({tile}), iters(), trials(), make);
   emit("add", std::string(ct::dtype_name(ct::dtype_of<T>)).c_str(), {n}, 3.0 * n * sizeof(T), ms, err, first);
 }
 
@@ -126,7 +133,7 @@ void bench_saxpy(std::int64_t n, std::int64_t tile) {
     ref.push_back(0.5 * f(hx[std::size_t(i)]) + f(hy[std::size_t(i)]));
   }
   const double err = rel_err(got, ref);
-  const double ms = time_chain(ct::zeros<T>({n}).partition({tile}), g_quick ? 5 : 20, g_quick ? 3 : 7, make);
+  const double ms = time_chain(ct::zeros<T>({n}).partition({tile}), iters(), trials(), make);
   emit("saxpy", std::string(ct::dtype_name(ct::dtype_of<T>)).c_str(), {n}, 3.0 * n * sizeof(T), ms, err, first);
 }
 
@@ -174,14 +181,14 @@ void bench_rows(const char* which, std::int64_t rows, std::int64_t cols) {
     }
     err = rel_err(got, ref);
   };
-  const int iters = g_quick ? 5 : 20, trials = g_quick ? 3 : 7;
+  
   if (k == "softmax") {
     auto make = [&](ct::Partition<B> y, int i) { return ct::launch(bench::softmax, std::move(y), xs[i % kSets]); };
     auto t0 = Clock::now();
     auto [y, x0] = make(ct::full<B>({rows, cols}, B(NAN)).partition(tile), 0).sync();
     first = ms_since(t0);
     check(std::move(y), x0);
-    ms = time_chain(ct::zeros<B>({rows, cols}).partition(tile), iters, trials, make);
+    ms = time_chain(ct::zeros<B>({rows, cols}).partition(tile), iters(), trials(), make);
     bytes = 2.0 * rows * cols * 2;
   } else if (k == "rms_norm") {
     auto make = [&](ct::Partition<B> y, int i) { return ct::launch(bench::rms_norm, std::move(y), xs[i % kSets], w, eps); };
@@ -189,7 +196,7 @@ void bench_rows(const char* which, std::int64_t rows, std::int64_t cols) {
     auto [y, x0, w0, e0] = make(ct::full<B>({rows, cols}, B(NAN)).partition(tile), 0).sync();
     first = ms_since(t0);
     check(std::move(y), x0);
-    ms = time_chain(ct::zeros<B>({rows, cols}).partition(tile), iters, trials, make);
+    ms = time_chain(ct::zeros<B>({rows, cols}).partition(tile), iters(), trials(), make);
     bytes = 2.0 * rows * cols * 2 + cols * 2;
   } else {
     auto make = [&](ct::Partition<B> y, int i) {
@@ -199,7 +206,7 @@ void bench_rows(const char* which, std::int64_t rows, std::int64_t cols) {
     auto [y, x0, w0, b0, e0] = make(ct::full<B>({rows, cols}, B(NAN)).partition(tile), 0).sync();
     first = ms_since(t0);
     check(std::move(y), x0);
-    ms = time_chain(ct::zeros<B>({rows, cols}).partition(tile), iters, trials, make);
+    ms = time_chain(ct::zeros<B>({rows, cols}).partition(tile), iters(), trials(), make);
     bytes = 2.0 * rows * cols * 2 + 2.0 * cols * 2;
   }
   emit(which, "bf16", {rows, cols}, bytes, ms, err, first);
@@ -220,7 +227,7 @@ void bench_sum(std::int64_t n) {
   for (float v : x0.to_host()) ref += v;
   const double got = acc.to_host()[0];
   const double err = std::abs(got - ref) / std::abs(ref);
-  const double ms = time_chain(ct::zeros<float>({1}), g_quick ? 5 : 20, g_quick ? 3 : 7, make);
+  const double ms = time_chain(ct::zeros<float>({1}), iters(), trials(), make);
   emit("sum", "f32", {n}, 4.0 * n, ms, err, first);
 }
 
@@ -232,23 +239,31 @@ int main(int argc, char** argv) {
     if (!std::strcmp(argv[i], "--quick")) g_quick = true;
     else if (!std::strcmp(argv[i], "--jit-only")) jit_only = true;
     else if (!std::strcmp(argv[i], "--out") && i + 1 < argc) g_out.open(argv[++i], std::ios::app);
+    else if (!std::strcmp(argv[i], "--iters") && i + 1 < argc) g_iters = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--trials") && i + 1 < argc) g_trials = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--only") && i + 1 < argc) g_only = argv[++i];
+    else {
+      std::fprintf(stderr, "usage: ctile_bench [--quick] [--jit-only] [--out FILE] [--iters N] [--trials N] [--only NAME]\n");
+      return 2;
+    }
   }
   std::fprintf(stderr, "ctile_bench on %s\n", ct::default_device().str().c_str());
   const std::int64_t big = jit_only ? (1 << 16) : (g_quick ? (1 << 24) : (std::int64_t{1} << 26));  // 256 MiB f32
-  bench_add<float>(big, 4096);
-  bench_add<ct::bf16>(big * 2, 8192);
-  bench_saxpy<float>(big, 4096);
-  bench_saxpy<ct::bf16>(big * 2, 8192);
+  if (selected("add")) {
+    bench_add<float>(big, 4096);
+    bench_add<ct::bf16>(big * 2, 8192);
+  }
+  if (selected("saxpy")) {
+    bench_saxpy<float>(big, 4096);
+    bench_saxpy<ct::bf16>(big * 2, 8192);
+  }
   const std::int64_t scale = jit_only ? 64 : 1;
-  bench_rows("softmax", 16384 / scale, 1024);
-  bench_rows("softmax", 8192 / scale, 4096);
-  bench_rows("softmax", 4096 / scale, 16384);
-  bench_rows("rms_norm", 16384 / scale, 1024);
-  bench_rows("rms_norm", 8192 / scale, 4096);
-  bench_rows("rms_norm", 4096 / scale, 16384);
-  bench_rows("layer_norm", 16384 / scale, 1024);
-  bench_rows("layer_norm", 8192 / scale, 4096);
-  bench_rows("layer_norm", 4096 / scale, 16384);
-  bench_sum(big);
+  for (const char* k : {"softmax", "rms_norm", "layer_norm"}) {
+    if (!selected(k)) continue;
+    bench_rows(k, 16384 / scale, 1024);
+    bench_rows(k, 8192 / scale, 4096);
+    bench_rows(k, 4096 / scale, 16384);
+  }
+  if (selected("sum")) bench_sum(big);
   return 0;
 }
