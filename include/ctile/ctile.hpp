@@ -5,7 +5,8 @@
 //   ir/        the typed tile IR, builder, printer, verifier
 //   frontend/  the kernel DSL (Tile<T>, parameter types, control flow) and tracing
 //   backend/   the backend interface; the CPU interpreter is the reference backend
-//   runtime/   devices, streams, events, tensors, partitions, shared handles, futures, launch
+//   runtime/   devices, streams, events, tensors, partitions, shared handles, futures, launch,
+//              compile_only / warm_up
 #pragma once
 
 #include "ctile/core/dtype.hpp"
@@ -17,6 +18,7 @@
 #include "ctile/frontend/params.hpp"
 #include "ctile/frontend/tile.hpp"
 #include "ctile/ir/ir.hpp"
+#include "ctile/runtime/compile.hpp"
 #include "ctile/runtime/creation.hpp"
 #include "ctile/runtime/device.hpp"
 #include "ctile/runtime/future.hpp"

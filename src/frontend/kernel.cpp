@@ -34,7 +34,9 @@ TraceSession::TraceSession(std::string name, int grid_rank, const std::vector<Pa
     const ir::ValueId v = b.new_value(t);
     values.push_back(v);
     kernel->body.args.push_back(v);
-    kernel->params.push_back(ir::Param{"arg" + std::to_string(i), static_cast<int>(i), v, t});
+    ir::Param p{"arg" + std::to_string(i), static_cast<int>(i), v, t, {}};
+    if (s.kind != ParamSpec::Kind::Scalar) p.facts = s.facts;  // the launcher's facts of the tensor argument
+    kernel->params.push_back(std::move(p));
   }
 }
 

@@ -92,6 +92,23 @@ std::string type_str(const Type& t) {
   return "?";
 }
 
+std::string facts_str(const TensorFacts& f) {
+  if (!f.any()) return {};
+  std::string r;
+  auto item = [&](const std::string& s) { r += (r.empty() ? "{" : ", ") + s; };
+  auto axes = [](std::uint32_t bits) {
+    std::string a = "[";
+    for (int d = 0; d < 32; ++d)
+      if (bits & (std::uint32_t{1} << d)) a += (a.size() > 1 ? "," : "") + std::to_string(d);
+    return a + "]";
+  };
+  if (f.aligned16) item("align16");
+  if (f.contiguous_last) item("contig");
+  if (f.extent_div16) item("div16=" + axes(f.extent_div16));
+  if (f.stride_div16) item("stride16=" + axes(f.stride_div16));
+  return r + "}";
+}
+
 static std::int64_t wrap_int(std::int64_t v, DType d) {
   switch (d) {
     case DType::i8: return static_cast<std::int8_t>(v);

@@ -23,6 +23,7 @@ class Printer {
     for (std::size_t i = 0; i < k_.params.size(); ++i) {
       const Param& p = k_.params[i];
       os_ << (i ? ", " : "") << name(p.value) << ": " << type_str(p.type) << " \"" << p.name << "\"";
+      if (p.facts.any()) os_ << " " << facts_str(p.facts);
     }
     os_ << ") {\n";
     region_body(k_.body, 1);

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <algorithm>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
@@ -18,13 +19,19 @@
 #include <sstream>
 
 #include "../backend/cuda/cuda_backend.hpp"
+#include "kernel_cache.hpp"
 #include "stage_timings.hpp"
 
 namespace ctile::detail {
 
+void plan_error(const char* action, const std::string& kernel, int arg, const std::string& param, const std::string& msg) {
+  const std::string head = std::string(action) + " of kernel '" + kernel + "'";
+  if (arg < 0) throw UserError(head + ": " + msg);
+  throw UserError(head + ", argument " + std::to_string(arg) + " (" + param + "): " + msg);
+}
+
 void launch_error(const std::string& kernel, int arg, const std::string& param, const std::string& msg) {
-  if (arg < 0) throw UserError("launch of kernel '" + kernel + "': " + msg);
-  throw UserError("launch of kernel '" + kernel + "', argument " + std::to_string(arg) + " (" + param + "): " + msg);
+  plan_error("launch", kernel, arg, param, msg);
 }
 
 std::string param_desc(const ParamSpec& s, int rank) {
@@ -33,44 +40,70 @@ std::string param_desc(const ParamSpec& s, int rank) {
   return r + ">";
 }
 
+void plan_shape(LaunchPlan& p, const std::string& kernel, int arg, const ParamSpec& spec, int rank, const Shape& shape) {
+  const int have = static_cast<int>(shape.size());
+  if (have != rank)
+    plan_error(p.action, kernel, arg, param_desc(spec, rank),
+               "the kernel expects a rank-" + std::to_string(rank) + " tensor, got rank " + std::to_string(have) +
+                   " with shape " + shape_str(shape));
+}
+
+void plan_grid(LaunchPlan& p, const std::string& kernel, int arg, const ParamSpec& spec, int rank, const Shape& shape) {
+  if (spec.kind != ParamSpec::Kind::Piece) return;
+  Shape g(shape.size());
+  for (std::size_t i = 0; i < g.size(); ++i) g[i] = ceil_div(shape[i], spec.tile_shape[i]);
+  if (p.grid && *p.grid != g)
+    plan_error(p.action, kernel, arg, param_desc(spec, rank),
+               "its partition has grid " + shape_str(g) + " (tensor " + shape_str(shape) + " in tiles of " +
+                   shape_str(spec.tile_shape) + ") but argument " + std::to_string(p.grid_source) + " has grid " +
+                   shape_str(*p.grid) + "; every Mut argument must have the same grid");
+  if (!p.grid) {
+    p.grid = g;
+    p.grid_source = arg;
+  }
+}
+
 void plan_tensor(LaunchPlan& p, const std::string& kernel, int arg, const ParamSpec& spec, int rank,
                  const std::shared_ptr<const TensorCore>& core, bool writes) {
-  const int have = static_cast<int>(core->shape.size());
-  if (have != rank)
-    launch_error(kernel, arg, param_desc(spec, rank),
-                 "the kernel expects a rank-" + std::to_string(rank) + " tensor, got rank " + std::to_string(have) +
-                     " with shape " + shape_str(core->shape));
+  plan_shape(p, kernel, arg, spec, rank, core->shape);
   if (p.device && !(*p.device == core->storage->device))
-    launch_error(kernel, arg, param_desc(spec, rank),
-                 "the tensor lives on " + core->storage->device.str() + " but earlier arguments live on " + p.device->str());
+    plan_error(p.action, kernel, arg, param_desc(spec, rank),
+               "the tensor lives on " + core->storage->device.str() + " but earlier arguments live on " + p.device->str());
   p.device = core->storage->device;
-  if (spec.kind == ParamSpec::Kind::Piece) {
-    Shape g(core->shape.size());
-    for (std::size_t i = 0; i < g.size(); ++i) g[i] = ceil_div(core->shape[i], spec.tile_shape[i]);
-    if (p.grid && *p.grid != g)
-      launch_error(kernel, arg, param_desc(spec, rank),
-                   "its partition has grid " + shape_str(g) + " (tensor " + shape_str(core->shape) + " in tiles of " +
-                       shape_str(spec.tile_shape) + ") but argument " + std::to_string(p.grid_source) +
-                       " has grid " + shape_str(*p.grid) + "; every Mut argument must have the same grid");
-    if (!p.grid) {
-      p.grid = g;
-      p.grid_source = arg;
-    }
-  }
+  plan_grid(p, kernel, arg, spec, rank, core->shape);
   backend::ArgValue av;
   av.tensor = core->arg();
   p.args.push_back(av);
-  p.specs.push_back(spec);
+  ParamSpec s = spec;
+  s.facts = tensor_facts(*core);  // part of the specialisation (and of the cache key)
+  p.specs.push_back(std::move(s));
   (writes ? p.writes : p.reads).push_back(core);
   (writes ? p.write_arg : p.read_arg).push_back(arg);
 }
 
+ir::TensorFacts tensor_facts(bool aligned16, const Shape& shape, const Shape& strides) {
+  ir::TensorFacts f;
+  f.aligned16 = aligned16;
+  const std::size_t rank = std::min(shape.size(), strides.size());
+  for (std::size_t d = 0; d < rank; ++d) {
+    const std::uint32_t bit = std::uint32_t{1} << d;
+    if (shape[d] % 16 == 0) f.extent_div16 |= bit;
+    if (d + 1 < rank && (strides[d] % 16 == 0 || shape[d] == 1)) f.stride_div16 |= bit;
+  }
+  if (rank > 0) f.contiguous_last = strides[rank - 1] == 1 || shape[rank - 1] == 1;
+  return f;
+}
+
+ir::TensorFacts tensor_facts(const TensorCore& c) {
+  return tensor_facts(reinterpret_cast<std::uintptr_t>(c.data()) % 16 == 0, c.shape, c.strides);
+}
+
 ir::Scalar scalar_argument(const std::string& kernel, int arg, const ParamSpec& spec, ir::Scalar given,
-                           bool given_is_float) {
+                           bool given_is_float, const char* action) {
   const ir::Scalar v = ir::scalar_cast(given, spec.dtype);
   if (!given_is_float && is_integer(spec.dtype) && v.i != given.i)
-    launch_error(kernel, arg, param_desc(spec, 0),
-                 "the value " + std::to_string(given.i) + " does not fit in " + std::string(dtype_name(spec.dtype)));
+    plan_error(action, kernel, arg, param_desc(spec, 0),
+               "the value " + std::to_string(given.i) + " does not fit in " + std::string(dtype_name(spec.dtype)));
   return v;
 }
 
@@ -162,14 +195,12 @@ std::string kernel_name_of(const void* fn) {
   return name;
 }
 
-namespace {
-
-// The backend that runs work on a device (one CUDA backend per GPU: a loaded kernel belongs to one
-// context).
 backend::Backend& backend_for(const Device& d) {
   if (d.kind == DeviceKind::Cpu) return *backend::cpu_backend();
   return backend::cuda::backend(d.index);
 }
+
+namespace {
 
 struct CacheKey {
   const void* fn;
@@ -184,7 +215,8 @@ struct CacheKey {
     for (std::size_t i = 0; i < specs.size(); ++i) {
       const ParamSpec &a = specs[i], &b = o.specs[i];
       auto t = [](const ParamSpec& s) {
-        return std::tie(s.kind, s.dtype, s.rank, s.tile_shape, s.const_value.is_float, s.const_value.i, s.const_value.f);
+        return std::tie(s.kind, s.dtype, s.rank, s.tile_shape, s.const_value.is_float, s.const_value.i, s.const_value.f,
+                        s.facts);
       };
       if (t(a) != t(b)) return t(a) < t(b);
     }
@@ -209,6 +241,14 @@ std::map<CacheKey, std::shared_ptr<CacheEntry>>& cache() {
   static auto* m = new std::map<CacheKey, std::shared_ptr<CacheEntry>>();
   return *m;
 }
+// Lookups per kernel function (guarded by g_cache_mu).
+struct Counters {
+  std::uint64_t hits = 0, compiles = 0;
+};
+std::map<const void*, Counters>& counters() {
+  static auto* m = new std::map<const void*, Counters>();
+  return *m;
+}
 
 bool env_flag(const char* name) {
   const char* v = std::getenv(name);
@@ -230,6 +270,90 @@ std::pair<const std::byte*, const std::byte*> byte_range(const TensorCore& c) {
 }  // namespace
 
 Device launch_device(const LaunchPlan& plan) { return plan.device ? *plan.device : default_device(); }
+
+KernelCacheStats kernel_cache_stats() {
+  std::lock_guard<std::mutex> lock(g_cache_mu);
+  KernelCacheStats st;
+  st.specialisations = cache().size();
+  for (const auto& [fn, c] : counters()) {
+    st.hits += c.hits;
+    st.compiles += c.compiles;
+  }
+  return st;
+}
+
+KernelCacheStats kernel_cache_stats_of(const void* fn) {
+  std::lock_guard<std::mutex> lock(g_cache_mu);
+  KernelCacheStats st;
+  for (const auto& [key, entry] : cache())
+    if (key.fn == fn) ++st.specialisations;
+  if (auto it = counters().find(fn); it != counters().end()) {
+    st.hits = it->second.hits;
+    st.compiles = it->second.compiles;
+  }
+  return st;
+}
+
+CacheLookup find_or_compile(const void* fn, Tracer tracer, const std::string& name, const std::vector<ParamSpec>& specs,
+                            int grid_rank, backend::Backend& be) {
+  CacheKey key{fn, specs, grid_rank, std::string(be.name())};
+  std::shared_ptr<CacheEntry> entry;
+  bool compile_here = false;
+  {
+    std::lock_guard<std::mutex> lock(g_cache_mu);
+    auto& slot = cache()[key];
+    if (!slot) {
+      slot = std::make_shared<CacheEntry>();
+      compile_here = true;
+    }
+    entry = slot;
+    Counters& c = counters()[fn];
+    ++(compile_here ? c.compiles : c.hits);
+  }
+  if (!compile_here) {
+    std::unique_lock<std::mutex> lk(entry->mu);
+    entry->cv.wait(lk, [&] { return entry->finished; });
+    if (entry->error) std::rethrow_exception(entry->error);
+    return {entry->ck, true};
+  }
+  std::shared_ptr<const backend::CompiledKernel> ck;
+  try {
+    const bool timings = env_flag("CTILE_TIMINGS");
+    (void)take_stage_timings();
+    const auto t0 = std::chrono::steady_clock::now();
+    std::shared_ptr<const ir::Kernel> k = tracer(fn, name, specs, grid_rank);
+    const double trace_ms = ms_since(t0);
+    if (env_flag("CTILE_DUMP_IR")) std::fprintf(stderr, "%s", ir::print(*k).c_str());
+    const auto t1 = std::chrono::steady_clock::now();
+    ck = be.compile(k);
+    const double compile_ms = ms_since(t1);
+    const auto stages = take_stage_timings();
+    if (timings) {
+      std::string line = "ctile: timings of kernel '" + name + "' on " + std::string(be.name()) + ": trace " +
+                         cat(trace_ms) + " ms";
+      for (const auto& [stage, ms] : stages) line += ", " + stage + " " + cat(ms) + " ms";
+      line += "; compile total " + cat(compile_ms) + " ms\n";
+      std::fputs(line.c_str(), stderr);
+    }
+    std::lock_guard<std::mutex> lk(entry->mu);
+    entry->ck = ck;
+    entry->finished = true;
+  } catch (...) {
+    {
+      std::lock_guard<std::mutex> lock(g_cache_mu);
+      cache().erase(key);  // not cached: the next launch compiles again
+    }
+    {
+      std::lock_guard<std::mutex> lk(entry->mu);
+      entry->error = std::current_exception();
+      entry->finished = true;
+    }
+    entry->cv.notify_all();
+    throw;
+  }
+  entry->cv.notify_all();
+  return {ck, false};
+}
 
 Event enqueue_launch(const void* fn, Tracer tracer, const std::string& name, LaunchPlan& plan,
                      const std::optional<Shape>& explicit_grid, bool race_check, const Stream& stream) {
@@ -290,63 +414,8 @@ Event enqueue_launch(const void* fn, Tracer tracer, const std::string& name, Lau
   // Trace and compile once per specialisation (single flight per specialisation).
   backend::Backend& be = backend_for(stream.device());
   const int grid_rank = static_cast<int>(grid.size());
-  std::shared_ptr<const backend::CompiledKernel> ck;
-  {
-    CacheKey key{fn, plan.specs, grid_rank, std::string(be.name())};
-    std::shared_ptr<CacheEntry> entry;
-    bool compile_here = false;
-    {
-      std::lock_guard<std::mutex> lock(g_cache_mu);
-      auto& slot = cache()[key];
-      if (!slot) {
-        slot = std::make_shared<CacheEntry>();
-        compile_here = true;
-      }
-      entry = slot;
-    }
-    if (compile_here) {
-      try {
-        const bool timings = env_flag("CTILE_TIMINGS");
-        (void)take_stage_timings();
-        const auto t0 = std::chrono::steady_clock::now();
-        std::shared_ptr<const ir::Kernel> k = tracer(fn, name, plan.specs, grid_rank);
-        const double trace_ms = ms_since(t0);
-        if (env_flag("CTILE_DUMP_IR")) std::fprintf(stderr, "%s", ir::print(*k).c_str());
-        const auto t1 = std::chrono::steady_clock::now();
-        ck = be.compile(k);
-        const double compile_ms = ms_since(t1);
-        const auto stages = take_stage_timings();
-        if (timings) {
-          std::string line = "ctile: timings of kernel '" + name + "' on " + std::string(be.name()) + ": trace " +
-                             cat(trace_ms) + " ms";
-          for (const auto& [stage, ms] : stages) line += ", " + stage + " " + cat(ms) + " ms";
-          line += "; compile total " + cat(compile_ms) + " ms\n";
-          std::fputs(line.c_str(), stderr);
-        }
-        std::lock_guard<std::mutex> lk(entry->mu);
-        entry->ck = ck;
-        entry->finished = true;
-      } catch (...) {
-        {
-          std::lock_guard<std::mutex> lock(g_cache_mu);
-          cache().erase(key);  // not cached: the next launch compiles again
-        }
-        {
-          std::lock_guard<std::mutex> lk(entry->mu);
-          entry->error = std::current_exception();
-          entry->finished = true;
-        }
-        entry->cv.notify_all();
-        throw;
-      }
-      entry->cv.notify_all();
-    } else {
-      std::unique_lock<std::mutex> lk(entry->mu);
-      entry->cv.wait(lk, [&] { return entry->finished; });
-      if (entry->error) std::rethrow_exception(entry->error);
-      ck = entry->ck;
-    }
-  }
+  const std::shared_ptr<const backend::CompiledKernel> ck =
+      find_or_compile(fn, tracer, name, plan.specs, grid_rank, be).kernel;
 
   backend::LaunchConfig cfg;
   cfg.grid = grid;

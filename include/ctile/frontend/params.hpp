@@ -20,7 +20,9 @@
 namespace ctile {
 
 namespace detail {
-// What the launcher knows about one kernel parameter for one specialisation.
+// What the launcher knows about one kernel parameter for one specialisation. Every field is part
+// of the kernel cache key; `facts` (Piece, Read, Atomic, Unchecked) are computed from the tensor
+// argument (detail::tensor_facts, runtime/launch.hpp) and end up in ir::Param::facts.
 struct ParamSpec {
   enum class Kind : std::uint8_t { Piece, Read, Atomic, Unchecked, Scalar, Const };
   Kind kind = Kind::Read;
@@ -28,6 +30,11 @@ struct ParamSpec {
   int rank = 0;
   Shape tile_shape;          // Piece
   ir::Scalar const_value;    // Const
+  ir::TensorFacts facts;     // tensor-like kinds: alignment, contiguity, divisibility by 16
+
+  ParamSpec() = default;
+  ParamSpec(Kind k, DType d, int r, Shape tile = {}, ir::Scalar cv = {}, ir::TensorFacts f = {})
+      : kind(k), dtype(d), rank(r), tile_shape(std::move(tile)), const_value(cv), facts(f) {}
   friend bool operator==(const ParamSpec&, const ParamSpec&) = default;
 };
 

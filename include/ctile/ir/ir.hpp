@@ -11,6 +11,7 @@
 //   run-time values.
 #pragma once
 
+#include <compare>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -160,6 +161,34 @@ struct Op {
   AtomicKind atomic = AtomicKind::Add;
 };
 
+// Facts about a tensor parameter that hold for every launch of one specialisation. The launcher
+// computes them from each tensor argument (base address, extents, strides) and makes them part of
+// the specialisation key, like Triton, so a kernel traced with a fact set only ever runs on
+// tensors for which it holds. A backend may rely on a fact to drop a run-time check (a vector
+// access that needs 16-byte alignment, a bounds check per element of a group of 16); a fact that
+// is not set promises nothing, so the checks stay. Meanings (docs/ir.md, "Tensor facts"):
+//   aligned16        the address of element 0 is a multiple of 16 bytes.
+//   contiguous_last  the last axis has stride 1 or extent 1 (elements along it are adjacent).
+//   extent_div16     bit d: extent_d % 16 == 0 (an extent of 0 counts as divisible).
+//   stride_div16     bit d, for every axis but the last: stride_d % 16 == 0 in elements (a stride
+//                    of 0, a broadcast axis, counts), or extent_d == 1 (the stride is never used).
+//                    The last axis's bit is never set (contiguous_last describes it).
+// Only tensor-like params (Piece and Tensor types) carry facts; a scalar param's are all clear.
+struct TensorFacts {
+  bool aligned16 = false;
+  bool contiguous_last = false;
+  std::uint32_t extent_div16 = 0;
+  std::uint32_t stride_div16 = 0;
+
+  bool any() const { return aligned16 || contiguous_last || extent_div16 != 0 || stride_div16 != 0; }
+  friend bool operator==(const TensorFacts&, const TensorFacts&) = default;
+  friend auto operator<=>(const TensorFacts&, const TensorFacts&) = default;
+};
+
+// The printed form: "" when no fact holds, else e.g. "{align16, contig, div16=[0,1], stride16=[0]}"
+// (only the facts that hold, in this order; axis lists ascending).
+std::string facts_str(const TensorFacts& f);
+
 // One kernel parameter as the IR sees it. Trace-time constants are folded away during tracing and
 // do not appear here. A Piece parameter's rank equals the kernel's grid_rank, and tile block b owns
 // the tile at tile index b (its grid coordinates): that is what keeps pieces disjoint.
@@ -168,6 +197,7 @@ struct Param {
   int arg_index = 0;   // position in the C++ kernel signature
   ValueId value = kNoValue;
   Type type;           // Piece, Tensor (with access) or scalar Tile
+  TensorFacts facts;   // Piece and Tensor params: what holds for every launch of this kernel
 };
 
 struct Kernel {

@@ -108,8 +108,10 @@ constexpr bool check_argument() {
   return true;
 }
 
-// Everything the launcher derives from the arguments of one launch.
+// Everything the launcher derives from the arguments of one launch (or, for compile_only and
+// warm_up, from argument specs: then `args`, `reads` and `writes` stay empty).
 struct LaunchPlan {
+  const char* action = "launch";            // starts error messages: "launch of kernel 'k', argument 1 (...)"
   std::vector<ParamSpec> specs;             // per C++ parameter
   std::vector<backend::ArgValue> args;      // per IR parameter (Const excluded)
   std::vector<std::shared_ptr<const TensorCore>> reads, writes;  // for dependencies and overlap checks
@@ -121,11 +123,39 @@ struct LaunchPlan {
 
 // Non-template parts of launching (src/runtime/launch.cpp).
 [[noreturn]] void launch_error(const std::string& kernel, int arg, const std::string& param, const std::string& msg);
+// The same with another verb: "<action> of kernel 'k', argument i (param): msg".
+[[noreturn]] void plan_error(const char* action, const std::string& kernel, int arg, const std::string& param,
+                             const std::string& msg);
 std::string param_desc(const ParamSpec& s, int rank);
 void plan_tensor(LaunchPlan& p, const std::string& kernel, int arg, const ParamSpec& spec, int rank,
                  const std::shared_ptr<const TensorCore>& core, bool writes);
-ir::Scalar scalar_argument(const std::string& kernel, int arg, const ParamSpec& spec, ir::Scalar given, bool given_is_float);
+// The rank check and, for a Mut argument, the grid (ceil(extent / tile) per axis; every Mut argument
+// must have the same) of a tensor argument of `shape`; shared by launches and argument specs.
+void plan_shape(LaunchPlan& p, const std::string& kernel, int arg, const ParamSpec& spec, int rank, const Shape& shape);
+void plan_grid(LaunchPlan& p, const std::string& kernel, int arg, const ParamSpec& spec, int rank, const Shape& shape);
+ir::Scalar scalar_argument(const std::string& kernel, int arg, const ParamSpec& spec, ir::Scalar given, bool given_is_float,
+                           const char* action = "launch");
 std::string kernel_name_of(const void* fn);
+
+// The specialisation facts of a tensor argument (ir::TensorFacts: exact meanings there and in
+// docs/ir.md): from the address of its element 0, its extents and its strides (elements).
+ir::TensorFacts tensor_facts(bool aligned16, const Shape& shape, const Shape& strides);
+ir::TensorFacts tensor_facts(const TensorCore& c);
+
+// The in-memory kernel cache shared by launch(), warm_up() and warm_up_on() (one entry per
+// specialisation: kernel function, ParamSpecs, grid rank, backend). For tests and diagnostics.
+struct KernelCacheStats {
+  std::size_t specialisations = 0;  // entries (compiled, or being compiled)
+  std::uint64_t hits = 0;           // lookups that found an entry (launches and warm-ups)
+  std::uint64_t compiles = 0;       // lookups that traced and compiled (successfully or not)
+};
+KernelCacheStats kernel_cache_stats();                  // every kernel
+KernelCacheStats kernel_cache_stats_of(const void* fn);  // one kernel function
+template <class... P>
+KernelCacheStats kernel_cache_stats(void (*fn)(P...)) {
+  return kernel_cache_stats_of(reinterpret_cast<const void*>(fn));
+}
+inline std::size_t kernel_cache_size() { return kernel_cache_stats().specialisations; }
 
 // Validates the plan (grid, device, overlap), finds or traces and compiles the kernel, and
 // enqueues it with its dependencies. `tracer` traces the kernel for the plan's specs.
@@ -172,7 +202,7 @@ void plan_argument(LaunchPlan& p, const std::string& kernel, int i, const A& a) 
     else if constexpr (std::is_floating_point_v<D>) { given = ir::Scalar::of_float(static_cast<double>(a)); is_f = true; }
     else if constexpr (std::is_unsigned_v<D>) given = ir::Scalar::of_int(static_cast<std::int64_t>(static_cast<std::uint64_t>(a)));
     else given = ir::Scalar::of_int(static_cast<std::int64_t>(a));
-    const ir::Scalar v = scalar_argument(kernel, i, spec, given, is_f);
+    const ir::Scalar v = scalar_argument(kernel, i, spec, given, is_f, p.action);
     if constexpr (Tr::kind == ParamSpec::Kind::Const) {
       spec.const_value = v;
     } else {

@@ -4,6 +4,7 @@
 #include <dlfcn.h>
 #include <stdlib.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -35,6 +36,9 @@ struct Nvrtc::Api {
   nvrtcResult (*ptx)(nvrtcProgram, char*) = nullptr;
   nvrtcResult (*cubin_size)(nvrtcProgram, std::size_t*) = nullptr;
   nvrtcResult (*cubin)(nvrtcProgram, char*) = nullptr;
+  // Optional (CUDA 11.2+): the real architectures the library supports.
+  nvrtcResult (*num_supported_archs)(int*) = nullptr;
+  nvrtcResult (*get_supported_archs)(int*) = nullptr;
 };
 
 namespace {
@@ -90,6 +94,12 @@ Loaded load() {
     ok = bind(h, "nvrtcGetPTX", a.ptx, missing) && ok;
     ok = bind(h, "nvrtcGetCUBINSize", a.cubin_size, missing) && ok;
     ok = bind(h, "nvrtcGetCUBIN", a.cubin, missing) && ok;
+    if (ok) {
+      std::string optional_missing;
+      if (!bind(h, "nvrtcGetNumSupportedArchs", a.num_supported_archs, optional_missing) ||
+          !bind(h, "nvrtcGetSupportedArchs", a.get_supported_archs, optional_missing))
+        a.num_supported_archs = a.get_supported_archs = nullptr;
+    }
     if (!ok) {
       reasons += "\n  " + c + ": missing " + missing;
       dlclose(h);
@@ -151,10 +161,30 @@ std::string Nvrtc::arch_for(int sm, Output out) {
 }
 
 CompileResult Nvrtc::compile(const GeneratedKernel& k, int sm, Output out) const {
+  return run(k, arch_for(sm, out), out, false, false);
+}
+
+CompileResult Nvrtc::compile_for_arch(const GeneratedKernel& k, const std::string& arch) const {
+  return run(k, arch, Output::Cubin, true, true);
+}
+
+std::vector<int> Nvrtc::supported_archs() const {
+  const Api& a = *api_;
+  std::vector<int> v;
+  int n = 0;
+  if (!a.num_supported_archs || !a.get_supported_archs || a.num_supported_archs(&n) != 0 || n <= 0) return v;
+  v.resize(static_cast<std::size_t>(n));
+  if (a.get_supported_archs(v.data()) != 0) return {};
+  std::sort(v.begin(), v.end());
+  return v;
+}
+
+CompileResult Nvrtc::run(const GeneratedKernel& k, const std::string& arch, Output out, bool keep_ptx,
+                         bool user_arch) const {
   const Api& a = *api_;
   CompileResult r;
   r.output = out;
-  r.arch = arch_for(sm, out);
+  r.arch = arch;
   const auto hs = device_headers();
   std::vector<const char*> texts, names;
   for (const EmbeddedHeader& h : hs) {
@@ -180,6 +210,10 @@ CompileResult Nvrtc::compile(const GeneratedKernel& k, int sm, Output out) const
   const std::string arch_opt = "-arch=" + r.arch;
   const char* opts[] = {arch_opt.c_str(), "-std=c++17", "-default-device"};
   const nvrtcResult crc = a.compile(prog, static_cast<int>(std::size(opts)), opts);
+  constexpr nvrtcResult kInvalidOption = 5;  // NVRTC_ERROR_INVALID_OPTION
+  if (crc == kInvalidOption && user_arch)
+    throw UserError("NVRTC " + std::to_string(version_.major) + "." + std::to_string(version_.minor) +
+                    " does not accept -arch=" + arch + " (" + a.error_string(crc) + ")");
   std::size_t ls = 0;
   if (a.log_size(prog, &ls) == 0 && ls > 1) {
     r.log.resize(ls);
@@ -195,11 +229,17 @@ CompileResult Nvrtc::compile(const GeneratedKernel& k, int sm, Output out) const
     }
     const std::string dir = write_repro(k);
     if (!dir.empty())
-      msg += "\nreproduce with: nvcc -arch=" + arch_for(sm, Output::Cubin) + " -std=c++17 -I" + dir + " -cubin " + dir +
-             "/" + file;
+      msg += "\nreproduce with: nvcc -arch=" + (arch.rfind("compute_", 0) == 0 ? "sm_" + arch.substr(8) : arch) +
+             " -std=c++17 -I" + dir + " -cubin " + dir + "/" + file;
     throw InternalError(msg);
   }
   std::size_t n = 0;
+  if (keep_ptx) {
+    if (nvrtcResult rc = a.ptx_size(prog, &n); rc != 0) throw fail("nvrtcGetPTXSize", rc);
+    r.ptx.resize(n);
+    if (nvrtcResult rc = a.ptx(prog, r.ptx.data()); rc != 0) throw fail("nvrtcGetPTX", rc);
+    r.ptx.resize(std::strlen(r.ptx.c_str()));
+  }
   if (out == Output::Ptx) {
     if (nvrtcResult rc = a.ptx_size(prog, &n); rc != 0) throw fail("nvrtcGetPTXSize", rc);
     r.image.resize(n);

@@ -2,6 +2,7 @@
 // golden/. After an intended change of the IR or printer, regenerate with CTILE_UPDATE_GOLDEN=1
 // and review the diff.
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -20,6 +21,12 @@ ct::detail::ParamSpec piece(ct::DType d, ct::Shape tile) {
 }
 ct::detail::ParamSpec ref(ct::DType d, int rank) { return {Kind::Read, d, rank, {}, {}}; }
 ct::detail::ParamSpec scalar(ct::DType d) { return {Kind::Scalar, d, 0, {}, {}}; }
+// A spec with the launcher's specialisation facts (ir::TensorFacts), printed on the kernel line.
+ct::detail::ParamSpec with(ct::detail::ParamSpec s, bool aligned16, bool contig, std::uint32_t div16,
+                           std::uint32_t stride16 = 0) {
+  s.facts = {aligned16, contig, div16, stride16};
+  return s;
+}
 
 void check_golden(const std::string& name, const std::string& text) {
   const std::string path = std::string(CTILE_GOLDEN_DIR) + "/" + name + ".ir";
@@ -105,9 +112,12 @@ void memory(ct::Mut<float, 1> z, ct::Ref<float, 2> x, ct::Ref<std::int32_t, 1> i
 }  // namespace
 
 TEST(GoldenIR, VectorAdd) {
+  // z and x as a launch on aligned, contiguous tensors of 4096 elements sees them; y misaligned,
+  // with an extent that is not a multiple of 16.
   check_golden("vector_add", ct::ir::print(*ct::trace(vector_add, "vector_add",
-                                                      {piece(ct::DType::f32, {1024}), ref(ct::DType::f32, 1),
-                                                       ref(ct::DType::f32, 1)}, 1)));
+                                                      {with(piece(ct::DType::f32, {1024}), true, true, 0b1),
+                                                       with(ref(ct::DType::f32, 1), true, true, 0b1),
+                                                       with(ref(ct::DType::f32, 1), false, true, 0)}, 1)));
 }
 TEST(GoldenIR, MatmulWithRunTimeKLoop) {
   check_golden("matmul", ct::ir::print(*ct::trace(matmul<32>, "matmul",
@@ -115,8 +125,10 @@ TEST(GoldenIR, MatmulWithRunTimeKLoop) {
                                                    ref(ct::DType::bf16, 2)}, 2)));
 }
 TEST(GoldenIR, Softmax) {
+  // out: a contiguous [300, 1024] tensor; x: columns [0, 1024) of a [300, 2048] tensor.
   check_golden("softmax", ct::ir::print(*ct::trace(softmax, "softmax",
-                                                   {piece(ct::DType::f32, {1, 1024}), ref(ct::DType::f32, 2)}, 2)));
+                                                   {with(piece(ct::DType::f32, {1, 1024}), true, true, 0b10, 0b01),
+                                                    with(ref(ct::DType::f32, 2), true, true, 0b10, 0b01)}, 2)));
 }
 TEST(GoldenIR, LoopCarriedWithAliases) {
   check_golden("aliasing", ct::ir::print(*ct::trace(aliasing, "aliasing",
@@ -133,6 +145,8 @@ TEST(GoldenIR, ShapeOps) {
 TEST(GoldenIR, GatherScatterAtomics) {
   check_golden("memory", ct::ir::print(*ct::trace(memory, "memory",
                                                   {piece(ct::DType::f32, {16}), ref(ct::DType::f32, 2),
-                                                   ref(ct::DType::i32, 1), {Kind::Atomic, ct::DType::f32, 1, {}, {}}},
+                                                   ref(ct::DType::i32, 1),
+                                                   // hist: an aligned, strided view
+                                                   with({Kind::Atomic, ct::DType::f32, 1, {}, {}}, true, false, 0)},
                                                   1)));
 }

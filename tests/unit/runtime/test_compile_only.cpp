@@ -1,0 +1,154 @@
+// compile_only: argument specs -> IR (with the specialisation facts) -> CUDA C++ -> NVRTC PTX and
+// cubin for a chosen architecture, without a GPU. Like tests/unit/cuda_codegen, this fails (never
+// skips) without NVRTC: CI has it.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+
+#include <ctile/ctile.hpp>
+
+namespace ct = ctile;
+namespace spec = ctile::spec;
+
+namespace {
+
+void vector_add(ct::Mut<float, 1> z, ct::Ref<float, 1> x, ct::Ref<float, 1> y) {
+  z.store(ct::load_like(x, z) + ct::load_like(y, z));
+}
+
+void softmax_rows(ct::Mut<float, 2> out, ct::Ref<float, 2> x) {
+  auto row = ct::load_like(x, out, -INFINITY);
+  auto e = ct::exp(row - ct::max(row, 1, true));
+  out.store(e / ct::sum(e, 1, true));
+}
+
+// mode 0: x * s, otherwise x + s (a trace-time choice).
+void scale_or_shift(ct::Mut<ct::bf16, 2> out, ct::Ref<ct::bf16, 2> x, ct::Scalar<float> s, ct::Const<int> mode) {
+  auto t = ct::load_like(x, out).to<float>();
+  if (mode == 0) out.store((t * s).to<ct::bf16>());
+  else out.store((t + s).to<ct::bf16>());
+}
+
+void block_sums(ct::Atomic<float, 1> acc, ct::Ref<float, 1> x) {
+  acc.add({0}, ct::sum(x.tiles({16}).load({ct::block_id(0)}), 0));
+}
+
+bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+bool is_elf(const std::vector<std::byte>& b) {
+  return b.size() > 4 && b[0] == std::byte{0x7f} && b[1] == std::byte{'E'} && b[2] == std::byte{'L'} &&
+         b[3] == std::byte{'F'};
+}
+
+void expect_sane(const ct::CompileOnlyResult& r, const std::string& arch) {
+  EXPECT_EQ(r.arch, arch);
+  EXPECT_FALSE(r.entry.empty());
+  EXPECT_TRUE(has(r.ptx, ".target " + arch + "\n")) << r.ptx.substr(0, 400);
+  EXPECT_TRUE(has(r.ptx, ".entry " + r.entry)) << r.ptx.substr(0, 400);
+  EXPECT_TRUE(has(r.cuda_source, r.entry));
+  EXPECT_TRUE(is_elf(r.cubin)) << r.cubin.size() << " bytes";
+  EXPECT_GE(r.threads_per_block, 32);
+  EXPECT_LE(r.threads_per_block, 1024);
+  EXPECT_EQ(r.threads_per_block & (r.threads_per_block - 1), 0);
+  EXPECT_EQ(r.dynamic_smem_bytes % 16, 0u);
+  EXPECT_LE(r.dynamic_smem_bytes, 163u * 1024);
+  EXPECT_GT(r.params_bytes, 0u);
+  EXPECT_FALSE(r.nvrtc_version.empty());
+  // (NVRTC warnings, r.nvrtc_log, are the code generator's business: tests/unit/cuda_codegen.)
+  ASSERT_NE(r.ir_kernel, nullptr);
+  EXPECT_EQ(r.ir, ct::ir::print(*r.ir_kernel));
+}
+
+TEST(CompileOnly, VectorAddForSm80AndSm90a) {
+  const auto k = ct::kernel(vector_add, "vector_add");
+  for (const std::string arch : {"sm_80", "sm_90a"}) {
+    const auto r = ct::compile_only(k, ct::CompileOptions{.arch = arch}, spec::partition<float>({4096}, {1024}),
+                                    spec::shared<float>({4096}), spec::shared<float>({4096}).misaligned());
+    expect_sane(r, arch);
+    EXPECT_EQ(r.kernel, "vector_add");
+    EXPECT_EQ(r.grid_rank, 1);
+    EXPECT_TRUE(has(r.ir, "ct.kernel @vector_add grid_rank 1 (%0: piece<f32, [1024]> \"arg0\" {align16, contig, div16=[0]}, "
+                          "%1: tensor<f32, rank 1, read> \"arg1\" {align16, contig, div16=[0]}, "
+                          "%2: tensor<f32, rank 1, read> \"arg2\" {contig, div16=[0]}) {"))
+        << r.ir;
+  }
+}
+
+TEST(CompileOnly, PlainSm90IsNotSm90a) {
+  const auto r = ct::compile_only(vector_add, ct::CompileOptions{.arch = "sm_90"}, spec::partition<float>({100}, {64}),
+                                  spec::shared<float>({100}), spec::shared<float>({100}));
+  expect_sane(r, "sm_90");
+  EXPECT_FALSE(has(r.ptx, ".target sm_90a"));
+  EXPECT_TRUE(has(r.kernel, "vector_add")) << r.kernel;  // named after the function
+  EXPECT_TRUE(has(r.ir, "{align16, contig}")) << r.ir;  // 100 is not a multiple of 16
+}
+
+TEST(CompileOnly, RowSoftmax) {
+  for (const std::string arch : {"sm_80", "sm_90a"}) {
+    const auto r = ct::compile_only(ct::kernel(softmax_rows, "softmax_rows"), ct::CompileOptions{.arch = arch},
+                                    spec::partition<float>({300, 1024}, {1, 1024}),
+                                    spec::shared<float>({300, 2048}).strides({4096, 1}));
+    expect_sane(r, arch);
+    EXPECT_EQ(r.grid_rank, 2);
+    EXPECT_TRUE(has(r.ir, "\"arg0\" {align16, contig, div16=[1], stride16=[0]}")) << r.ir;
+    EXPECT_TRUE(has(r.ir, "\"arg1\" {align16, contig, div16=[1], stride16=[0]}")) << r.ir;
+    EXPECT_TRUE(has(r.ir, "ct.reduce")) << r.ir;
+  }
+}
+
+TEST(CompileOnly, ConstAndScalarParameters) {
+  const auto k = ct::kernel(scale_or_shift, "scale_or_shift");
+  const auto base = [&](int mode, const std::string& arch) {
+    return ct::compile_only(k, ct::CompileOptions{.arch = arch}, spec::partition<ct::bf16>({64, 64}, {16, 64}),
+                            spec::shared<ct::bf16>({64, 64}), 1.0f, mode);
+  };
+  for (const std::string arch : {"sm_80", "sm_90a"}) {
+    const auto mul = base(0, arch);
+    const auto add = base(1, arch);
+    expect_sane(mul, arch);
+    expect_sane(add, arch);
+    // The Const is folded at trace time; the Scalar is a run-time parameter.
+    EXPECT_TRUE(has(mul.ir, "{fn = mul}")) << mul.ir;
+    EXPECT_FALSE(has(mul.ir, "{fn = add}")) << mul.ir;
+    EXPECT_TRUE(has(add.ir, "{fn = add}")) << add.ir;
+    EXPECT_TRUE(has(mul.ir, "%2: f32 \"arg2\")")) << mul.ir;
+    EXPECT_EQ(mul.ir_kernel->params.size(), 3u);
+  }
+}
+
+TEST(CompileOnly, KernelWithoutMutTakesTheGridRankFromTheOptions) {
+  const auto r = ct::compile_only(block_sums, ct::CompileOptions{.arch = "sm_80", .grid_rank = 1},
+                                  spec::tensor<float>({1}), spec::shared<float>({1 << 20}));
+  expect_sane(r, "sm_80");
+  EXPECT_TRUE(has(r.ir, "tensor<f32, rank 1, atomic> \"arg0\" {align16, contig}")) << r.ir;
+}
+
+TEST(CompileOnly, NvrtcArchitecturesNewerThanSm90) {
+  // Newer targets in the same form compile when the installed NVRTC knows them (CUDA 13 does).
+  try {
+    const auto r = ct::compile_only(vector_add, ct::CompileOptions{.arch = "sm_100a"}, spec::partition<float>({64}, {64}),
+                                    spec::shared<float>({64}), spec::shared<float>({64}));
+    expect_sane(r, "sm_100a");
+  } catch (const ct::UserError& e) {
+    if (!has(e.what(), "cannot compile for sm_100a") && !has(e.what(), "does not accept -arch=sm_100a")) throw;
+    GTEST_SKIP() << "this NVRTC predates sm_100a: " << e.what();
+  }
+}
+
+TEST(CompileOnly, ArchitectureTheInstalledNvrtcDoesNotKnow) {
+  // sm_85 has the accepted form, but no GPU has it: NVRTC's list of architectures decides.
+  try {
+    (void)ct::compile_only(vector_add, ct::CompileOptions{.arch = "sm_85"}, spec::partition<float>({64}, {64}),
+                           spec::shared<float>({64}), spec::shared<float>({64}));
+    FAIL() << "expected a UserError";
+  } catch (const ct::InternalError& e) {
+    FAIL() << "an InternalError instead of a UserError: " << e.what();
+  } catch (const ct::UserError& e) {
+    EXPECT_TRUE(has(e.what(), "compile_only of kernel")) << e.what();
+    EXPECT_TRUE(has(e.what(), "sm_85")) << e.what();
+  }
+}
+
+}  // namespace
