@@ -340,7 +340,14 @@ class Gen {
     });
     live_.assign(nv, false);
     mark_live(k_.body);
-    if (opt_.prefetch) plan_prefetch();
+    if (opt_.prefetch) {
+      plan_prefetch();
+      // The body no longer computes the prefetched loads' indices (the prefetch scope does).
+      if (!prefetch_.empty()) {
+        live_.assign(nv, false);
+        mark_live(k_.body);
+      }
+    }
     entry_ = "ctile_" + sanitize(k_.name.empty() ? std::string("kernel") : k_.name);
     if (entry_.size() > 80) entry_.resize(80);
   }
@@ -351,7 +358,7 @@ class Gen {
       const ir::Op& op = **it;
       bool live = has_side_effects(op.kind);
       for (ValueId v : op.results) live = live || live_[static_cast<std::size_t>(v)];
-      if (!live) continue;
+      if (!live || (&r == &k_.body && prefetched(op))) continue;
       for (auto rit = op.regions.rbegin(); rit != op.regions.rend(); ++rit) mark_live(*rit);
       for (ValueId v : op.operands) live_[static_cast<std::size_t>(v)] = true;
     }
@@ -511,10 +518,13 @@ class Gen {
     line("const long long nlin = " + lin + ";");
     open("if (nlin < nblocks) {");
     emit_block_ids("nlin");
+    std::set<ValueId> used;
+    for (const auto* list : {&prefetch_cone_, &prefetch_})
+      for (const ir::Op* op : *list) used.insert(op->operands.begin(), op->operands.end());
     for (const ir::Param& p : k_.params) {
       if (p.type.kind != ir::TypeKind::Tile) continue;
       const ValueId v = p.value;
-      if (!live_[static_cast<std::size_t>(v)]) continue;
+      if (!used.count(v)) continue;
       line("const " + ct(v) + " " + name(v) + " = ct::from_word<" + ct(v) + ">(p.s[" +
            std::to_string(scalar_param_[static_cast<std::size_t>(v)]) + "]);");
     }

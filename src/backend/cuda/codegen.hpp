@@ -33,8 +33,9 @@ struct CodegenOptions {
   int sm = 90;  // compute capability * 10 of the target (80, 86, 89, 90, ...)
   // Issue the tile loads of a block's next tile block before processing the current one
   // (software pipelining over the grid-stride loop; GeneratedKernel::prefetches says whether any
-  // load qualified). CTILE_PREFETCH=0 turns it off in the CUDA backend.
-  bool prefetch = true;
+  // load qualified). Off by default: on the H200 it was slower for every benchmark kernel
+  // (docs/perf/2026-11-29-h200-tuning); CTILE_PREFETCH=1 turns it on in the CUDA backend.
+  bool prefetch = false;
   // Threads per block; 0 lets the generator choose (CTILE_THREADS overrides it, for tuning).
   int threads = 0;
 };

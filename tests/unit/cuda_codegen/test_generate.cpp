@@ -169,9 +169,10 @@ TEST(Generate, ThreadsAndVectorWidthFollowTheTilesAndTypes) {
     Shape tile;
     int threads, vec;
   };
-  for (const Want& w : {Want{DType::f32, {1024}, 64, 4}, Want{DType::bf16, {1, 4096}, 128, 8},
-                        Want{DType::f32, {1, 16384}, 256, 4}, Want{DType::f64, {16}, 32, 2},
-                        Want{DType::i8, {64, 64}, 128, 8}, Want{DType::b1, {8}, 32, 8}}) {
+  // About two vector groups per thread for the largest tile, 32 to 1024 threads.
+  for (const Want& w : {Want{DType::f32, {1024}, 128, 4}, Want{DType::bf16, {1, 4096}, 256, 8},
+                        Want{DType::f32, {1, 16384}, 1024, 4}, Want{DType::f64, {16}, 32, 2},
+                        Want{DType::i8, {64, 64}, 256, 8}, Want{DType::b1, {8}, 32, 8}}) {
     const auto g = generate(*copy_kernel(w.d, w.tile), CodegenOptions{90});
     EXPECT_EQ(g.threads, w.threads) << dtype_name(w.d) << " " << shape_str(w.tile);
     EXPECT_NE(g.source.find("typedef ct::Layout<" + std::to_string(w.threads) + ", " + std::to_string(w.vec) + "> L;"),
@@ -219,8 +220,32 @@ TEST(Generate, SharedMemoryOverTheLimitIsAUserErrorAtTheOp) {
 }
 
 TEST(Generate, TilesTooLargeForRegistersAreAUserError) {
-  EXPECT_THROW(generate(*copy_kernel(DType::f32, {1, 1 << 18}), CodegenOptions{90}), UserError);
-  EXPECT_NO_THROW(generate(*copy_kernel(DType::f32, {1, 1 << 16}), CodegenOptions{90}));
+  // 1024 threads hold at most 512 slots each.
+  EXPECT_THROW(generate(*copy_kernel(DType::f32, {1, 1 << 20}), CodegenOptions{90}), UserError);
+  EXPECT_NO_THROW(generate(*copy_kernel(DType::f32, {1, 1 << 19}), CodegenOptions{90}));
+}
+
+TEST(Generate, ThreadsOptionIsAPowerOfTwoFrom32To1024) {
+  CodegenOptions o{90};
+  o.threads = 512;
+  EXPECT_EQ(generate(*copy_kernel(DType::f32, {1024}), o).threads, 512);
+  for (int bad : {16, 96, 2048}) {
+    o.threads = bad;
+    EXPECT_THROW(generate(*copy_kernel(DType::f32, {1024}), o), UserError) << bad;
+  }
+}
+
+TEST(Generate, PrefetchPipelinesTheLoadsOfTheNextTileBlock) {
+  CodegenOptions o{90};
+  const auto k = copy_kernel(DType::f32, {1024});
+  const auto plain = generate(*k, o);
+  EXPECT_FALSE(plain.prefetches);
+  EXPECT_EQ(plain.source.find("ct::Packed<"), std::string::npos);
+  o.prefetch = true;
+  const auto pf = generate(*k, o);
+  EXPECT_TRUE(pf.prefetches);
+  EXPECT_NE(pf.source.find("ct::Packed<float, 8> pf"), std::string::npos) << pf.source;
+  EXPECT_NE(pf.source.find("lin + gridDim.x"), std::string::npos) << pf.source;
 }
 
 }  // namespace
