@@ -27,4 +27,5 @@
 #include "ctile/runtime/shared.hpp"
 #include "ctile/runtime/stream.hpp"
 #include "ctile/runtime/tensor.hpp"
+#include "ctile/runtime/timer.hpp"
 #include "ctile/runtime/unchecked_tensor.hpp"

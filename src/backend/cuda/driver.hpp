@@ -122,6 +122,7 @@ inline constexpr unsigned CU_EVENT_WAIT_DEFAULT = 0x0;
     (CUfunction fn, unsigned int grid_x, unsigned int grid_y, unsigned int grid_z, unsigned int block_x,             \
      unsigned int block_y, unsigned int block_z, unsigned int smem_bytes, CUstream stream, void** params,            \
      void** extra))                                                                                                  \
+  X(cuEventElapsedTime, false, (float* ms, CUevent start, CUevent end))                                              \
   X(cuOccupancyMaxActiveBlocksPerMultiprocessor, false,                                                             \
     (int* num_blocks, CUfunction fn, int block_size, std::size_t dynamic_smem_bytes))
 
