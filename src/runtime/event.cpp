@@ -1,22 +1,125 @@
 #include "ctile/runtime/event.hpp"
 
+#include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
+#include <cstdlib>
+#include <limits>
 #include <mutex>
+#include <thread>
+#include <utility>
 
 #include "ctile/core/error.hpp"
+#include "spin.hpp"
 
 namespace ctile {
 namespace detail {
 
+struct EventState;
+
+// The shared part of Event::when_all: counts the inputs still pending and keeps the first error in
+// input order. The result's state lives in the same allocation (the result Event aliases it), and
+// each input holds the Join through its callback, so a when_all costs one allocation.
+struct Join;
+
+// A completion callback: an on_complete function, or the arrival of a when_all input (no
+// std::function, so no allocation of its own).
+struct Callback {
+  std::function<void(std::exception_ptr)> fn;
+  std::shared_ptr<Join> join;
+  std::size_t index = 0;
+  void operator()(const std::exception_ptr& err);
+};
+
+// `done` is set (release) under `mu` after `error` is written; neither changes afterwards, so done()
+// and error() read them without the lock (they are on every launch's path: dependency pruning).
+// Callbacks wait in `first` and then `more` (most events get at most one: no vector allocation).
 struct EventState {
   mutable std::mutex mu;
   mutable std::condition_variable cv;
-  bool done = false;
-  std::exception_ptr error;
-  std::vector<std::function<void(std::exception_ptr)>> callbacks;
+  std::atomic<bool> done{false};
+  bool has_first = false;
+  std::exception_ptr error;  // written once, before `done`
+  Callback first;
+  std::vector<Callback> more;
   std::shared_ptr<NativeEvent> native;  // set at creation, never changed
+  bool is_done() const { return done.load(std::memory_order_acquire); }
 };
+
+struct Join {
+  std::mutex mu;
+  std::size_t left = 0;
+  std::size_t failed = std::numeric_limits<std::size_t>::max();  // input position of `error`
+  std::exception_ptr error;
+  EventState result;
+};
+
+namespace {
+
+// Adds `cb` to a pending state (returns true), or returns false when the state is done already.
+bool add_callback(EventState& s, Callback&& cb) {
+  std::lock_guard lk(s.mu);
+  if (s.done.load(std::memory_order_relaxed)) return false;
+  if (!s.has_first) {
+    s.first = std::move(cb);
+    s.has_first = true;
+  } else {
+    s.more.push_back(std::move(cb));
+  }
+  return true;
+}
+
+// Event::complete on a state the caller keeps alive.
+void complete_state(EventState& s, const std::exception_ptr& err) {
+  Callback first;
+  bool has_first = false;
+  std::vector<Callback> more;
+  {
+    std::lock_guard lk(s.mu);
+    if (s.done.load(std::memory_order_relaxed)) throw UserError("Event::complete called twice on the same event");
+    s.error = err;
+    s.done.store(true, std::memory_order_release);
+    has_first = std::exchange(s.has_first, false);
+    if (has_first) first = std::move(s.first);
+    more.swap(s.more);
+  }
+  s.cv.notify_all();
+  if (has_first) first(err);
+  for (auto& cb : more) cb(err);
+}
+
+}  // namespace
+
+void Callback::operator()(const std::exception_ptr& err) {
+  if (!join) {
+    fn(err);
+    return;
+  }
+  Join& j = *join;  // kept alive by `join` (this callback) until the end of the call
+  {
+    std::lock_guard lk(j.mu);
+    if (err && index < j.failed) {
+      j.failed = index;
+      j.error = err;
+    }
+    if (--j.left != 0) return;
+  }
+  complete_state(j.result, j.error);
+}
+
+std::chrono::nanoseconds spin_budget() {
+  static const std::chrono::nanoseconds budget = [] {
+    if (const char* v = std::getenv("CTILE_SPIN_US"); v && *v) {
+      char* end = nullptr;
+      const long us = std::strtol(v, &end, 10);
+      if (*end == '\0' && us >= 0) return std::chrono::nanoseconds(std::chrono::microseconds(us < 100000 ? us : 100000));
+    }
+    return std::chrono::nanoseconds(std::thread::hardware_concurrency() >= 4 ? std::chrono::microseconds(50)
+                                                                               : std::chrono::microseconds(0));
+  }();
+  return budget;
+}
 
 }  // namespace detail
 
@@ -34,84 +137,55 @@ std::shared_ptr<detail::NativeEvent> Event::native() const { return state_ ? sta
 
 void Event::complete(std::exception_ptr err) {
   if (!state_) throw UserError("Event::complete on an event that is already done (a ready or default-constructed Event)");
-  std::vector<std::function<void(std::exception_ptr)>> cbs;
-  {
-    std::lock_guard lk(state_->mu);
-    if (state_->done) throw UserError("Event::complete called twice on the same event");
-    state_->done = true;
-    state_->error = err;
-    cbs.swap(state_->callbacks);
-  }
-  state_->cv.notify_all();
-  for (auto& cb : cbs) cb(err);
+  detail::complete_state(*state_, err);  // `this` keeps the state alive
 }
 
 void Event::wait() const {
   if (!state_) return;
+  // Poll for a short while first (spin.hpp: a sleeping waiter is woken through the kernel).
+  if (detail::spin_until([&] { return state_->is_done(); })) return;
   std::unique_lock lk(state_->mu);
-  state_->cv.wait(lk, [&] { return state_->done; });
+  state_->cv.wait(lk, [&] { return state_->is_done(); });
 }
 
-bool Event::done() const {
-  if (!state_) return true;
-  std::lock_guard lk(state_->mu);
-  return state_->done;
-}
+bool Event::done() const { return !state_ || state_->is_done(); }
 
 std::exception_ptr Event::error() const {
-  if (!state_) return nullptr;
-  std::lock_guard lk(state_->mu);
+  if (!state_ || !state_->is_done()) return nullptr;
   return state_->error;
 }
 
 void Event::on_complete(std::function<void(std::exception_ptr)> cb) const {
   if (state_) {
-    std::unique_lock lk(state_->mu);
-    if (!state_->done) {
-      state_->callbacks.push_back(std::move(cb));
-      return;
-    }
-    std::exception_ptr err = state_->error;
-    lk.unlock();
-    cb(err);
+    detail::Callback c;
+    c.fn = std::move(cb);
+    if (detail::add_callback(*state_, std::move(c))) return;
+    c.fn(state_->error);  // done already (add_callback left `c` alone)
     return;
   }
   cb(nullptr);
 }
 
 Event Event::when_all(std::vector<Event> events) {
-  // Drop events that already succeeded; the rest report into a shared counter. The counter holds
-  // no Event, so a never-completed input leaks nothing but its own callback.
-  std::vector<Event> pending;
+  // Drop events that already succeeded (compacting in place); the rest report into a Join. The Join
+  // holds no Event, so a never-completed input keeps nothing alive but its own callback's reference.
+  std::size_t n = 0;
   for (auto& e : events) {
     if (e.done() && !e.error()) continue;
-    pending.push_back(std::move(e));
+    if (&events[n] != &e) events[n] = std::move(e);
+    ++n;
   }
-  if (pending.empty()) return ready();
-  if (pending.size() == 1) return std::move(pending.front());
-  struct Join {
-    std::mutex mu;
-    std::size_t left;
-    std::vector<std::exception_ptr> errors;  // by position in `pending`
-    Event result = Event::create();
-  };
-  auto join = std::make_shared<Join>();
-  join->left = pending.size();
-  join->errors.resize(pending.size());
-  Event result = join->result;
-  for (std::size_t i = 0; i < pending.size(); ++i) {
-    pending[i].on_complete([join, i](std::exception_ptr err) {
-      std::exception_ptr first;
-      {
-        std::lock_guard lk(join->mu);
-        join->errors[i] = err;
-        if (--join->left != 0) return;
-        for (auto& e : join->errors)
-          if (e) { first = e; break; }
-      }
-      Event r = std::move(join->result);  // break the Join -> Event link before completing
-      r.complete(first);
-    });
+  if (n == 0) return ready();
+  if (n == 1) return std::move(events.front());
+  auto join = std::make_shared<detail::Join>();
+  join->left = n;
+  Event result(std::shared_ptr<detail::EventState>(join, &join->result));
+  for (std::size_t i = 0; i < n; ++i) {
+    detail::Callback c;
+    c.join = join;
+    c.index = i;
+    if (detail::add_callback(*events[i].state_, std::move(c))) continue;
+    c(events[i].state_->error);  // completed meanwhile (add_callback left `c` alone): arrive now
   }
   return result;
 }

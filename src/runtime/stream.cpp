@@ -1,5 +1,6 @@
 #include "ctile/runtime/stream.hpp"
 
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <map>
@@ -9,6 +10,7 @@
 
 #include "../backend/cuda/cuda_stream.hpp"
 #include "ctile/core/error.hpp"
+#include "spin.hpp"
 
 namespace ctile {
 namespace {
@@ -26,18 +28,33 @@ struct CpuQueue {
   std::condition_variable cv;
   std::deque<Item> items;
   bool closing = false;
+  bool idle = false;  // the worker sleeps on `cv`: an enqueue must wake it (otherwise it will look anyway)
+  // Copies of items.size() and `closing` for polling without the lock (written under it).
+  std::atomic<std::size_t> queued{0};
+  std::atomic<bool> closing_hint{false};
 };
 
 void run_worker(const std::shared_ptr<CpuQueue>& q) {
+  bool after_item = false;
   for (;;) {
+    // After a task, poll for the next one for a short while before sleeping (spin.hpp): an enqueue
+    // to a sleeping worker costs the enqueuing thread a futex wake.
+    if (after_item)
+      (void)detail::spin_until([&] {
+        return q->queued.load(std::memory_order_acquire) != 0 || q->closing_hint.load(std::memory_order_acquire);
+      });
     Item it;
     {
       std::unique_lock lk(q->mu);
+      q->idle = true;
       q->cv.wait(lk, [&] { return q->closing || !q->items.empty(); });
+      q->idle = false;
       if (q->items.empty()) return;  // closing and drained
       it = std::move(q->items.front());
       q->items.pop_front();
+      q->queued.store(q->items.size(), std::memory_order_release);
     }
+    after_item = true;
     std::exception_ptr err;
     for (const Event& e : it.wait_for) {  // wait for all, even after a failure: order is kept
       e.wait();
@@ -67,6 +84,7 @@ class CpuStream final : public StreamImpl {
     {
       std::lock_guard lk(q_->mu);
       q_->closing = true;
+      q_->closing_hint.store(true, std::memory_order_release);
     }
     q_->cv.notify_all();
     if (std::this_thread::get_id() == worker_id_)
@@ -81,11 +99,14 @@ class CpuStream final : public StreamImpl {
 
   Event enqueue(StreamTask task, std::vector<Event> wait_for) override {
     Event done = Event::create();
+    bool wake = false;
     {
       std::lock_guard lk(q_->mu);
       q_->items.push_back(Item{std::move(task), std::move(wait_for), done});
+      q_->queued.store(q_->items.size(), std::memory_order_release);
+      wake = q_->idle;
     }
-    q_->cv.notify_one();
+    if (wake) q_->cv.notify_one();  // a busy worker finds the item without a futex call
     return done;
   }
 

@@ -3,6 +3,7 @@
 #include <atomic>
 #include <utility>
 
+#include "../../runtime/spin.hpp"
 #include "cuda_device.hpp"
 
 namespace ctile::detail {
@@ -64,6 +65,9 @@ struct Completer::State {
   bool closing = false;
   bool idle = false;  // the thread waits on `cv` (a push must wake it; otherwise it will look anyway)
   std::thread::id thread_id;
+  // Copies of `pushed` and `closing` for polling without the lock (written under it).
+  std::atomic<std::uint64_t> pushed_hint{0};
+  std::atomic<bool> closing_hint{false};
 };
 
 Completer::Completer(int device, CUcontext ctx) : st_(std::make_shared<State>()) {
@@ -78,6 +82,7 @@ Completer::~Completer() {
   {
     std::lock_guard lk(st_->mu);
     st_->closing = true;
+    st_->closing_hint.store(true, std::memory_order_release);
   }
   st_->cv.notify_all();
   if (std::this_thread::get_id() == thread_.get_id())
@@ -93,6 +98,7 @@ std::uint64_t Completer::push(Item item) {
     std::lock_guard lk(st_->mu);
     ticket = ++st_->pushed;
     st_->items.emplace_back(ticket, std::move(item));
+    st_->pushed_hint.store(ticket, std::memory_order_release);
     wake = st_->idle;
   }
   // While the thread is busy with earlier items it finds this one without a wake-up (a futex call
@@ -118,8 +124,16 @@ void Completer::run(const std::shared_ptr<State>& st) {
   // This thread only ever works for one device: make its context current for good.
   const CUresult ctx_r = d.cuCtxPushCurrent_v2(st->ctx);
   if (ctx_r != 0) report_error(ctx_r, "cuCtxPushCurrent_v2", detail::cat("starting the completion thread of cuda:", st->device));
+  std::uint64_t ticket = 0;  // of the last item taken
   for (;;) {
-    std::uint64_t ticket = 0;
+    // After an item, poll for the next one for a short while before sleeping (runtime/spin.hpp): a
+    // push to a sleeping completer costs the pushing thread a futex wake, on every launch of a
+    // stream whose GPU work finishes before the host enqueues the next launch (short kernels).
+    if (ticket != 0)
+      (void)detail::spin_until([&] {
+        return st->pushed_hint.load(std::memory_order_acquire) != ticket ||
+               st->closing_hint.load(std::memory_order_acquire);
+      });
     Item it;
     {
       std::unique_lock lk(st->mu);
@@ -205,17 +219,22 @@ class CudaStream final : public StreamImpl {
                                   " from inside a task of the same stream (a CUDA stream task may only enqueue GPU work)"));
     std::lock_guard lk(mu_);  // tasks of one stream run one at a time, in enqueue order
     std::exception_ptr err;
-    std::vector<Event> after;
+    // The device-waited dependencies are compacted to the front of `wait_for`, which then goes to
+    // the completer as the item's `after` list (no allocation per launch).
+    std::vector<Event>& after = wait_for;
+    std::size_t kept = 0;
     std::shared_ptr<detail::NativeEvent> native;
     try {
       ScopedContext scope(dc_.ctx());
       // Dependencies: GPU work of another stream is waited for on the device; host-side work on the host.
-      for (Event& e : wait_for) {
+      for (std::size_t i = 0; i < wait_for.size(); ++i) {
+        Event& e = wait_for[i];
         if (e.done()) {
           if (!err) err = e.error();
           continue;
         }
-        if (auto ne = e.native()) {
+        detail::NativeEvent* ne = e.native().get();  // the event keeps it alive
+        if (ne) {
           if (ne->enqueue_error) {
             if (!err) err = ne->enqueue_error;
             continue;
@@ -223,13 +242,14 @@ class CudaStream final : public StreamImpl {
           if (ne->stream_id != id_)
             CTILE_CU(cuStreamWaitEvent, (s_, ne->ev, abi::CU_EVENT_WAIT_DEFAULT),
                      "ordering work on a stream of ", device().str(), " after work of another stream");
-          after.push_back(std::move(e));
+          if (kept != i) after[kept] = std::move(e);
+          ++kept;
         } else {
           e.wait();
           if (!err) err = e.error();
         }
       }
-      wait_for.clear();
+      after.resize(kept);  // drops the others (host events, done ones) before the task runs
       if (!err) {
         CurrentScope cur(&current_);
         try {
@@ -245,6 +265,7 @@ class CudaStream final : public StreamImpl {
       // Without a recorded event the GPU work cannot be tracked: wait for the whole stream before
       // anything the task captured may be released.
       if (!err) err = std::current_exception();
+      if (after.size() > kept) after.resize(kept);
       native.reset();
       try {
         ScopedContext scope(dc_.ctx());
