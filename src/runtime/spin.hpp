@@ -7,9 +7,9 @@
 // waiting for the launch's event. Both first poll for a short while (spin_budget()) and sleep only
 // if nothing happened by then, so back-to-back launches and short waits cost no kernel round trip.
 //
-// The budget is CTILE_SPIN_US microseconds when set (0 turns polling off), otherwise 50 us on
-// machines with at least 4 hardware threads and 0 (sleep at once) on smaller ones, where a polling
-// thread would take the processor from the thread it waits for.
+// The budget is CTILE_SPIN_US microseconds when set (0 turns polling off), otherwise 50 us when the
+// process may run on at least 4 processors (its affinity mask) and 0 (sleep at once) below that,
+// where a polling thread would take the processor from the thread it waits for.
 #pragma once
 
 #include <chrono>
