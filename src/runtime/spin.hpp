@@ -13,6 +13,7 @@
 #pragma once
 
 #include <chrono>
+#include <thread>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -40,8 +41,13 @@ bool spin_until(Ready&& ready) {
   const auto until = std::chrono::steady_clock::now() + budget;
   for (unsigned i = 1;; ++i) {
     if (ready()) return true;
-    if (i % 32 == 0 && std::chrono::steady_clock::now() >= until) return ready();
-    cpu_relax();
+    if (i % 32 == 0) {
+      if (std::chrono::steady_clock::now() >= until) return ready();
+      // Let a runnable thread have this processor (on a busy machine it may be the one we wait for).
+      std::this_thread::yield();
+    } else {
+      cpu_relax();
+    }
   }
 }
 
