@@ -14,8 +14,9 @@
 //                   handles the previous one hands back (host time per launch), then one get()
 //          sync:    N times ctile::launch(...).sync() (the default stream), handles re-used
 // after a warm-up (the ctile kernel is in the kernel cache). Each figure is the median of several
-// repetitions (wall time; cpu_us_per_launch is the launching thread's CPU time). One JSON line per
-// measurement, then a summary with ctile - raw.
+// repetitions (wall time; cpu_us_per_launch is the launching thread's CPU time; spin_us is how long
+// ctile's waits poll before sleeping, CTILE_SPIN_US). One JSON line per measurement, then a summary
+// with ctile - raw.
 //
 //   ctile_launch_overhead [--n N] [--sync-n N] [--reps R] [--out FILE] [--cpu] [--only enqueue|sync]
 //
@@ -42,6 +43,7 @@
 #include "../src/backend/cuda/codegen.hpp"
 #include "../src/backend/cuda/driver.hpp"
 #include "../src/backend/cuda/nvrtc.hpp"
+#include "../src/runtime/spin.hpp"
 
 namespace ct = ctile;
 namespace cu = ctile::backend::cuda;
@@ -110,8 +112,9 @@ void emit(const char* impl, const char* what, const Samples& smp, int n) {
   char buf[1024];
   std::snprintf(buf, sizeof buf,
                 "{\"bench\":\"launch_overhead\",\"impl\":\"%s\",\"what\":\"%s\",\"us_per_launch\":%.3f,"
-                "\"cpu_us_per_launch\":%.3f,\"n\":%d,\"reps\":%s,\"device\":\"%s\"}",
-                impl, what, median(smp.wall), median(smp.cpu), n, reps.c_str(), json_escape(g_device).c_str());
+                "\"cpu_us_per_launch\":%.3f,\"n\":%d,\"reps\":%s,\"spin_us\":%lld,\"device\":\"%s\"}",
+                impl, what, median(smp.wall), median(smp.cpu), n, reps.c_str(),
+                static_cast<long long>(ct::detail::spin_budget().count() / 1000), json_escape(g_device).c_str());
   std::printf("%s\n", buf);
   std::fflush(stdout);
   if (g_out) g_out << buf << "\n";
