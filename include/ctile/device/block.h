@@ -196,24 +196,32 @@ CT_DEV typename Op::Acc block_allreduce(typename Op::Acc a, unsigned char* scrat
   if constexpr (L::threads == 32) {
     return shfl_from(a, 0);  // lane 0's bits everywhere (fmax of +0/-0 need not commute)
   } else {
+    // Second stage in every warp at once: lane w takes warp w's partial and the warp combines
+    // them with shuffles (W is a power of two, so lanes below W only meet each other), then
+    // lane 0's bits go everywhere. Every warp computes the same value from the same partials.
+    constexpr int W = L::threads / 32;
     Acc* sc = (Acc*)scratch;
     if ((tid & 31) == 0) sc[tid >> 5] = a;
     __syncthreads();
-    Acc r = sc[0];
+    Acc r = sc[tid & (W - 1)];
 #pragma unroll
-    for (int w = 1; w < L::threads / 32; ++w) r = Op::combine(r, sc[w]);
+    for (int m = W / 2; m > 0; m >>= 1) r = Op::combine(r, shfl_xor(r, m));
+    r = shfl_from(r, 0);
     __syncthreads();
     return r;
   }
 }
 
-template <class L, class Op, class T, int S>
-CT_DEV typename Op::R reduce_all(const Regs<T, S>& x, int n, unsigned char* scratch, int tid) {
+// The full reduction of a spread tile of N elements. The per-slot test stays even when N is a
+// multiple of the span: without it ptxas hoists every slot's producer ahead of the chain (twice
+// the registers for a 16K-wide softmax row, half the occupancy).
+template <class L, class Op, int N, class T, int S>
+CT_DEV typename Op::R reduce_all(const Regs<T, S>& x, unsigned char* scratch, int tid) {
   typename Op::Acc a = Op::identity();
 #pragma unroll
   for (int s = 0; s < S; ++s) {
     const int i = L::elem(tid, s);
-    if (i < n) a = Op::combine(a, Op::lift(x.v[s], i));
+    if (i < N) a = Op::combine(a, Op::lift(x.v[s], i));
   }
   return Op::finish(block_allreduce<L, Op>(a, scratch, tid));
 }

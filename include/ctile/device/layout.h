@@ -149,6 +149,21 @@ CT_DEV int cat_src(int i) {
   return in_a ? j : BOFF + j;
 }
 
+// One axis of a linear tile-block id (rem >= 0) over an axis of n tile blocks: returns rem % n and
+// leaves rem / n in rem. Nothing to divide for n == 1, 32-bit division when both fit.
+CT_DEV long long split_block(long long& rem, long long n) {
+  if (n == 1) return 0;
+  if ((unsigned long long)rem <= 0xffffffffull && (unsigned long long)n <= 0xffffffffull) {
+    const unsigned r = (unsigned)rem, m = (unsigned)n;
+    rem = (long long)(r / m);
+    return (long long)(r % m);
+  }
+  const long long q = rem / n;
+  const long long b = rem - q * n;
+  rem = q;
+  return b;
+}
+
 // ceil(e / 2^lg) for e >= 0: tiles of a partition along an axis.
 CT_DEV long long count_tiles(long long e, int lg) { return (e >> lg) + ((e & ((1LL << lg) - 1)) != 0 ? 1 : 0); }
 

@@ -27,8 +27,9 @@ using ir::OpKind;
 using ir::Type;
 using ir::ValueId;
 
-constexpr int kMaxThreads = 1024;
-constexpr int kGroupsPerThread = 2;  // vector groups per thread of the largest tile (see analyze)
+constexpr int kMaxThreads = 1024;         // CodegenOptions::threads may ask for up to this many
+constexpr int kMaxChosenThreads = 256;    // the generator's own choice stays at or below this
+constexpr int kGroupsPerThread = 2;       // vector groups per thread of the largest tile (see analyze)
 constexpr int kMinThreads = 32;
 constexpr int kMaxSlots = 512;          // registers per thread for one tile value
 constexpr std::size_t kMaxParamBytes = 4096;
@@ -323,7 +324,9 @@ class Gen {
     // Threads: enough that the largest tile takes about two vector groups per thread (few
     // registers per thread, so several blocks fit on an SM and keep loads in flight).
     nt_ = kMinThreads;
-    while (nt_ < kMaxThreads && static_cast<std::int64_t>(nt_) * kGroupsPerThread * v_ < max_n) nt_ *= 2;
+    // Blocks of more than 256 threads were slower in every benchmark on the H200 (the per-thread
+    // cost of the reductions and tile windows is paid by more threads per tile; see docs/perf).
+    while (nt_ < kMaxChosenThreads && static_cast<std::int64_t>(nt_) * kGroupsPerThread * v_ < max_n) nt_ *= 2;
     if (opt_.threads != 0) {
       if (opt_.threads < kMinThreads || opt_.threads > kMaxThreads || (opt_.threads & (opt_.threads - 1)) != 0)
         throw UserError(detail::cat("cuda backend: ", opt_.threads, " threads per block requested for kernel '", k_.name,
@@ -502,7 +505,10 @@ class Gen {
     line("long long rem = " + lin + ";");
     for (int d = G - 1; d >= 0; --d) {
       const std::string sd = std::to_string(d);
-      if (d > 0) line("const long long blk" + sd + " = rem % p.grid[" + sd + "];  rem /= p.grid[" + sd + "];");
+      // Axes of one tile block (a row kernel's columns) cost no division; others divide in 32 bits
+      // when the numbers fit (a 64-bit division is a long software sequence).
+      if (d > 0)
+        line("const long long blk" + sd + " = ct::split_block(rem, p.grid[" + sd + "]);");
       else line("const long long blk0 = rem;");
     }
     std::string bl = "const ct::Idx<" + std::to_string(G) + "> blk = {{";
@@ -928,8 +934,8 @@ class Gen {
     }
     if (rep(r)) {
       if (nt_ > 32) need_smem(static_cast<std::size_t>(nt_ / 32) * 16, op);
-      return line("const " + ct(r) + " " + name(r) + " = ct::reduce_all<L, " + reduce_op(op, d, false) + ">(" + name(x) +
-                  ", " + std::to_string(numel_of(x)) + ", ct_smem, tid);" + comment(op));
+      return line("const " + ct(r) + " " + name(r) + " = ct::reduce_all<L, " + reduce_op(op, d, false) + ", " +
+                  std::to_string(numel_of(x)) + ">(" + name(x) + ", ct_smem, tid);" + comment(op));
     }
     std::int64_t outer, len, inner;
     split(type(x).shape, op.axis, outer, len, inner);
