@@ -27,7 +27,7 @@ struct Mark {
     if (!ev) return;
     try {
       cu::ScopedContext scope(cu::DeviceContext::get(device).ctx());
-      cu::report_error(cu::drv().cuEventDestroy_v2(ev), "cuEventDestroy_v2", "destroying a timer event");
+      if (const cu::CUresult r = cu::drv().cuEventDestroy_v2(ev); r != 0) cu::report_error(r, "cuEventDestroy_v2", "destroying a timer event");
     } catch (...) {
     }
     ev = nullptr;
