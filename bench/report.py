@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """Merges ctile's and the peers' JSON lines into results.json, a Markdown report and a plot.
-   report.py --ctile ctile.jsonl --peers peers.jsonl --jit-warm warm.jsonl --out DIR --meta 'text'"""
+   report.py --ctile ctile.jsonl --peers peers.jsonl --jit-warm warm.jsonl [--launch launch.jsonl] --out DIR --meta 'text'
+ctile's TB/s are device time (StreamTimer: CUDA events around a chain of launches), like the peers'
+(triton.testing.do_bench); the host-timed rate of the same chain is listed as well."""
 import argparse
 import json
 import os
@@ -25,20 +27,21 @@ def main():
     ap.add_argument("--ctile")
     ap.add_argument("--peers")
     ap.add_argument("--jit-warm")
+    ap.add_argument("--launch")
     ap.add_argument("--out", required=True)
     ap.add_argument("--meta", default="")
     a = ap.parse_args()
-    ctile, peers, warm = load(a.ctile), load(a.peers), load(a.jit_warm)
+    ctile, peers, warm, launch = load(a.ctile), load(a.peers), load(a.jit_warm), load(a.launch)
     os.makedirs(a.out, exist_ok=True)
-    json.dump({"meta": a.meta, "ctile": ctile, "peers": peers, "jit_warm": warm},
+    json.dump({"meta": a.meta, "ctile": ctile, "peers": peers, "jit_warm": warm, "launch": launch},
               open(os.path.join(a.out, "results.json"), "w"), indent=1)
 
     copy = next((p["tbps"] for p in peers if p.get("kernel") == "copy" and "tbps" in p), None)
     lines = [f"# ctile benchmark report\n\n{a.meta}\n"]
     if copy:
         lines.append(f"Measured device-to-device copy (bytes read + written): **{copy:.2f} TB/s**.\n")
-    lines.append("| kernel | dtype | shape | ctile TB/s | torch | torch.compile | triton | ctile / best peer | % of copy | rel. error |")
-    lines.append("|---|---|---|---|---|---|---|---|---|---|")
+    lines.append("| kernel | dtype | shape | ctile TB/s | torch | torch.compile | triton | ctile / best peer | % of copy | ctile host-timed TB/s | rel. error |")
+    lines.append("|---|---|---|---|---|---|---|---|---|---|---|")
     rows = []
     for c in ctile:
         k = key(c)
@@ -52,7 +55,7 @@ def main():
         copy_s = f"{100 * c['tbps'] / copy:.0f}%" if copy else "-"
         lines.append(f"| {c['kernel']} | {c['dtype']} | {shape} | **{c['tbps']:.2f}** | "
                      f"{fmt(ps.get('torch'))} | {fmt(ps.get('torch.compile'))} | {fmt(ps.get('triton'))} | "
-                     f"{ratio_s} | {copy_s} | {c.get('rel_err', 0):.1e} |")
+                     f"{ratio_s} | {copy_s} | {fmt(c.get('host_tbps'))} | {c.get('rel_err', 0):.1e} |")
     lines.append("\n## JIT and launch\n")
     lines.append("| kernel | first launch, cold (ms) | first launch, warm disk cache (ms) |")
     lines.append("|---|---|---|")
@@ -68,6 +71,13 @@ def main():
     if raw:
         lines.append(f"\nRaw cuLaunchKernel of an empty kernel (cupy): enqueue {raw['enqueue_us']:.2f} us, "
                      f"with a sync after each {raw['sync_us']:.2f} us.")
+    if launch:
+        lines.append("\n## Launch overhead of a cached kernel (bench/launch_overhead.cpp, same cubin)\n")
+        lines.append("| impl | what | us per launch |")
+        lines.append("|---|---|---|")
+        for r in launch:
+            if "us_per_launch" in r:
+                lines.append(f"| {r.get('impl')} | {r.get('what')} | {r['us_per_launch']:.2f} |")
     for p in peers:
         if "error" in p:
             lines.append(f"\nPeer failure: {p['impl']} {p.get('kernel')}: {p['error']}")

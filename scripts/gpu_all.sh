@@ -4,6 +4,7 @@
 # its peers (torch, torch.compile, Triton) and write the report under ${OUT:-results}:
 #   report.md, results.json, plot.png, summary.txt, logs.tar.gz
 # Needs cmake, ninja, g++, the CUDA driver and NVRTC; python3 with torch/triton for the peers.
+# STAGE=tests | bench splits the run in two (e.g. two calls on a machine with a per-call time limit).
 set -uo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -18,8 +19,14 @@ note() { echo "$*" | tee -a "$summary"; }
 note "date: $(date -u +%FT%TZ)  commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
 note "gpu: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)"
 
+# STAGE=tests runs steps 1-2 only, STAGE=bench step 3 only (over the build of an earlier
+# STAGE=tests run on the same machine, or a fresh one); the default runs everything.
+stage="${STAGE:-all}"
+
 # 1. Build and GPU tests (+ compute-sanitizer).
-if [[ -x scripts/gpu_run.sh ]]; then
+if [[ "$stage" == bench ]]; then
+  note "stage bench: GPU tests skipped"
+elif [[ -x scripts/gpu_run.sh ]]; then
   OUT="$logs" scripts/gpu_run.sh >"$logs/gpu_run.log" 2>&1
   note "gpu_run.sh exit: $?"
   tail -n 30 "$logs/gpu_run.log" | tee -a "$summary"
@@ -36,10 +43,15 @@ if [[ -z "$bench_bin" ]]; then
 fi
 
 # 2. Examples on the GPU.
-for ex in $(sed -n 's/^set(CTILE_EXAMPLES \(.*\))$/\1/p' examples/CMakeLists.txt); do
+[[ "$stage" == bench ]] || for ex in $(sed -n 's/^set(CTILE_EXAMPLES \(.*\))$/\1/p' examples/CMakeLists.txt); do
   bin="$(ls build/gpu/examples/$ex build/bench/examples/$ex 2>/dev/null | head -1)"
   [[ -n "$bin" ]] && { "$bin" >"$logs/example_$ex.log" 2>&1; note "example $ex: exit $? $(tail -n 1 "$logs/example_$ex.log")"; }
 done
+
+if [[ "$stage" == tests ]]; then
+  tar -czf "$out/logs.tar.gz" -C "$logs" . 2>/dev/null
+  exit 0
+fi
 
 # 3. Benchmarks: cold JIT (empty cache), then a warm start from the disk cache, then the peers.
 export CTILE_CACHE_DIR="$logs/kcache"
@@ -50,9 +62,15 @@ quick=()
 note "ctile_bench exit: $?"
 "$bench_bin" --jit-only --out "$logs/jit_warm.jsonl" >"$logs/ctile_jit_warm.log" 2>&1
 note "ctile_bench --jit-only (warm) exit: $?"
+launch_bin="$(dirname "$bench_bin")/ctile_launch_overhead"
+[[ -x "$launch_bin" ]] || cmake --build "$(dirname "$(dirname "$bench_bin")")" -j "$(nproc)" --target ctile_launch_overhead \
+  >"$logs/launch_build.log" 2>&1
+"$launch_bin" --out "$logs/launch.jsonl" >"$logs/launch_overhead.log" 2>&1
+note "ctile_launch_overhead exit: $?"
+grep '^#' "$logs/launch_overhead.log" | tee -a "$summary"
 PYTHONUNBUFFERED=1 python3 bench/peers.py "${quick[@]}" --out "$logs/peers.jsonl" >"$logs/peers.log" 2>&1
 note "peers exit: $?"
-python3 bench/report.py --ctile "$logs/ctile.jsonl" --peers "$logs/peers.jsonl" --jit-warm "$logs/jit_warm.jsonl" \
+python3 bench/report.py --ctile "$logs/ctile.jsonl" --peers "$logs/peers.jsonl" --jit-warm "$logs/jit_warm.jsonl" --launch "$logs/launch.jsonl" \
   --out "$out" --meta "$(head -n 2 "$summary" | tr '\n' ' ')" >"$logs/report.log" 2>&1
 note "report exit: $?"
 tail -n 40 "$out/report.md" 2>/dev/null
