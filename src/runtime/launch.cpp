@@ -398,7 +398,8 @@ Event enqueue_launch(const void* fn, Tracer tracer, const std::string& name, Lau
   // A CUDA launch runs up to 2^31 - 1 tile blocks. A race-checked launch on a GPU runs on the CPU
   // interpreter (the race checker lives there) over copies of its arguments (backend/cuda).
   const bool on_gpu = stream.device().kind == DeviceKind::Cuda;
-  const bool checked = race_check || env_flag("CTILE_RACE_CHECK");
+  static const bool race_check_env = env_flag("CTILE_RACE_CHECK");  // read at the first launch
+  const bool checked = race_check || race_check_env;
   if (on_gpu && blocks > 0x7fffffff && !checked)
     launch_error(name, -1, "",
                  "the grid " + shape_str(grid) + " has " + std::to_string(blocks) +

@@ -104,6 +104,10 @@ class [[nodiscard]] Future {
         auto next = std::move(op).async_on(next_stream);
         using X = typename decltype(next)::value_type;
         auto ns = std::move(next).into_state();
+        if (ns.use_count() == 1) {  // the usual case: reuse the new step's state
+          ns->done = Event::when_all({st->done, std::move(ns->done)});
+          return Future<X>(std::move(ns));
+        }
         auto out = std::make_shared<FutureState<X>>();
         out->done = Event::when_all({st->done, ns->done});
         out->payload = std::move(ns->payload);

@@ -247,6 +247,18 @@ class [[nodiscard]] Launch<void(P...), A...> {
   // Enqueues on `stream`; the future owns the arguments until the work completes.
   Future<Result> async_on(const Stream& stream) && {
     detail::LaunchPlan plan = make_plan();
+    return std::move(*this).async_planned(stream, plan);
+  }
+  // Runs to completion and gives the arguments back.
+  Result sync_on(const Stream& stream) && { return std::move(*this).async_on(stream).get(); }
+  Result sync() && {
+    detail::LaunchPlan plan = make_plan();  // planned once: it also tells the device
+    const Stream s = default_stream(detail::launch_device(plan));
+    return std::move(*this).async_planned(s, plan).get();
+  }
+
+ private:
+  Future<Result> async_planned(const Stream& stream, detail::LaunchPlan& plan) && {
     Event done = detail::enqueue_launch(reinterpret_cast<const void*>(fn_), &detail::trace_erased<P...>, name_, plan,
                                         grid_, race_check_, stream);
     auto st = std::make_shared<FutureState<Result>>();
@@ -255,17 +267,16 @@ class [[nodiscard]] Launch<void(P...), A...> {
     st->payload.emplace(std::move(args_));
     return Future<Result>(std::move(st));
   }
-  // Runs to completion and gives the arguments back.
-  Result sync_on(const Stream& stream) && { return std::move(*this).async_on(stream).get(); }
-  Result sync() && {
-    detail::LaunchPlan plan = make_plan();
-    const Stream s = default_stream(detail::launch_device(plan));
-    return std::move(*this).sync_on(s);
-  }
 
- private:
   detail::LaunchPlan make_plan() const {
     detail::LaunchPlan plan;
+    constexpr std::size_t n = sizeof...(P);
+    plan.specs.reserve(n);
+    plan.args.reserve(n);
+    plan.reads.reserve(n);
+    plan.read_arg.reserve(n);
+    plan.writes.reserve(n);
+    plan.write_arg.reserve(n);
     [&]<std::size_t... I>(std::index_sequence<I...>) {
       (detail::plan_argument<P>(plan, name_, static_cast<int>(I), std::get<I>(args_)), ...);
     }(std::index_sequence_for<P...>{});
