@@ -16,7 +16,7 @@ summary="$out/summary.txt"
 : >"$summary"
 note() { echo "$*" | tee -a "$summary"; }
 
-note "date: $(date -u +%FT%TZ)  commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+note "date: $(date -u +%FT%TZ)  commit: ${CTILE_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}"
 note "gpu: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)"
 
 # STAGE=tests runs steps 1-2 only, STAGE=bench step 3 only (over the build of an earlier
