@@ -251,18 +251,24 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out")
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--only", choices=["elementwise", "rows", "reduction"], help="run one group (plus the copy ceiling)")
     a = ap.parse_args()
     OUT = open(a.out, "a") if a.out else None
     torch.manual_seed(0)
     print(f"peers on {torch.cuda.get_device_name()}, torch {torch.__version__}, triton "
           f"{triton.__version__ if triton else 'absent'}", file=sys.stderr)
     n32 = (1 << 24) if a.quick else (1 << 26)
-    triton_cold_compile()
+    if a.only is None:
+        triton_cold_compile()
     copy_ceiling(1 << 28)
-    launch_overhead()
-    elementwise(n32, a.quick)
-    rows([(16384, 1024), (8192, 4096), (4096, 16384)])
-    reduction(n32)
+    if a.only is None:
+        launch_overhead()
+    if a.only in (None, "elementwise"):
+        elementwise(n32, a.quick)
+    if a.only in (None, "rows"):
+        rows([(16384, 1024), (8192, 4096), (4096, 16384)])
+    if a.only in (None, "reduction"):
+        reduction(n32)
 
 
 if __name__ == "__main__":
