@@ -91,7 +91,7 @@ fi
 step "ctest examples on the GPU" "$out/ctest_examples_gpu.log" "${ct[@]}" -L '^examples$'
 step "ctest examples on the CPU" "$out/ctest_examples_cpu.log" env CTILE_BACKEND=cpu "${ct[@]}" -L '^examples$'
 step "ctest GPU suite (label gpu)" "$out/ctest_gpu.log" "${ct[@]}" -V -L '^gpu$'
-grep -E '^\[ (PASS|FAIL) \]|GPU tests passed|^FAILED:|^SKIPPED|^seed' "$out/ctest_gpu.log" | sed 's/^[0-9]*: //' >"$out/gpu_suite_results.txt"
+sed 's/^[0-9]*: //' "$out/ctest_gpu.log" | grep -E '^\[ (PASS|FAIL) \]|GPU tests passed|^FAILED:|^SKIPPED|^seed' >"$out/gpu_suite_results.txt"
 note "  $(grep -c '\[ PASS \]' "$out/gpu_suite_results.txt") GPU tests passed, $(grep -c '\[ FAIL \]' "$out/gpu_suite_results.txt") failed"
 
 if [[ "${SANITIZE:-1}" != 0 ]]; then
