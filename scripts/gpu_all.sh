@@ -16,7 +16,9 @@ summary="$out/summary.txt"
 : >"$summary"
 note() { echo "$*" | tee -a "$summary"; }
 
-note "date: $(date -u +%FT%TZ)  commit: ${CTILE_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}"
+commit="${CTILE_COMMIT:-}"
+[[ -z "$commit" && -e "$root/.git" ]] && commit="$(git -C "$root" rev-parse --short HEAD 2>/dev/null)"
+note "date: $(date -u +%FT%TZ)  commit: ${commit:-unknown (no .git here; set CTILE_COMMIT)}"
 note "gpu: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)"
 
 # STAGE=tests runs steps 1-2 only, STAGE=bench step 3 only (over the build of an earlier

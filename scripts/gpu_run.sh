@@ -38,7 +38,15 @@ done
 export CUDA_HOME="${CUDA_HOME:-/usr/local/cuda}"
 export PATH="$PATH:$CUDA_HOME/bin"
 
-note "ctile GPU run  $(date -u +%FT%TZ)  commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet 2>/dev/null || echo ' (dirty)')"
+# CTILE_COMMIT names the commit of a tree sent without its own .git (git would read an outer checkout).
+if [[ -n "${CTILE_COMMIT:-}" ]]; then
+  commit="$CTILE_COMMIT"
+elif [[ -e "$root/.git" ]]; then
+  commit="$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$root" diff --quiet 2>/dev/null || echo ' (dirty)')"
+else
+  commit="unknown (no .git here; set CTILE_COMMIT)"
+fi
+note "ctile GPU run  $(date -u +%FT%TZ)  commit $commit"
 nvidia-smi >"$out/nvidia-smi.txt" 2>&1 && note "gpu: $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | head -1)"
 note "host: $(nproc) cores, $(g++ --version | head -1), $(cmake --version | head -1)"
 
