@@ -145,12 +145,8 @@ Result run_raw(const ct::Partition<float>& z, const ct::Shared<float>& x) {
   CTILE_CU(cuDeviceGetAttribute, (&minor, cu::abi::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev), "cc");
   const int sm = major * 10 + minor;
 
-  // The backend's options: the generator's defaults and its two tuning knobs (cuda_backend.cpp).
-  cu::CodegenOptions opt;
-  opt.sm = sm;
-  if (const char* v = std::getenv("CTILE_PREFETCH"); v && *v) opt.prefetch = std::strcmp(v, "0") != 0;
-  if (const char* v = std::getenv("CTILE_THREADS"); v && *v) opt.threads = std::atoi(v);
-  const cu::GeneratedKernel gk = cu::generate(*k, opt);
+  // The backend's options (the generator's defaults and its tuning knobs).
+  const cu::GeneratedKernel gk = cu::generate(*k, cu::codegen_options_from_env(sm));
   cu::Nvrtc* nv = cu::nvrtc();
   if (!nv) throw ct::UserError("NVRTC is not available: " + cu::nvrtc_unavailable_reason());
   const cu::CompileResult res = nv->compile(gk, sm, cu::Output::Cubin);

@@ -11,6 +11,7 @@
 #include <cstdarg>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <map>
@@ -1100,6 +1101,20 @@ class Gen {
 };
 
 }  // namespace
+
+CodegenOptions codegen_options_from_env(int sm) {
+  CodegenOptions o;
+  o.sm = sm;
+  if (const char* v = std::getenv("CTILE_PREFETCH"); v && *v) o.prefetch = std::strcmp(v, "0") != 0;
+  if (const char* v = std::getenv("CTILE_THREADS"); v && *v) {
+    char* end = nullptr;
+    const long n = std::strtol(v, &end, 10);
+    if (*end != '\0' || n <= 0 || n > 1024)
+      throw UserError(detail::cat("CTILE_THREADS='", v, "' is not a number of threads per block (32 to 1024)"));
+    o.threads = static_cast<int>(n);
+  }
+  return o;
+}
 
 GeneratedKernel generate(const ir::Kernel& k, const CodegenOptions& opt) {
   ir::verify(k);

@@ -51,6 +51,11 @@ struct GeneratedKernel {
   bool prefetches = false;
 };
 
+// The options the CUDA backend compiles with for target `sm`: the defaults, with the tuning knobs
+// CTILE_PREFETCH (0/1) and CTILE_THREADS (threads per block) from the environment. A malformed
+// CTILE_THREADS is a UserError.
+CodegenOptions codegen_options_from_env(int sm);
+
 // Throws InternalError for IR the generator cannot lower (a bug) and UserError for a kernel that
 // cannot fit the target (e.g. shared memory).
 GeneratedKernel generate(const ir::Kernel& k, const CodegenOptions& opt);

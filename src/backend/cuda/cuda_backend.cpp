@@ -139,22 +139,6 @@ void run_on_cpu_with_race_check(const CudaCompiled& c, const LaunchConfig& cfg, 
   }
 }
 
-// Code generation options: the defaults, with CTILE_PREFETCH=0 (no load pipelining over tile
-// blocks) and CTILE_THREADS=n (threads per block) for tuning and experiments.
-CodegenOptions codegen_options(int sm) {
-  CodegenOptions o;
-  o.sm = sm;
-  if (const char* v = std::getenv("CTILE_PREFETCH"); v && *v) o.prefetch = std::strcmp(v, "0") != 0;
-  if (const char* v = std::getenv("CTILE_THREADS"); v && *v) {
-    char* end = nullptr;
-    const long n = std::strtol(v, &end, 10);
-    if (*end != '\0' || n <= 0 || n > 1024)
-      throw UserError(detail::cat("CTILE_THREADS='", v, "' is not a number of threads per block (32 to 1024)"));
-    o.threads = static_cast<int>(n);
-  }
-  return o;
-}
-
 // Loads a cubin; on failure returns the error (the module is not loaded).
 CUresult load_module(const std::string& image, CUmodule& mod) {
   mod = nullptr;
@@ -176,7 +160,7 @@ class CudaBackend final : public Backend {
     const std::string& kname = k->name;
 
     auto t = Clock::now();
-    GeneratedKernel gk = generate(*k, codegen_options(sm));
+    GeneratedKernel gk = generate(*k, codegen_options_from_env(sm));
     detail::note_stage("codegen", detail::ms_since(t));
     if (env_flag("CTILE_DUMP_CUDA")) dump(kname, gk.entry, ".cu", gk.source);
 

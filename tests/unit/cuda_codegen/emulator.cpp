@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -127,10 +126,8 @@ class EmuBackend final : public be::Backend {
   std::string_view name() const override { return "cuda-emulation"; }
   std::shared_ptr<const be::CompiledKernel> compile(std::shared_ptr<const ctile::ir::Kernel> k) override {
     ctile::ir::verify(*k);
-    ctile::backend::cuda::CodegenOptions opt{90};
-    // CTILE_PREFETCH=1: the generated code pipelines loads over tile blocks (a second CTest run).
-    if (const char* v = std::getenv("CTILE_PREFETCH"); v && *v) opt.prefetch = std::string(v) != "0";
-    auto g = ctile::backend::cuda::generate(*k, opt);
+    // The backend's options, so CTILE_PREFETCH=1 (a second CTest run) reaches the generator.
+    auto g = ctile::backend::cuda::generate(*k, ctile::backend::cuda::codegen_options_from_env(90));
     LaunchFn fn = build(g);
     return std::make_shared<EmuCompiled>(std::move(k), std::move(g), fn);
   }
