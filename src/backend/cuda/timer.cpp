@@ -3,7 +3,6 @@
 #include "ctile/runtime/timer.hpp"
 
 #include <chrono>
-#include <mutex>
 
 #include "ctile/core/error.hpp"
 #include "cuda_device.hpp"
@@ -32,12 +31,18 @@ struct Mark {
     }
     ev = nullptr;
   }
+  // Back to "not placed", after a placed mark's task has run (it writes the mark).
+  void reset() {
+    if (set) done.wait();
+    release();
+    set = false;
+  }
 };
 
 }  // namespace
 
+// Not thread-safe, like the StreamTimer that owns it (the mark tasks touch only their own mark).
 struct StreamTimer::State {
-  std::mutex mu;
   Mark marks[2];
   // The mark tasks hold the state, so it goes away only after they have run (possibly on a
   // stream's thread: nothing here may wait for the stream).
@@ -49,13 +54,8 @@ struct StreamTimer::State {
 namespace {
 
 void place(Stream s, const std::shared_ptr<StreamTimer::State>& st, int which) {
-  {
-    std::lock_guard lk(st->mu);
-    Mark& m = st->marks[which];
-    if (m.set) m.done.wait();
-    m.release();
-    m.set = true;
-  }
+  st->marks[which].reset();
+  st->marks[which].set = true;
   st->marks[which].done = s.enqueue([st, which] {
     Mark& m = st->marks[which];
     if (const cu::CurrentStream* cur = cu::current_stream()) {
@@ -81,12 +81,7 @@ StreamTimer& StreamTimer::operator=(StreamTimer&&) noexcept = default;
 
 void StreamTimer::start() {
   if (!st_) throw UserError("StreamTimer: used after a move");
-  {
-    std::lock_guard lk(st_->mu);
-    if (st_->marks[1].set) st_->marks[1].done.wait();
-    st_->marks[1].release();
-    st_->marks[1].set = false;
-  }
+  st_->marks[1].reset();  // a restart forgets the old stop mark
   place(stream_, st_, 0);
 }
 
