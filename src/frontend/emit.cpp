@@ -16,8 +16,16 @@ ir::Builder& B(const SourceLoc& loc) {
   return c.b();
 }
 
-ValueId one(ir::Builder& b, ir::OpKind k, std::vector<ValueId> operands, const ir::Type& t, const SourceLoc& loc) {
-  return b.create(k, std::move(operands), {t}, loc).results[0];
+// Ops are built through their type rule (ir/op_info.hpp); `declared` is the result type of ops that
+// declare it (constant, iota, broadcast, reshape, extract, convert).
+ValueId one(ir::Builder& b, ir::OpKind k, std::vector<ValueId> operands, const SourceLoc& loc,
+            std::vector<ir::Type> declared = {}) {
+  return b.build(k, std::move(operands), loc, std::move(declared)).results[0];
+}
+template <class F>
+ValueId one(ir::Builder& b, ir::OpKind k, std::vector<ValueId> operands, const SourceLoc& loc, std::vector<ir::Type> declared,
+            F&& attrs) {
+  return b.build(k, std::move(operands), loc, std::move(declared), std::forward<F>(attrs)).results[0];
 }
 
 std::string tstr(ValueId v) { return ir::type_str(type_of(v)); }
@@ -104,16 +112,14 @@ void check_tile_shape(const Shape& s, const char* what, const SourceLoc& loc) {
 // ---- creation and grid ----
 ValueId emit_constant(ir::Scalar v, DType d, const Shape& shape, const SourceLoc& loc) {
   check_tile_shape(shape, "constant tile", loc);
-  ir::Builder& b = B(loc);
-  ir::Op& op = b.create(ir::OpKind::Constant, {}, {ir::Type::tile(d, shape)}, loc);
-  op.value = ir::scalar_cast(v, d);
-  return op.results[0];
+  return one(B(loc), ir::OpKind::Constant, {}, loc, {ir::Type::tile(d, shape)},
+             [&](ir::Op& op) { op.value = ir::scalar_cast(v, d); });
 }
 
 ValueId emit_iota(std::int64_t n, DType d, const SourceLoc& loc) {
   check_tile_shape({n}, "iota", loc);
   if (is_bool(d)) user_error("iota needs a numeric element type", loc);
-  return one(B(loc), ir::OpKind::Iota, {}, ir::Type::tile(d, {n}), loc);
+  return one(B(loc), ir::OpKind::Iota, {}, loc, {ir::Type::tile(d, {n})});
 }
 
 ValueId emit_block_id(int axis, const SourceLoc& loc) {
@@ -122,9 +128,7 @@ ValueId emit_block_id(int axis, const SourceLoc& loc) {
     user_error("block_id(" + std::to_string(axis) + "): the grid of this launch has " +
                    std::to_string(b.kernel().grid_rank) + " axes",
                loc);
-  ir::Op& op = b.create(ir::OpKind::BlockId, {}, {ir::Type::scalar(DType::i64)}, loc);
-  op.axis = axis;
-  return op.results[0];
+  return one(b, ir::OpKind::BlockId, {}, loc, {}, [&](ir::Op& op) { op.axis = axis; });
 }
 
 ValueId emit_num_blocks(int axis, const SourceLoc& loc) {
@@ -133,9 +137,7 @@ ValueId emit_num_blocks(int axis, const SourceLoc& loc) {
     user_error("num_blocks(" + std::to_string(axis) + "): the grid of this launch has " +
                    std::to_string(b.kernel().grid_rank) + " axes",
                loc);
-  ir::Op& op = b.create(ir::OpKind::NumBlocks, {}, {ir::Type::scalar(DType::i64)}, loc);
-  op.axis = axis;
-  return op.results[0];
+  return one(b, ir::OpKind::NumBlocks, {}, loc, {}, [&](ir::Op& op) { op.axis = axis; });
 }
 
 ValueId emit_dim(ValueId x, int axis, const SourceLoc& loc) {
@@ -143,9 +145,7 @@ ValueId emit_dim(ValueId x, int axis, const SourceLoc& loc) {
   const ir::Type& t = type_of(x);
   if (t.is_tile()) user_error("extent() applies to tensors, not tiles (a tile's shape is known: .shape())", loc);
   axis = norm_axis(axis, t.rank, "extent", loc);
-  ir::Op& op = b.create(ir::OpKind::Dim, {x}, {ir::Type::scalar(DType::i64)}, loc);
-  op.axis = axis;
-  return op.results[0];
+  return one(b, ir::OpKind::Dim, {x}, loc, {}, [&](ir::Op& op) { op.axis = axis; });
 }
 
 // ---- element-wise ----
@@ -161,10 +161,7 @@ ValueId emit_unary(ir::UnaryFn f, ValueId x, const SourceLoc& loc) {
   if ((f == U::Neg || f == U::Abs) && (is_unsigned_int(d) || is_bool(d)))
     user_error(std::string(ir::unary_name(f)) + " needs a signed or floating-point tile, got " + ir::type_str(t), loc);
   if (f == U::Not && is_float(d)) user_error("~ needs an integer or bool tile, got " + ir::type_str(t), loc);
-  ir::Builder& b = B(loc);
-  ir::Op& op = b.create(ir::OpKind::Unary, {x}, {t}, loc);
-  op.unary = f;
-  return op.results[0];
+  return one(B(loc), ir::OpKind::Unary, {x}, loc, {}, [&](ir::Op& op) { op.unary = f; });
 }
 
 ValueId emit_binary(ir::BinaryFn f, ValueId a, ValueId b, const SourceLoc& loc) {
@@ -187,9 +184,7 @@ ValueId emit_binary(ir::BinaryFn f, ValueId a, ValueId b, const SourceLoc& loc) 
                    " do not broadcast",
                loc);
   const ValueId x = to_shape(a, s, loc), y = to_shape(b, s, loc);
-  ir::Op& op = B(loc).create(ir::OpKind::Binary, {x, y}, {ir::Type::tile(d, s)}, loc);
-  op.binary = f;
-  return op.results[0];
+  return one(B(loc), ir::OpKind::Binary, {x, y}, loc, {}, [&](ir::Op& op) { op.binary = f; });
 }
 
 ValueId emit_binary_scalar(ir::BinaryFn f, ValueId a, ir::Scalar s, bool scalar_on_left, const SourceLoc& loc) {
@@ -205,9 +200,7 @@ ValueId emit_cmp(ir::CmpPred p, ValueId a, ValueId b, const SourceLoc& loc) {
   if (!broadcast_shapes(shape_of(a), shape_of(b), s))
     user_error("comparison: shapes " + shape_str(shape_of(a)) + " and " + shape_str(shape_of(b)) + " do not broadcast", loc);
   const ValueId x = to_shape(a, s, loc), y = to_shape(b, s, loc);
-  ir::Op& op = B(loc).create(ir::OpKind::Cmp, {x, y}, {ir::Type::tile(DType::b1, s)}, loc);
-  op.cmp = p;
-  return op.results[0];
+  return one(B(loc), ir::OpKind::Cmp, {x, y}, loc, {}, [&](ir::Op& op) { op.cmp = p; });
 }
 
 ValueId emit_cmp_scalar(ir::CmpPred p, ValueId a, ir::Scalar s, const SourceLoc& loc) {
@@ -225,7 +218,7 @@ ValueId emit_select(ValueId c, ValueId a, ValueId b, const SourceLoc& loc) {
                    shape_str(shape_of(b)) + " do not broadcast",
                loc);
   const ValueId cc = to_shape(c, s, loc), x = to_shape(a, s, loc), y = to_shape(b, s, loc);
-  return one(B(loc), ir::OpKind::Select, {cc, x, y}, ir::Type::tile(type_of(a).dtype, s), loc);
+  return one(B(loc), ir::OpKind::Select, {cc, x, y}, loc);
 }
 
 ValueId emit_fma(ValueId a, ValueId b, ValueId c, const SourceLoc& loc) {
@@ -236,14 +229,13 @@ ValueId emit_fma(ValueId a, ValueId b, ValueId c, const SourceLoc& loc) {
   Shape s1, s;
   if (!broadcast_shapes(shape_of(a), shape_of(b), s1) || !broadcast_shapes(s1, shape_of(c), s))
     user_error("fma: shapes do not broadcast", loc);
-  return one(B(loc), ir::OpKind::Fma, {to_shape(a, s, loc), to_shape(b, s, loc), to_shape(c, s, loc)},
-             ir::Type::tile(type_of(a).dtype, s), loc);
+  return one(B(loc), ir::OpKind::Fma, {to_shape(a, s, loc), to_shape(b, s, loc), to_shape(c, s, loc)}, loc);
 }
 
 ValueId emit_convert(ValueId x, DType to, const SourceLoc& loc) {
   const ir::Type& t = tile_type(x, "to<T>()", loc);
   if (t.dtype == to) return x;
-  return one(B(loc), ir::OpKind::Convert, {x}, ir::Type::tile(to, t.shape), loc);
+  return one(B(loc), ir::OpKind::Convert, {x}, loc, {ir::Type::tile(to, t.shape)});
 }
 
 // ---- shapes ----
@@ -262,7 +254,7 @@ ValueId emit_broadcast(ValueId x, const Shape& shape, const SourceLoc& loc) {
   if (!ok) user_error("cannot broadcast a tile of shape " + shape_str(t.shape) + " to " + shape_str(shape), loc);
   ValueId v = s == t.shape ? x : emit_reshape(x, s, loc);
   if (s == shape) return v;
-  return one(B(loc), ir::OpKind::Broadcast, {v}, ir::Type::tile(t.dtype, shape), loc);
+  return one(B(loc), ir::OpKind::Broadcast, {v}, loc, {ir::Type::tile(t.dtype, shape)});
 }
 
 ValueId emit_reshape(ValueId x, const Shape& shape, const SourceLoc& loc) {
@@ -271,7 +263,7 @@ ValueId emit_reshape(ValueId x, const Shape& shape, const SourceLoc& loc) {
   if (numel(t.shape) != numel(shape))
     user_error("reshape: " + shape_str(t.shape) + " and " + shape_str(shape) + " hold different numbers of elements", loc);
   if (t.shape == shape) return x;
-  return one(B(loc), ir::OpKind::Reshape, {x}, ir::Type::tile(t.dtype, shape), loc);
+  return one(B(loc), ir::OpKind::Reshape, {x}, loc, {ir::Type::tile(t.dtype, shape)});
 }
 
 ValueId emit_permute(ValueId x, const std::vector<int>& perm, const SourceLoc& loc) {
@@ -281,11 +273,7 @@ ValueId emit_permute(ValueId x, const std::vector<int>& perm, const SourceLoc& l
   std::vector<int> iota_v(t.shape.size());
   std::iota(iota_v.begin(), iota_v.end(), 0);
   if (sorted != iota_v) user_error("permute: the permutation does not match a tile of rank " + std::to_string(t.rank), loc);
-  Shape s(perm.size());
-  for (std::size_t i = 0; i < perm.size(); ++i) s[i] = t.shape[static_cast<std::size_t>(perm[i])];
-  ir::Op& op = B(loc).create(ir::OpKind::Permute, {x}, {ir::Type::tile(t.dtype, s)}, loc);
-  op.perm = perm;
-  return op.results[0];
+  return one(B(loc), ir::OpKind::Permute, {x}, loc, {}, [&](ir::Op& op) { op.perm = perm; });
 }
 
 ValueId emit_cat(ValueId a, ValueId b, int axis, const SourceLoc& loc) {
@@ -300,9 +288,7 @@ ValueId emit_cat(ValueId a, ValueId b, int axis, const SourceLoc& loc) {
       user_error("cat: shapes " + shape_str(ta.shape) + " and " + shape_str(tb.shape) + " differ off the axis", loc);
   s[static_cast<std::size_t>(axis)] += tb.shape[static_cast<std::size_t>(axis)];
   check_tile_shape(s, "cat (result)", loc);
-  ir::Op& op = B(loc).create(ir::OpKind::Cat, {a, b}, {ir::Type::tile(ta.dtype, s)}, loc);
-  op.axis = axis;
-  return op.results[0];
+  return one(B(loc), ir::OpKind::Cat, {a, b}, loc, {}, [&](ir::Op& op) { op.axis = axis; });
 }
 
 ValueId emit_extract(ValueId x, const Shape& offsets, const Shape& shape, const SourceLoc& loc) {
@@ -315,9 +301,8 @@ ValueId emit_extract(ValueId x, const Shape& offsets, const Shape& shape, const 
       user_error("extract: the window at " + shape_str(offsets) + " of shape " + shape_str(shape) + " leaves " +
                      shape_str(t.shape),
                  loc);
-  ir::Op& op = B(loc).create(ir::OpKind::Extract, {x}, {ir::Type::tile(t.dtype, shape)}, loc);
-  op.offsets = offsets;
-  return op.results[0];
+  return one(B(loc), ir::OpKind::Extract, {x}, loc, {ir::Type::tile(t.dtype, shape)},
+             [&](ir::Op& op) { op.offsets = offsets; });
 }
 
 // ---- reductions, scans, mma ----
@@ -325,14 +310,11 @@ ValueId emit_reduce(ir::ReduceKind k, ValueId x, int axis, bool keepdims, const 
   const ir::Type& t = tile_type(x, ir::reduce_name(k), loc);
   axis = norm_axis(axis, t.rank, ir::reduce_name(k), loc);
   if (is_bool(t.dtype)) user_error(std::string(ir::reduce_name(k)) + " is not defined on bool tiles", loc);
-  Shape s = t.shape;
-  s.erase(s.begin() + axis);
-  const bool arg = k == ir::ReduceKind::ArgMax || k == ir::ReduceKind::ArgMin;
   const Shape kept = t.shape;
-  ir::Op& op = B(loc).create(ir::OpKind::Reduce, {x}, {ir::Type::tile(arg ? DType::i64 : t.dtype, s)}, loc);
-  op.reduce = k;
-  op.axis = axis;
-  ValueId r = op.results[0];
+  ValueId r = one(B(loc), ir::OpKind::Reduce, {x}, loc, {}, [&](ir::Op& op) {
+    op.reduce = k;
+    op.axis = axis;
+  });
   if (keepdims) {
     Shape ks = kept;
     ks[static_cast<std::size_t>(axis)] = 1;
@@ -345,9 +327,7 @@ ValueId emit_scan(ValueId x, int axis, const SourceLoc& loc) {
   const ir::Type& t = tile_type(x, "cumsum", loc);
   axis = norm_axis(axis, t.rank, "cumsum", loc);
   if (is_bool(t.dtype)) user_error("cumsum is not defined on bool tiles", loc);
-  ir::Op& op = B(loc).create(ir::OpKind::Scan, {x}, {t}, loc);
-  op.axis = axis;
-  return op.results[0];
+  return one(B(loc), ir::OpKind::Scan, {x}, loc, {}, [&](ir::Op& op) { op.axis = axis; });
 }
 
 ValueId emit_mma(ValueId a, ValueId b, ValueId acc, const SourceLoc& loc) {
@@ -370,7 +350,7 @@ ValueId emit_mma(ValueId a, ValueId b, ValueId acc, const SourceLoc& loc) {
                    " -> " + std::string(dtype_name(out)) +
                    " (supported: f16->f32|f16, bf16->f32, f32->f32, f64->f64, i8|u8->i32)",
                loc);
-  return one(B(loc), ir::OpKind::Mma, {a, b, acc}, tc, loc);
+  return one(B(loc), ir::OpKind::Mma, {a, b, acc}, loc);
 }
 
 // ---- memory ----
@@ -387,17 +367,13 @@ ValueId emit_make_partition(ValueId tensor, const Shape& tile, const SourceLoc& 
                    std::to_string(t.rank) + " tile extents",
                loc);
   check_tile_shape(tile, "tiles()", loc);
-  ir::Op& op = B(loc).create(ir::OpKind::MakePartition, {tensor}, {ir::Type::partition(t.dtype, t.rank, tile)}, loc);
-  op.shape = tile;
-  return op.results[0];
+  return one(B(loc), ir::OpKind::MakePartition, {tensor}, loc, {}, [&](ir::Op& op) { op.shape = tile; });
 }
 
 ValueId emit_partition_count(ValueId p, int axis, const SourceLoc& loc) {
   const ir::Type& t = type_of(p);
   axis = norm_axis(axis, t.rank, "count", loc);
-  ir::Op& op = B(loc).create(ir::OpKind::PartitionCount, {p}, {ir::Type::scalar(DType::i64)}, loc);
-  op.axis = axis;
-  return op.results[0];
+  return one(B(loc), ir::OpKind::PartitionCount, {p}, loc, {}, [&](ir::Op& op) { op.axis = axis; });
 }
 
 ValueId emit_load(ValueId partition, const std::vector<ValueId>& idx, ir::Scalar pad, const SourceLoc& loc) {
@@ -408,17 +384,12 @@ ValueId emit_load(ValueId partition, const std::vector<ValueId>& idx, ir::Scalar
                loc);
   std::vector<ValueId> ops{partition};
   for (ValueId i : idx) ops.push_back(as_index(i, loc));
-  const ir::Type rt = ir::Type::tile(t.dtype, t.shape);
-  ir::Op& op = B(loc).create(ir::OpKind::Load, ops, {rt}, loc);
-  op.value = ir::scalar_cast(pad, t.dtype);
-  return op.results[0];
+  return one(B(loc), ir::OpKind::Load, ops, loc, {}, [&](ir::Op& op) { op.value = ir::scalar_cast(pad, t.dtype); });
 }
 
 ValueId emit_load_piece(ValueId piece, ir::Scalar pad, const SourceLoc& loc) {
   const ir::Type& t = type_of(piece);
-  ir::Op& op = B(loc).create(ir::OpKind::LoadPiece, {piece}, {ir::Type::tile(t.dtype, t.shape)}, loc);
-  op.value = ir::scalar_cast(pad, t.dtype);
-  return op.results[0];
+  return one(B(loc), ir::OpKind::LoadPiece, {piece}, loc, {}, [&](ir::Op& op) { op.value = ir::scalar_cast(pad, t.dtype); });
 }
 
 void emit_store_piece(ValueId piece, ValueId tile, const SourceLoc& loc) {
@@ -430,7 +401,7 @@ void emit_store_piece(ValueId piece, ValueId tile, const SourceLoc& loc) {
     user_error("store: a tile of shape " + shape_str(t.shape) + " does not fit the piece's tile shape " +
                    shape_str(p.shape),
                loc);
-  B(loc).create(ir::OpKind::StorePiece, {piece, to_shape(tile, p.shape, loc)}, {}, loc);
+  B(loc).build(ir::OpKind::StorePiece, {piece, to_shape(tile, p.shape, loc)}, loc);
 }
 
 namespace {
@@ -461,9 +432,7 @@ ValueId emit_gather(ValueId tensor, const std::vector<ValueId>& idx, ir::Scalar 
   Shape s;
   std::vector<ValueId> ops{tensor};
   for (ValueId i : index_tiles(t, idx, s, "gather", loc)) ops.push_back(i);
-  ir::Op& op = B(loc).create(ir::OpKind::Gather, ops, {ir::Type::tile(t.dtype, s)}, loc);
-  op.value = ir::scalar_cast(pad, t.dtype);
-  return op.results[0];
+  return one(B(loc), ir::OpKind::Gather, ops, loc, {}, [&](ir::Op& op) { op.value = ir::scalar_cast(pad, t.dtype); });
 }
 
 namespace {
@@ -478,7 +447,7 @@ void emit_scatter(ir::OpKind kind, ValueId dest, const std::vector<ValueId>& idx
   if (!broadcast_shapes(shape_of(value), s, vs) || vs != s)
     user_error("scatter: values of shape " + shape_str(shape_of(value)) + " do not match indices of shape " + shape_str(s), loc);
   ops.push_back(to_shape(value, s, loc));
-  B(loc).create(kind, ops, {}, loc);
+  B(loc).build(kind, ops, loc);
 }
 }  // namespace
 
@@ -509,9 +478,7 @@ ValueId emit_atomic_rmw(ir::AtomicKind k, ValueId tensor, const std::vector<Valu
     s = vs;
   }
   ops.push_back(to_shape(value, s, loc));
-  ir::Op& op = B(loc).create(ir::OpKind::AtomicRMW, ops, {ir::Type::tile(d, s)}, loc);
-  op.atomic = k;
-  return op.results[0];
+  return one(B(loc), ir::OpKind::AtomicRMW, ops, loc, {}, [&](ir::Op& op) { op.atomic = k; });
 }
 
 ValueId emit_atomic_cas(ValueId tensor, const std::vector<ValueId>& idx, ValueId expected, ValueId desired,
@@ -527,7 +494,7 @@ ValueId emit_atomic_cas(ValueId tensor, const std::vector<ValueId>& idx, ValueId
     if (tile_type(v, "compare_exchange", loc).dtype != d) user_error("compare_exchange: element types differ", loc);
   ops.push_back(to_shape(expected, s, loc));
   ops.push_back(to_shape(desired, s, loc));
-  return one(B(loc), ir::OpKind::AtomicCAS, ops, ir::Type::tile(d, s), loc);
+  return one(B(loc), ir::OpKind::AtomicCAS, ops, loc);
 }
 
 }  // namespace ctile::detail

@@ -7,45 +7,6 @@
 
 namespace ctile::ir {
 
-const char* op_name(OpKind k) {
-  switch (k) {
-    case OpKind::BlockId: return "ct.block_id";
-    case OpKind::NumBlocks: return "ct.num_blocks";
-    case OpKind::Dim: return "ct.dim";
-    case OpKind::MakePartition: return "ct.make_partition";
-    case OpKind::PartitionCount: return "ct.partition_count";
-    case OpKind::Load: return "ct.load";
-    case OpKind::LoadPiece: return "ct.load_piece";
-    case OpKind::StorePiece: return "ct.store_piece";
-    case OpKind::Gather: return "ct.gather";
-    case OpKind::ScatterPiece: return "ct.scatter_piece";
-    case OpKind::ScatterUnchecked: return "ct.scatter_unchecked";
-    case OpKind::AtomicRMW: return "ct.atomic_rmw";
-    case OpKind::AtomicCAS: return "ct.atomic_cas";
-    case OpKind::Constant: return "ct.constant";
-    case OpKind::Iota: return "ct.iota";
-    case OpKind::Broadcast: return "ct.broadcast";
-    case OpKind::Reshape: return "ct.reshape";
-    case OpKind::Permute: return "ct.permute";
-    case OpKind::Cat: return "ct.cat";
-    case OpKind::Extract: return "ct.extract";
-    case OpKind::Unary: return "ct.unary";
-    case OpKind::Binary: return "ct.binary";
-    case OpKind::Fma: return "ct.fma";
-    case OpKind::Cmp: return "ct.cmp";
-    case OpKind::Select: return "ct.select";
-    case OpKind::Convert: return "ct.convert";
-    case OpKind::Reduce: return "ct.reduce";
-    case OpKind::Scan: return "ct.scan";
-    case OpKind::Mma: return "ct.mma";
-    case OpKind::For: return "ct.for";
-    case OpKind::If: return "ct.if";
-    case OpKind::While: return "ct.while";
-    case OpKind::Yield: return "ct.yield";
-  }
-  return "ct.?";
-}
-
 const char* unary_name(UnaryFn f) {
   constexpr const char* n[] = {"neg", "exp", "exp2", "log", "log2", "sqrt", "rsqrt",
                                "tanh", "sin", "cos", "abs", "floor", "ceil", "not"};
@@ -67,6 +28,10 @@ const char* reduce_name(ReduceKind k) {
 const char* atomic_name(AtomicKind k) {
   constexpr const char* n[] = {"add", "max", "min", "exch"};
   return n[static_cast<int>(k)];
+}
+const char* rounding_name(Rounding r) {
+  constexpr const char* n[] = {"default", "rn", "full", "approx"};
+  return n[static_cast<int>(r)];
 }
 
 static const char* access_name(Access a) {

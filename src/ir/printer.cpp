@@ -1,6 +1,9 @@
-// The stable textual form of the IR (used by golden tests and CTILE_DUMP_IR). One op per line:
+// The stable textual form of the IR (used by golden tests, pass dumps and CTILE_DUMP_IR; the parser
+// reads it back). One op per line:
 //   %r0, %r1 = ct.op %a, %b {attr = value, ...} : type0, type1
-// followed, for ops with regions, by each region as `region(%arg: type, ...) { ... }`.
+// followed, for ops with regions, by each region as `region(%arg: type, ...) { ... }`. In the
+// GPU-level IR every tile type carries its layout (`tile<f32, [8], #d0>`); the layouts are printed
+// once, as aliases before the kernel (`#d0 = #dist<...>`), numbered in order of first use.
 #include <sstream>
 #include <unordered_map>
 
@@ -11,7 +14,7 @@ namespace {
 
 class Printer {
  public:
-  explicit Printer(const Kernel& k) : k_(k) {}
+  Printer(const Kernel& k, const PrintOptions& o) : k_(k), o_(o) {}
 
   std::string run() {
     // Values are numbered densely in order of definition, so that the text does not depend on
@@ -19,16 +22,26 @@ class Printer {
     for (const Param& p : k_.params) number(p.value);
     for (ValueId a : k_.body.args) number(a);
     number_region(k_.body);
-    os_ << "ct.kernel @" << k_.name << " grid_rank " << k_.grid_rank << " (";
+    os_ << "ct.kernel @" << k_.name << " grid_rank " << k_.grid_rank;
+    if (k_.gpu_level()) {
+      const KernelTarget& t = k_.target;
+      os_ << " target {sm = " << t.sm << ", warps = " << t.warps << ", blocks_per_cta = " << t.blocks_per_cta
+          << ", smem = " << t.smem_bytes << (t.persistent ? ", persistent" : "") << "}";
+    }
+    os_ << " (";
     for (std::size_t i = 0; i < k_.params.size(); ++i) {
       const Param& p = k_.params[i];
-      os_ << (i ? ", " : "") << name(p.value) << ": " << type_str(p.type) << " \"" << p.name << "\"";
+      os_ << (i ? ", " : "") << name(p.value) << ": " << type_of(p.value, p.type) << " \"" << p.name << "\"";
+      if (p.arg_index != static_cast<int>(i)) os_ << " arg " << p.arg_index;
       if (p.facts.any()) os_ << " " << facts_str(p.facts);
     }
     os_ << ") {\n";
     region_body(k_.body, 1);
     os_ << "}\n";
-    return os_.str();
+    if (aliases_.empty()) return os_.str();
+    std::string head;
+    for (std::size_t i = 0; i < aliases_.size(); ++i) head += "#d" + std::to_string(i) + " = " + aliases_[i] + "\n";
+    return head + os_.str();
   }
 
  private:
@@ -52,6 +65,22 @@ class Printer {
     return it == num_.end() ? "%?" + std::to_string(v) : "%" + std::to_string(it->second);
   }
 
+  // A value's type, with its layout (as an alias) in the GPU-level IR.
+  std::string type_of(ValueId v, const Type& t) {
+    std::string s = type_str(t);
+    if (!k_.gpu_level() || static_cast<std::size_t>(v) >= k_.layouts.size()) return s;
+    const Layout& l = k_.layout(v);
+    if (l.kind == LayoutKind::None) return s;
+    const std::string text = layout_str(l);
+    std::size_t i = 0;
+    while (i < aliases_.size() && aliases_[i] != text) ++i;
+    if (i == aliases_.size()) aliases_.push_back(text);
+    const std::string alias = "#d" + std::to_string(i);
+    if (t.is_scalar()) return "tile<" + std::string(dtype_name(t.dtype)) + ", [], " + alias + ">";
+    s.insert(s.size() - 1, ", " + alias);
+    return s;
+  }
+
   void indent(int n) {
     for (int i = 0; i < n; ++i) os_ << "  ";
   }
@@ -73,8 +102,8 @@ class Printer {
         a << "axis = " << op.axis; break;
       case OpKind::MakePartition: a << "tile = " << shape_str(op.shape); break;
       case OpKind::Load: case OpKind::LoadPiece: case OpKind::Gather:
-        a << "pad = " << scalar_str(op.value, dt()); break;
-      case OpKind::Constant: a << "value = " << scalar_str(op.value, dt()); break;
+        a << "pad = " << scalar_str(scalar_cast(op.value, dt()), dt()); break;
+      case OpKind::Constant: a << "value = " << scalar_str(scalar_cast(op.value, dt()), dt()); break;
       case OpKind::Permute: {
         a << "perm = [";
         for (std::size_t i = 0; i < op.perm.size(); ++i) a << (i ? ", " : "") << op.perm[i];
@@ -89,6 +118,15 @@ class Printer {
       case OpKind::AtomicRMW: a << "kind = " << atomic_name(op.atomic); break;
       default: break;
     }
+    auto more = [&](const std::string& x) {
+      if (a.tellp() > 0) a << ", ";
+      a << x;
+    };
+    if (op.rounding != Rounding::Default) more(std::string("rounding = ") + rounding_name(op.rounding));
+    if (op.ftz) more("ftz");
+    if (op.propagate_nan) more("propagate_nan");
+    if (op.in_bounds) more("in_bounds");
+    if (op.smem_offset >= 0) more("smem = [" + std::to_string(op.smem_offset) + ", " + std::to_string(op.smem_bytes) + "]");
     return a.str();
   }
 
@@ -107,14 +145,15 @@ class Printer {
     if (!a.empty()) os_ << " {" << a << "}";
     if (!op.results.empty()) {
       os_ << " : ";
-      for (std::size_t i = 0; i < op.results.size(); ++i) os_ << (i ? ", " : "") << type_str(k_.type(op.results[i]));
+      for (std::size_t i = 0; i < op.results.size(); ++i) os_ << (i ? ", " : "") << type_of(op.results[i], k_.type(op.results[i]));
     }
+    if (o_.locations && op.loc.known()) os_ << " loc(\"" << op.loc.file << "\":" << op.loc.line << ")";
     os_ << "\n";
     for (const Region& r : op.regions) {
       indent(depth + 1);
       os_ << "region(";
       for (std::size_t i = 0; i < r.args.size(); ++i)
-        os_ << (i ? ", " : "") << name(r.args[i]) << ": " << type_str(k_.type(r.args[i]));
+        os_ << (i ? ", " : "") << name(r.args[i]) << ": " << type_of(r.args[i], k_.type(r.args[i]));
       os_ << ") {\n";
       region_body(r, depth + 2);
       indent(depth + 1);
@@ -123,12 +162,14 @@ class Printer {
   }
 
   const Kernel& k_;
+  PrintOptions o_;
   std::ostringstream os_;
   std::unordered_map<ValueId, int> num_;
+  std::vector<std::string> aliases_;
 };
 
 }  // namespace
 
-std::string print(const Kernel& k) { return Printer(k).run(); }
+std::string print(const Kernel& k, const PrintOptions& o) { return Printer(k, o).run(); }
 
 }  // namespace ctile::ir

@@ -1,4 +1,7 @@
 list(APPEND CTILE_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/ir.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/op_info.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/layout.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/parser.cpp
   ${CMAKE_CURRENT_LIST_DIR}/printer.cpp
   ${CMAKE_CURRENT_LIST_DIR}/verifier.cpp)

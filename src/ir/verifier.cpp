@@ -6,49 +6,13 @@
 #include <vector>
 
 #include "ctile/ir/ir.hpp"
+#include "ctile/ir/op_info.hpp"
 
 namespace ctile::ir {
 namespace {
 
 using detail::cat;
 
-bool is_i64_scalar(const Type& t) { return t.is_scalar() && t.dtype == DType::i64; }
-bool is_bool_scalar(const Type& t) { return t.is_scalar() && t.dtype == DType::b1; }
-bool is_atomic_dtype(DType d) {
-  return d == DType::i32 || d == DType::i64 || d == DType::u32 || d == DType::u64 || d == DType::f32 ||
-         d == DType::f64;
-}
-
-bool unary_ok(UnaryFn f, DType d) {
-  if (is_float(d)) return f != UnaryFn::Not;
-  if (is_signed_int(d)) return f == UnaryFn::Neg || f == UnaryFn::Abs || f == UnaryFn::Not;
-  return f == UnaryFn::Not;  // unsigned ints and bool
-}
-
-bool binary_ok(BinaryFn f, DType d) {
-  switch (f) {
-    case BinaryFn::Add: case BinaryFn::Sub: case BinaryFn::Mul: case BinaryFn::Div:
-    case BinaryFn::Rem: case BinaryFn::Min: case BinaryFn::Max:
-      return is_float(d) || is_integer(d);
-    case BinaryFn::Pow: return is_float(d);
-    case BinaryFn::And: case BinaryFn::Or: case BinaryFn::Xor: return is_integer(d) || is_bool(d);
-    case BinaryFn::Shl: case BinaryFn::Shr: return is_integer(d);
-  }
-  return false;
-}
-
-bool mma_ok(DType ab, DType acc) {
-  switch (ab) {
-    case DType::f16: return acc == DType::f32 || acc == DType::f16;
-    case DType::bf16: return acc == DType::f32;
-    case DType::f32: return acc == DType::f32;
-    case DType::f64: return acc == DType::f64;
-    case DType::i8: case DType::u8: return acc == DType::i32;
-    default: return false;
-  }
-}
-
-bool is_control(OpKind k) { return k == OpKind::For || k == OpKind::If || k == OpKind::While; }
 
 class Verifier {
  public:
@@ -165,314 +129,50 @@ class Verifier {
     }
   }
 
+  // The op's type rule (op_info.hpp) gives its result types; control flow also gets its regions
+  // checked here.
   void check_op(const Op& op) {
     const auto& ops = op.operands;
     const std::size_t n_ops = ops.size();
     auto T = [&](std::size_t i) -> const Type& { return k_.type(ops[i]); };
     auto R = [&](std::size_t i) -> const Type& { return k_.type(op.results[i]); };
-    auto nops = [&](std::size_t n) {
-      if (n_ops != n) fail(op, cat("expected ", n, " operands, got ", n_ops));
-    };
     auto nres = [&](std::size_t n) {
       if (op.results.size() != n) fail(op, cat("expected ", n, " results, got ", op.results.size()));
     };
-    auto tile = [&](std::size_t i) -> const Type& {
-      if (!T(i).is_tile()) fail(op, cat("operand ", i, " has type ", type_str(T(i)), ", expected a tile"));
-      return T(i);
-    };
-    auto i64_scalar = [&](std::size_t i) {
-      if (!is_i64_scalar(T(i))) fail(op, cat("operand ", i, " has type ", type_str(T(i)), ", expected an i64 scalar"));
-    };
-    auto result_is = [&](const Type& want) {
-      nres(1);
-      if (!(R(0) == want)) fail(op, cat("result has type ", type_str(R(0)), ", expected ", type_str(want)));
-    };
-    auto operand_is = [&](std::size_t i, const Type& want) {
-      if (!(T(i) == want)) fail(op, cat("operand ", i, " has type ", type_str(T(i)), ", expected ", type_str(want)));
-    };
-    auto axis_in = [&](int rank) {
-      if (op.axis < 0 || op.axis >= rank) fail(op, cat("axis ", op.axis, " out of range [0, ", rank, ")"));
-    };
-    auto kind_of = [&](std::size_t i, TypeKind k, const char* what) -> const Type& {
-      if (T(i).kind != k) fail(op, cat("operand ", i, " has type ", type_str(T(i)), ", expected ", what));
-      return T(i);
-    };
-    // Index tiles ops[first .. first+rank): integer tiles of one shape; returns that shape.
-    auto indices = [&](std::size_t first, int rank) -> Shape {
-      Shape s;
-      for (int d = 0; d < rank; ++d) {
-        const std::size_t i = first + static_cast<std::size_t>(d);
-        const Type& t = tile(i);
-        if (!is_integer(t.dtype)) fail(op, cat("index operand ", i, " has type ", type_str(t), ", expected integers"));
-        if (d == 0) s = t.shape;
-        else if (t.shape != s)
-          fail(op, cat("index operand ", i, " has shape ", shape_str(t.shape), ", expected ", shape_str(s)));
-      }
-      return s;
-    };
-    auto tensor_rank = [&](const Type& t) {
-      if (t.rank < 1) fail(op, "the tensor must have rank >= 1");
-      return t.rank;
-    };
 
-    if (!is_control(op.kind) && !op.regions.empty()) fail(op, cat("has ", op.regions.size(), " regions, expected none"));
+    const OpTraits& tr = traits(op.kind);
+    if (static_cast<int>(op.regions.size()) != tr.regions)
+      fail(op, cat("has ", op.regions.size(), " regions, expected ", tr.regions == 0 ? std::string("none") : std::to_string(tr.regions)));
+    std::vector<Type> declared;
+    for (ValueId r : op.results) declared.push_back(k_.type(r));
+    std::vector<Type> want;
+    try {
+      want = infer_types(k_, op, declared);
+    } catch (const TypeError& e) {
+      fail(op, e.what());
+    }
+    nres(want.size());
+    for (std::size_t i = 0; i < want.size(); ++i)
+      if (!(R(i) == want[i]))
+        fail(op, cat(want.size() == 1 ? std::string("result") : cat("result ", i), " has type ", type_str(R(i)),
+                     ", expected ", type_str(want[i])));
 
     switch (op.kind) {
-      case OpKind::BlockId:
-      case OpKind::NumBlocks:
-        nops(0);
-        axis_in(k_.grid_rank);
-        return result_is(Type::scalar(DType::i64));
-      case OpKind::Dim: {
-        nops(1);
-        if (T(0).kind == TypeKind::Tile) fail(op, cat("operand has type ", type_str(T(0)), ", expected a tensor, partition or piece"));
-        axis_in(T(0).rank);
-        return result_is(Type::scalar(DType::i64));
-      }
-      case OpKind::MakePartition: {
-        nops(1);
-        const Type& t = kind_of(0, TypeKind::Tensor, "a tensor");
-        if (t.access != Access::Read) fail(op, cat("operand has type ", type_str(t), ", expected a read-only tensor"));
-        if (static_cast<int>(op.shape.size()) != t.rank)
-          fail(op, cat("tile shape ", shape_str(op.shape), " does not have the tensor's rank ", t.rank));
-        for (std::int64_t e : op.shape)
-          if (!is_pow2(e)) fail(op, cat("tile shape ", shape_str(op.shape), " has an extent that is not a power of two"));
-        return result_is(Type::partition(t.dtype, t.rank, op.shape));
-      }
-      case OpKind::PartitionCount: {
-        nops(1);
-        if (T(0).kind != TypeKind::Partition && T(0).kind != TypeKind::Piece)
-          fail(op, cat("operand has type ", type_str(T(0)), ", expected a partition or piece"));
-        axis_in(T(0).rank);
-        return result_is(Type::scalar(DType::i64));
-      }
-      case OpKind::Load: {
-        if (n_ops < 1) fail(op, "expected a partition operand");
-        const Type& p = kind_of(0, TypeKind::Partition, "a partition");
-        nops(1 + static_cast<std::size_t>(p.rank));
-        for (std::size_t i = 1; i < n_ops; ++i) i64_scalar(i);
-        return result_is(Type::tile(p.dtype, p.shape));
-      }
-      case OpKind::LoadPiece: {
-        nops(1);
-        const Type& p = kind_of(0, TypeKind::Piece, "a piece");
-        return result_is(Type::tile(p.dtype, p.shape));
-      }
-      case OpKind::StorePiece: {
-        nops(2);
-        const Type& p = kind_of(0, TypeKind::Piece, "a piece");
-        operand_is(1, Type::tile(p.dtype, p.shape));
-        return nres(0);
-      }
-      case OpKind::Gather: {
-        if (n_ops < 1) fail(op, "expected a tensor operand");
-        const Type& t = kind_of(0, TypeKind::Tensor, "a tensor");
-        if (t.access == Access::Piece) fail(op, "cannot gather from a tensor with piece access");
-        const int r = tensor_rank(t);
-        nops(1 + static_cast<std::size_t>(r));
-        return result_is(Type::tile(t.dtype, indices(1, r)));
-      }
-      case OpKind::ScatterPiece:
-      case OpKind::ScatterUnchecked: {
-        if (n_ops < 1) fail(op, "expected a tensor operand");
-        const Type* t;
-        if (op.kind == OpKind::ScatterPiece) {
-          t = &kind_of(0, TypeKind::Piece, "a piece");
-        } else {
-          t = &kind_of(0, TypeKind::Tensor, "a tensor");
-          if (t->access != Access::Unchecked) fail(op, cat("operand has type ", type_str(*t), ", expected an unchecked tensor"));
-        }
-        const int r = tensor_rank(*t);
-        nops(2 + static_cast<std::size_t>(r));
-        operand_is(n_ops - 1, Type::tile(t->dtype, indices(1, r)));
-        return nres(0);
-      }
-      case OpKind::AtomicRMW:
-      case OpKind::AtomicCAS: {
-        if (n_ops < 1) fail(op, "expected a tensor operand");
-        const Type& t = kind_of(0, TypeKind::Tensor, "a tensor");
-        if (t.access != Access::Atomic) fail(op, cat("operand has type ", type_str(t), ", expected an atomic tensor"));
-        if (!is_atomic_dtype(t.dtype)) fail(op, cat("atomics on ", dtype_name(t.dtype), " are not supported"));
-        const int r = tensor_rank(t);
-        const std::size_t nv = op.kind == OpKind::AtomicRMW ? 1 : 2;
-        nops(1 + static_cast<std::size_t>(r) + nv);
-        const Type vt = Type::tile(t.dtype, indices(1, r));
-        for (std::size_t i = n_ops - nv; i < n_ops; ++i) operand_is(i, vt);
-        return result_is(vt);
-      }
-      case OpKind::Constant:
-        nops(0);
-        nres(1);
-        if (!R(0).is_tile()) fail(op, cat("result has type ", type_str(R(0)), ", expected a tile"));
-        return;
-      case OpKind::Iota:
-        nops(0);
-        nres(1);
-        if (!R(0).is_tile() || R(0).rank != 1 || is_bool(R(0).dtype))
-          fail(op, cat("result has type ", type_str(R(0)), ", expected a 1-D numeric tile"));
-        return;
-      case OpKind::Broadcast: {
-        nops(1);
-        const Type& x = tile(0);
-        nres(1);
-        const Type& y = R(0);
-        if (!y.is_tile() || y.dtype != x.dtype || y.rank != x.rank)
-          fail(op, cat("cannot broadcast ", type_str(x), " to ", type_str(y)));
-        for (std::size_t d = 0; d < x.shape.size(); ++d)
-          if (x.shape[d] != y.shape[d] && x.shape[d] != 1)
-            fail(op, cat("cannot broadcast ", type_str(x), " to ", type_str(y), " (axis ", d, ")"));
-        return;
-      }
-      case OpKind::Reshape: {
-        nops(1);
-        const Type& x = tile(0);
-        nres(1);
-        const Type& y = R(0);
-        if (!y.is_tile() || y.dtype != x.dtype || numel(y.shape) != numel(x.shape))
-          fail(op, cat("cannot reshape ", type_str(x), " to ", type_str(y)));
-        return;
-      }
-      case OpKind::Permute: {
-        nops(1);
-        const Type& x = tile(0);
-        if (static_cast<int>(op.perm.size()) != x.rank) fail(op, cat("perm has ", op.perm.size(), " entries for rank ", x.rank));
-        std::vector<char> seen(op.perm.size(), 0);
-        Shape s(op.perm.size());
-        for (std::size_t i = 0; i < op.perm.size(); ++i) {
-          const int p = op.perm[i];
-          if (p < 0 || p >= x.rank || seen[static_cast<std::size_t>(p)]) fail(op, "perm is not a permutation");
-          seen[static_cast<std::size_t>(p)] = 1;
-          s[i] = x.shape[static_cast<std::size_t>(p)];
-        }
-        return result_is(Type::tile(x.dtype, s));
-      }
-      case OpKind::Cat: {
-        nops(2);
-        const Type& a = tile(0);
-        const Type& b = tile(1);
-        if (a.dtype != b.dtype || a.rank != b.rank) fail(op, cat("cannot concatenate ", type_str(a), " and ", type_str(b)));
-        axis_in(a.rank);
-        Shape s = a.shape;
-        for (std::size_t d = 0; d < s.size(); ++d) {
-          if (static_cast<int>(d) == op.axis) s[d] += b.shape[d];
-          else if (a.shape[d] != b.shape[d])
-            fail(op, cat("cannot concatenate ", type_str(a), " and ", type_str(b), " along axis ", op.axis));
-        }
-        return result_is(Type::tile(a.dtype, s));
-      }
-      case OpKind::Extract: {
-        nops(1);
-        const Type& x = tile(0);
-        nres(1);
-        const Type& y = R(0);
-        if (!y.is_tile() || y.dtype != x.dtype || y.rank != x.rank)
-          fail(op, cat("cannot extract ", type_str(y), " from ", type_str(x)));
-        if (static_cast<int>(op.offsets.size()) != x.rank)
-          fail(op, cat("offsets ", shape_str(op.offsets), " do not have rank ", x.rank));
-        for (std::size_t d = 0; d < op.offsets.size(); ++d)
-          if (op.offsets[d] < 0 || op.offsets[d] > x.shape[d] - y.shape[d])
-            fail(op, cat("extracting ", shape_str(y.shape), " at ", shape_str(op.offsets), " from ", type_str(x),
-                         " is out of bounds"));
-        return;
-      }
-      case OpKind::Unary: {
-        nops(1);
-        const Type& x = tile(0);
-        if (!unary_ok(op.unary, x.dtype)) fail(op, cat(unary_name(op.unary), " is not defined on ", dtype_name(x.dtype)));
-        return result_is(x);
-      }
-      case OpKind::Binary: {
-        nops(2);
-        const Type& a = tile(0);
-        operand_is(1, a);
-        if (!binary_ok(op.binary, a.dtype)) fail(op, cat(binary_name(op.binary), " is not defined on ", dtype_name(a.dtype)));
-        return result_is(a);
-      }
-      case OpKind::Fma: {
-        nops(3);
-        const Type& a = tile(0);
-        operand_is(1, a);
-        operand_is(2, a);
-        if (is_bool(a.dtype)) fail(op, "fma is not defined on bool");
-        return result_is(a);
-      }
-      case OpKind::Cmp: {
-        nops(2);
-        const Type& a = tile(0);
-        operand_is(1, a);
-        return result_is(Type::tile(DType::b1, a.shape));
-      }
-      case OpKind::Select: {
-        nops(3);
-        const Type& a = tile(1);
-        operand_is(0, Type::tile(DType::b1, a.shape));
-        operand_is(2, a);
-        return result_is(a);
-      }
-      case OpKind::Convert: {
-        nops(1);
-        const Type& x = tile(0);
-        nres(1);
-        if (!R(0).is_tile() || R(0).shape != x.shape) fail(op, cat("cannot convert ", type_str(x), " to ", type_str(R(0))));
-        return;
-      }
-      case OpKind::Reduce: {
-        nops(1);
-        const Type& x = tile(0);
-        axis_in(x.rank);
-        const bool arith = op.reduce == ReduceKind::Sum || op.reduce == ReduceKind::Prod;
-        if (arith && is_bool(x.dtype)) fail(op, cat(reduce_name(op.reduce), " is not defined on bool"));
-        Shape s = x.shape;
-        s.erase(s.begin() + op.axis);
-        const bool arg = op.reduce == ReduceKind::ArgMax || op.reduce == ReduceKind::ArgMin;
-        return result_is(Type::tile(arg ? DType::i64 : x.dtype, s));
-      }
-      case OpKind::Scan: {
-        nops(1);
-        const Type& x = tile(0);
-        axis_in(x.rank);
-        if (is_bool(x.dtype)) fail(op, "scan is not defined on bool");
-        return result_is(x);
-      }
-      case OpKind::Mma: {
-        nops(3);
-        const Type& a = tile(0);
-        const Type& b = tile(1);
-        const Type& c = tile(2);
-        if (a.rank != 2 || b.rank != 2 || c.rank != 2 || a.shape[1] != b.shape[0] || c.shape[0] != a.shape[0] ||
-            c.shape[1] != b.shape[1])
-          fail(op, cat("shapes ", type_str(a), " x ", type_str(b), " + ", type_str(c), " do not match [M,K] x [K,N] + [M,N]"));
-        if (a.dtype != b.dtype || !mma_ok(a.dtype, c.dtype))
-          fail(op, cat("unsupported dtypes ", dtype_name(a.dtype), " x ", dtype_name(b.dtype), " -> ", dtype_name(c.dtype)));
-        return result_is(c);
-      }
       case OpKind::For: {
-        if (n_ops < 3) fail(op, cat("expected at least 3 operands (lb, ub, step), got ", n_ops));
-        for (std::size_t i = 0; i < 3; ++i) i64_scalar(i);
         const std::size_t nc = n_ops - 3;
-        nres(nc);
-        std::vector<Type> carried;
-        for (std::size_t i = 0; i < nc; ++i) {
-          carried.push_back(T(3 + i));
-          if (!(R(i) == T(3 + i)))
-            fail(op, cat("result ", i, " has type ", type_str(R(i)), ", expected ", type_str(T(3 + i))));
-        }
-        if (op.regions.size() != 1) fail(op, cat("has ", op.regions.size(), " regions, expected 1"));
+        std::vector<Type> carried(want.begin(), want.end());
         const Region& body = op.regions[0];
         if (body.args.size() != nc + 1)
           fail(op, cat("the body has ", body.args.size(), " arguments, expected ", nc + 1, " (iv, carried...)"));
         for (std::size_t i = 0; i <= nc; ++i) {
           if (!in_range(body.args[i])) fail(op, cat("region argument ", i, " has value id %", body.args[i], " out of range"));
-          const Type& want = i == 0 ? Type::scalar(DType::i64) : carried[i - 1];
-          if (!(k_.type(body.args[i]) == want))
-            fail(op, cat("region argument ", i, " has type ", type_str(k_.type(body.args[i])), ", expected ", type_str(want)));
+          const Type& w = i == 0 ? Type::scalar(DType::i64) : carried[i - 1];
+          if (!(k_.type(body.args[i]) == w))
+            fail(op, cat("region argument ", i, " has type ", type_str(k_.type(body.args[i])), ", expected ", type_str(w)));
         }
         return region(body, &op, 0, carried);
       }
       case OpKind::If: {
-        nops(1);
-        if (!is_bool_scalar(T(0))) fail(op, cat("condition has type ", type_str(T(0)), ", expected a bool scalar"));
-        if (op.regions.size() != 2) fail(op, cat("has ", op.regions.size(), " regions, expected 2 (then, else)"));
         std::vector<Type> res;
         for (ValueId v : op.results) res.push_back(k_.type(v));
         for (std::size_t r = 0; r < 2; ++r) {
@@ -482,13 +182,8 @@ class Verifier {
         return;
       }
       case OpKind::While: {
-        nres(n_ops);
         std::vector<Type> carried;
-        for (std::size_t i = 0; i < n_ops; ++i) {
-          carried.push_back(T(i));
-          if (!(R(i) == T(i))) fail(op, cat("result ", i, " has type ", type_str(R(i)), ", expected ", type_str(T(i))));
-        }
-        if (op.regions.size() != 2) fail(op, cat("has ", op.regions.size(), " regions, expected 2 (cond, body)"));
+        for (std::size_t i = 0; i < n_ops; ++i) carried.push_back(T(i));
         for (std::size_t r = 0; r < 2; ++r) {
           const Region& reg = op.regions[r];
           if (reg.args.size() != n_ops)
@@ -504,10 +199,9 @@ class Verifier {
         region(op.regions[1], &op, 1, carried);
         return;
       }
-      case OpKind::Yield:
-        return;  // handled by region()
+      default:
+        return;
     }
-    fail(op, "unknown op kind");
   }
 
   const Kernel& k_;

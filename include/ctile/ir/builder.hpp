@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "ctile/ir/ir.hpp"
+#include "ctile/ir/op_info.hpp"
 
 namespace ctile::ir {
 
@@ -29,6 +30,32 @@ class Builder {
     Op& ref = *op;
     current().ops.push_back(std::move(op));
     return ref;
+  }
+
+  // Appends an op whose result types come from its type rule (op_info.hpp): `attrs(op)` sets its
+  // attributes first; `declared` gives the result type of ops that declare it (constant, iota,
+  // broadcast, reshape, extract, convert). A type error here is a bug in the caller, which must
+  // have checked the user's code with a clear message before.
+  template <class F>
+  Op& build(OpKind kind, std::vector<ValueId> operands, SourceLoc loc, std::vector<Type> declared, F&& attrs) {
+    auto op = std::make_unique<Op>();
+    op->kind = kind;
+    op->operands = std::move(operands);
+    op->loc = std::move(loc);
+    attrs(*op);
+    std::vector<Type> types;
+    try {
+      types = infer_types(k_, *op, declared);
+    } catch (const TypeError& e) {
+      throw InternalError(detail::cat(op_name(kind), ": ", e.what(), " at ", op->loc.str()));
+    }
+    for (const Type& t : types) op->results.push_back(new_value(t));
+    Op& ref = *op;
+    current().ops.push_back(std::move(op));
+    return ref;
+  }
+  Op& build(OpKind kind, std::vector<ValueId> operands, SourceLoc loc, std::vector<Type> declared = {}) {
+    return build(kind, std::move(operands), std::move(loc), std::move(declared), [](Op&) {});
   }
 
   // Regions: ops created between push and pop go into `r`.

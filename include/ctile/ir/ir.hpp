@@ -20,6 +20,7 @@
 #include "ctile/core/dtype.hpp"
 #include "ctile/core/error.hpp"
 #include "ctile/core/shape.hpp"
+#include "ctile/ir/layout.hpp"
 
 namespace ctile::ir {
 
@@ -112,6 +113,8 @@ enum class OpKind : std::uint8_t {
   Reduce,          // (x) -> tile without `axis`                attrs: reduce, axis. argmax/argmin give i64, first index wins ties.
   Scan,            // (x) -> same type                          attrs: axis (inclusive cumulative sum)
   Mma,             // (a[M,K], b[K,N], acc[M,N]) -> acc type    products and sums in acc's type
+  // GPU-level IR (after layout assignment; docs/compiler.md)
+  ConvertLayout,   // (x) -> same type                          the value in another layout (Kernel::layouts)
   // structured control flow
   For,             // (lb, ub, step, init...) -> carried...     region 0 args: (iv, carried...); yields carried
   If,              // (cond) -> results...                      region 0: then, region 1: else; each yields results
@@ -125,6 +128,10 @@ enum class BinaryFn : std::uint8_t { Add, Sub, Mul, Div, Rem, Min, Max, Pow, And
 enum class CmpPred : std::uint8_t { Eq, Ne, Lt, Le, Gt, Ge };
 enum class ReduceKind : std::uint8_t { Sum, Max, Min, Prod, ArgMax, ArgMin };
 enum class AtomicKind : std::uint8_t { Add, Max, Min, Exch };
+// Precision of a float op (docs/ir.md, "Numerics"): Rn is correctly rounded, Full within a few ulp
+// (CUDA's accurate functions), Approx the hardware's fast approximations. Default is the op's own
+// default, resolved by the precision pass from the kernel's options (fast_math makes it Approx).
+enum class Rounding : std::uint8_t { Default, Rn, Full, Approx };
 
 const char* op_name(OpKind k);  // "ct.load", ...
 const char* unary_name(UnaryFn f);
@@ -132,6 +139,7 @@ const char* binary_name(BinaryFn f);
 const char* cmp_name(CmpPred p);
 const char* reduce_name(ReduceKind k);
 const char* atomic_name(AtomicKind k);
+const char* rounding_name(Rounding r);
 
 struct Op;
 
@@ -159,6 +167,15 @@ struct Op {
   CmpPred cmp = CmpPred::Eq;
   ReduceKind reduce = ReduceKind::Sum;
   AtomicKind atomic = AtomicKind::Add;
+  // Numerics (exp, exp2, log, log2, sqrt, rsqrt, div; min/max): see op_info.hpp for who takes them.
+  Rounding rounding = Rounding::Default;
+  bool ftz = false;            // flush subnormal f32 inputs and results to zero
+  bool propagate_nan = false;  // min/max: a NaN operand gives NaN (default: the other operand)
+
+  // GPU-level attributes, set by the passes after layout assignment (docs/compiler.md).
+  std::int64_t smem_offset = -1;  // byte offset of this op's shared-memory scratch (-1: none)
+  std::int64_t smem_bytes = 0;
+  bool in_bounds = false;         // load/store: every element of every tile block is inside the tensor
 };
 
 // Facts about a tensor parameter that hold for every launch of one specialisation. The launcher
@@ -200,17 +217,40 @@ struct Param {
   TensorFacts facts;   // Piece and Tensor params: what holds for every launch of this kernel
 };
 
+// How a GPU-level kernel maps onto the hardware; set by the layout-assignment pass (sm != 0 marks
+// the GPU-level IR, whose tile values all have a layout).
+struct KernelTarget {
+  int sm = 0;                    // compute capability * 10 of the target; 0: tile-level IR
+  int warps = 0;                 // warps per tile block
+  int blocks_per_cta = 1;        // tile blocks a CTA runs side by side, each on its own `warps` warps
+  std::int64_t smem_bytes = 0;   // dynamic shared memory per tile block (set by the smem-allocation pass)
+  bool persistent = false;       // a resident grid: each CTA loops over tile blocks
+  friend bool operator==(const KernelTarget&, const KernelTarget&) = default;
+};
+
 struct Kernel {
   std::string name;
   int grid_rank = 1;            // tile-block ids have this many axes
   std::vector<Param> params;
   Region body;                  // args are the params' values in order; ends with an empty Yield
   std::vector<Type> values;     // type of each ValueId
+  // GPU-level IR only: the layout of each value (tile values have a distributed or shared layout;
+  // other values None). Empty in the tile-level IR.
+  std::vector<Layout> layouts;
+  KernelTarget target;
 
   const Type& type(ValueId v) const { return values.at(static_cast<std::size_t>(v)); }
+  bool gpu_level() const { return target.sm != 0; }
+  const Layout& layout(ValueId v) const { return layouts.at(static_cast<std::size_t>(v)); }
 };
 
-std::string print(const Kernel& k);          // stable text (docs/ir.md)
+struct PrintOptions {
+  bool locations = false;  // each op's source location as `loc("file":line)`
+};
+std::string print(const Kernel& k, const PrintOptions& o = {});  // stable text (docs/ir.md, docs/compiler.md)
+// Parses the printed form back (parse(print(k)) prints the same text). Throws UserError naming the
+// line and column of the first problem; the result is verified.
+Kernel parse(const std::string& text);
 void verify(const Kernel& k);                // throws InternalError naming the op and its location
 
 // Calls f(op) for every op in region r and, recursively, in the regions nested in it (pre-order).

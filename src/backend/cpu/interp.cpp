@@ -106,6 +106,7 @@ void BlockInterp::exec_op(const ir::Op& op) {
     case OpKind::Iota: return op_iota(out());
     case OpKind::Broadcast: return op_broadcast(in(0), out());
     case OpKind::Reshape: return op_reshape(in(0), out());
+    case OpKind::ConvertLayout: return op_reshape(in(0), out());  // layouts do not exist on the CPU: a copy
     case OpKind::Permute: return op_permute(op.perm, in(0), out());
     case OpKind::Cat: return op_cat(op.axis, in(0), in(1), out());
     case OpKind::Extract: return op_extract(op.offsets, in(0), out());

@@ -20,6 +20,7 @@
 
 #include "../cpu/numeric.hpp"  // scalar_to, dispatch: constants and scalars cast exactly like the reference
 #include "ctile/core/error.hpp"
+#include "ctile/ir/op_info.hpp"
 
 namespace ctile::backend::cuda {
 namespace {
@@ -152,21 +153,10 @@ std::string c_string(const std::string& s) {
   return r + "\"";
 }
 
+// Must be emitted even when its results are unused (stores, atomics, control flow, yields).
 bool has_side_effects(OpKind k) {
-  switch (k) {
-    case OpKind::StorePiece:
-    case OpKind::ScatterPiece:
-    case OpKind::ScatterUnchecked:
-    case OpKind::AtomicRMW:
-    case OpKind::AtomicCAS:
-    case OpKind::For:  // may trap on a non-positive step; carried state is kept simple
-    case OpKind::If:
-    case OpKind::While:
-    case OpKind::Yield:
-      return true;
-    default:
-      return false;
-  }
+  const ir::Effect e = ir::traits(k).effect;
+  return e == ir::Effect::WriteMemory || e == ir::Effect::Control || e == ir::Effect::Terminator;
 }
 
 const char* atomic_op(ir::AtomicKind k) {
@@ -889,6 +879,7 @@ class Gen {
       case OpKind::For: return emit_for(op);
       case OpKind::If: return emit_if(op);
       case OpKind::While: return emit_while(op);
+      case OpKind::ConvertLayout:
       case OpKind::Yield: break;
     }
     throw InternalError(detail::cat("cuda codegen: cannot lower ", ir::op_name(op.kind), " at ", loc_str(op.loc)));

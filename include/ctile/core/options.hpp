@@ -1,0 +1,37 @@
+// Per-kernel compile options: the knobs a user may set on a launch (`.options({...})`),
+// `compile_only` and `warm_up`. They are part of both kernel caches' keys (memory and disk), so two
+// launches with different options never share a compiled kernel. Zero means "the compiler
+// chooses". The environment variables CTILE_WARPS, CTILE_STAGES and CTILE_FAST_MATH override them
+// for experiments (docs/compiler.md).
+#pragma once
+
+#include <compare>
+#include <string>
+
+namespace ctile {
+
+struct CompileOptions {
+  // Warps that run one tile block (a power of two, 1..32); 0: the layout pass chooses.
+  int warps = 0;
+  // Loads issued ahead over tile blocks on a persistent grid: 1 = none (one tile block at a time),
+  // 2 = the next tile block's loads in flight while this one computes; 0: the compiler chooses.
+  int stages = 0;
+  // Tile blocks one CTA runs side by side (a power of two, 1..32), each on its own warps; 0: chooses.
+  int blocks_per_cta = 0;
+  // Every float op left at its default precision (exp, exp2, log, log2, tanh, sqrt, rsqrt, div)
+  // uses the hardware's approximations with subnormals flushed to zero (docs/ir.md, "Numerics").
+  bool fast_math = false;
+
+  friend bool operator==(const CompileOptions&, const CompileOptions&) = default;
+  friend auto operator<=>(const CompileOptions&, const CompileOptions&) = default;
+
+  // "" for the defaults, else e.g. "warps=4,stages=2,fast_math": stable, for keys and messages.
+  std::string str() const;
+  // Throws UserError naming `kernel` and the option when an option is out of range.
+  void validate(const std::string& kernel) const;
+  // These options with the environment's overrides applied (CTILE_WARPS, CTILE_STAGES,
+  // CTILE_BLOCKS_PER_CTA, CTILE_FAST_MATH; a malformed value is a UserError).
+  CompileOptions with_env_overrides() const;
+};
+
+}  // namespace ctile

@@ -1,0 +1,70 @@
+// Layouts of the GPU-level IR: where the elements of a tile value live among the threads of a tile
+// block (docs/compiler.md, "Layouts"). Every tile extent is a power of two, so a tile of 2^n
+// elements is addressed by the n bits of its row-major linear index, and a distributed layout is a
+// map from the bits of (register index, lane, warp) to those element bits:
+//
+//   element(r, l, w) = OR over k of  bit_k(r) << reg[k]  |  bit_k(l) << lane[k]  |  bit_k(w) << warp[k]
+//
+// Every element bit is named exactly once; a lane or warp bit that names none (kCopy) selects a
+// copy: the threads that differ only in it hold the same elements. The familiar blocked layouts are
+// special cases (the low register bits on the contiguous axis, then the lanes, then the warps), and
+// so are reduction results (the reduced axis' bits dropped: their lanes and warps become copies),
+// transposes (a relabelling of bits) and broadcasts. This is our own formulation of the idea behind
+// CuTe's layouts and Triton's linear layouts, restricted to bit permutations.
+//
+// Shared layouts place a tile in shared memory: row-major, optionally with padding after every row
+// (to spread the rows over banks). Tensor-core fragment layouts (issue #8) will be a third kind.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ctile/core/shape.hpp"
+
+namespace ctile::ir {
+
+enum class LayoutKind : std::uint8_t { None, Dist, Shared };
+
+struct Layout {
+  static constexpr int kCopy = -1;
+
+  LayoutKind kind = LayoutKind::None;
+  // Dist: the element bit of each register, lane and warp bit (lane has 5 entries; warp log2(warps)).
+  std::vector<int> reg, lane, warp;
+  // Shared: `pad` elements of padding after every `row` elements (0: no padding).
+  std::int64_t row = 0, pad = 0;
+
+  bool is_dist() const { return kind == LayoutKind::Dist; }
+  bool is_shared() const { return kind == LayoutKind::Shared; }
+  int regs() const { return 1 << reg.size(); }
+  int warps() const { return 1 << warp.size(); }
+  int threads() const { return 32 * warps(); }
+  // Element index held in register r by lane l of warp w.
+  std::int64_t element(std::int64_t r, int l, int w) const;
+  // Element bits named by lanes / warps (a mask), and the lane / warp bits that select copies.
+  std::int64_t lane_elem_mask() const;
+  std::int64_t warp_elem_mask() const;
+  int copy_lane_mask() const;
+  int copy_warp_mask() const;
+  friend bool operator==(const Layout&, const Layout&) = default;
+};
+
+// "#dist<reg=[0,1,2], lane=[3,4,5,6,7], warp=[8,*]>" ("*": a copy bit), "#shared<row=1024, pad=8>",
+// "" for None.
+std::string layout_str(const Layout& l);
+
+// Checks a distributed layout against a tile of `numel` elements (a power of two) and `warps`
+// warps: every element bit named once, 5 lane bits, log2(warps) warp bits. Returns "" or a problem.
+std::string check_dist(const Layout& l, std::int64_t numel, int warps);
+
+// The blocked layout of a tile of `shape` over `warps` warps: `vec` consecutive elements of the last
+// axis per register group, then lanes along the last axis, then the axes before it (row-major),
+// then warps the same way; what remains of the tile goes to more registers, and lanes or warps with
+// no element left hold copies. `warps_last`: warps take the last axis' bits before the outer axes'
+// (several warps per row) or, if false, the outer axes first (rows spread over warps).
+Layout blocked(const Shape& shape, int vec, int warps, bool warps_last = true);
+// Every thread holds the whole tile (no lane or warp names an element).
+Layout replicated(const Shape& shape, int warps);
+
+}  // namespace ctile::ir

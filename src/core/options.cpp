@@ -1,0 +1,58 @@
+// CompileOptions (core/options.hpp).
+#include "ctile/core/options.hpp"
+
+#include <cstdlib>
+#include <cstring>
+
+#include "ctile/core/error.hpp"
+
+namespace ctile {
+namespace {
+
+bool pow2_in(int v, int lo, int hi) { return v >= lo && v <= hi && (v & (v - 1)) == 0; }
+
+int env_int(const char* name, int lo, int hi, bool pow2) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return -1;
+  char* end = nullptr;
+  const long n = std::strtol(v, &end, 10);
+  if (*end != '\0' || n < lo || n > hi || (pow2 && !pow2_in(static_cast<int>(n), lo, hi)))
+    throw UserError(detail::cat(name, "='", v, "' is not ", pow2 ? "a power of two" : "a number", " from ", lo, " to ", hi));
+  return static_cast<int>(n);
+}
+
+}  // namespace
+
+std::string CompileOptions::str() const {
+  std::string s;
+  auto add = [&](const std::string& x) { s += (s.empty() ? "" : ",") + x; };
+  if (warps) add("warps=" + std::to_string(warps));
+  if (stages) add("stages=" + std::to_string(stages));
+  if (blocks_per_cta) add("blocks_per_cta=" + std::to_string(blocks_per_cta));
+  if (fast_math) add("fast_math");
+  return s;
+}
+
+void CompileOptions::validate(const std::string& kernel) const {
+  auto bad = [&](const std::string& what) {
+    throw UserError(detail::cat("kernel '", kernel, "': compile option ", what));
+  };
+  if (warps != 0 && !pow2_in(warps, 1, 32)) bad(detail::cat("warps = ", warps, " is not a power of two from 1 to 32"));
+  if (stages < 0 || stages > 4) bad(detail::cat("stages = ", stages, " is not in 1..4 (0: the compiler chooses)"));
+  if (blocks_per_cta != 0 && !pow2_in(blocks_per_cta, 1, 32))
+    bad(detail::cat("blocks_per_cta = ", blocks_per_cta, " is not a power of two from 1 to 32"));
+  if (warps != 0 && blocks_per_cta != 0 && warps * blocks_per_cta > 32)
+    bad(detail::cat("warps = ", warps, " with blocks_per_cta = ", blocks_per_cta, " needs ", warps * blocks_per_cta * 32,
+                    " threads per CTA, more than 1024"));
+}
+
+CompileOptions CompileOptions::with_env_overrides() const {
+  CompileOptions o = *this;
+  if (int v = env_int("CTILE_WARPS", 1, 32, true); v > 0) o.warps = v;
+  if (int v = env_int("CTILE_STAGES", 1, 4, false); v > 0) o.stages = v;
+  if (int v = env_int("CTILE_BLOCKS_PER_CTA", 1, 32, true); v > 0) o.blocks_per_cta = v;
+  if (const char* v = std::getenv("CTILE_FAST_MATH"); v && *v) o.fast_math = std::strcmp(v, "0") != 0;
+  return o;
+}
+
+}  // namespace ctile

@@ -1,0 +1,161 @@
+// Layouts of the GPU-level IR (layout.hpp).
+#include "ctile/ir/layout.hpp"
+
+#include <algorithm>
+
+#include "ctile/core/error.hpp"
+
+namespace ctile::ir {
+namespace {
+
+int log2_exact(std::int64_t v) {
+  int l = 0;
+  while ((std::int64_t{1} << l) < v) ++l;
+  return l;
+}
+
+std::string bits_str(const std::vector<int>& b) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < b.size(); ++i) {
+    s += i ? "," : "";
+    s += b[i] == Layout::kCopy ? std::string("*") : std::to_string(b[i]);
+  }
+  return s + "]";
+}
+
+std::int64_t mask_of(const std::vector<int>& b) {
+  std::int64_t m = 0;
+  for (int e : b)
+    if (e != Layout::kCopy) m |= std::int64_t{1} << e;
+  return m;
+}
+
+int copy_mask_of(const std::vector<int>& b) {
+  int m = 0;
+  for (std::size_t k = 0; k < b.size(); ++k)
+    if (b[k] == Layout::kCopy) m |= 1 << k;
+  return m;
+}
+
+}  // namespace
+
+std::int64_t Layout::element(std::int64_t r, int l, int w) const {
+  std::int64_t e = 0;
+  for (std::size_t k = 0; k < reg.size(); ++k)
+    if ((r >> k) & 1) e |= std::int64_t{1} << reg[k];
+  for (std::size_t k = 0; k < lane.size(); ++k)
+    if (((l >> k) & 1) && lane[k] != kCopy) e |= std::int64_t{1} << lane[k];
+  for (std::size_t k = 0; k < warp.size(); ++k)
+    if (((w >> k) & 1) && warp[k] != kCopy) e |= std::int64_t{1} << warp[k];
+  return e;
+}
+
+std::int64_t Layout::lane_elem_mask() const { return mask_of(lane); }
+std::int64_t Layout::warp_elem_mask() const { return mask_of(warp); }
+int Layout::copy_lane_mask() const { return copy_mask_of(lane); }
+int Layout::copy_warp_mask() const { return copy_mask_of(warp); }
+
+std::string layout_str(const Layout& l) {
+  switch (l.kind) {
+    case LayoutKind::None: return "";
+    case LayoutKind::Dist:
+      return "#dist<reg=" + bits_str(l.reg) + ", lane=" + bits_str(l.lane) + ", warp=" + bits_str(l.warp) + ">";
+    case LayoutKind::Shared:
+      if (l.pad == 0) return "#shared<>";
+      return "#shared<row=" + std::to_string(l.row) + ", pad=" + std::to_string(l.pad) + ">";
+  }
+  return "?";
+}
+
+std::string check_dist(const Layout& l, std::int64_t numel, int warps) {
+  if (!l.is_dist()) return "not a distributed layout";
+  if (!is_pow2(numel) || !is_pow2(warps)) return "element count and warps must be powers of two";
+  const int n = log2_exact(numel);
+  if (l.lane.size() != 5) return "a distributed layout has 5 lane bits, got " + std::to_string(l.lane.size());
+  if (static_cast<int>(l.warp.size()) != log2_exact(warps))
+    return "expected " + std::to_string(log2_exact(warps)) + " warp bits for " + std::to_string(warps) + " warps, got " +
+           std::to_string(l.warp.size());
+  std::vector<int> seen(static_cast<std::size_t>(n), 0);
+  auto see = [&](int e, bool copy_ok) -> std::string {
+    if (e == Layout::kCopy) return copy_ok ? "" : "a register bit must name an element bit";
+    if (e < 0 || e >= n) return "element bit " + std::to_string(e) + " out of range for " + std::to_string(numel) + " elements";
+    if (seen[static_cast<std::size_t>(e)]++) return "element bit " + std::to_string(e) + " is named twice";
+    return "";
+  };
+  for (int e : l.reg)
+    if (auto m = see(e, false); !m.empty()) return m;
+  for (int e : l.lane)
+    if (auto m = see(e, true); !m.empty()) return m;
+  for (int e : l.warp)
+    if (auto m = see(e, true); !m.empty()) return m;
+  for (int e = 0; e < n; ++e)
+    if (!seen[static_cast<std::size_t>(e)]) return "element bit " + std::to_string(e) + " is not named";
+  return "";
+}
+
+Layout blocked(const Shape& shape, int vec, int warps, bool warps_last) {
+  CTILE_CHECK(is_pow2(vec) && is_pow2(warps), "blocked layout: vec ", vec, " and warps ", warps, " must be powers of two");
+  const int n = log2_exact(numel(shape));
+  const int last = shape.empty() ? 0 : log2_exact(shape.back());
+  const int v = std::min(log2_exact(vec), last);
+  const int wb = log2_exact(warps);
+  Layout l;
+  l.kind = LayoutKind::Dist;
+  std::vector<char> used(static_cast<std::size_t>(n), 0);
+  for (int e = 0; e < v; ++e) {
+    l.reg.push_back(e);
+    used[static_cast<std::size_t>(e)] = 1;
+  }
+  int next = v;
+  for (int k = 0; k < 5; ++k) {
+    if (next < n) {
+      l.lane.push_back(next);
+      used[static_cast<std::size_t>(next++)] = 1;
+    } else {
+      l.lane.push_back(Layout::kCopy);
+    }
+  }
+  if (warps_last) {
+    for (int k = 0; k < wb; ++k) {
+      if (next < n) {
+        l.warp.push_back(next);
+        used[static_cast<std::size_t>(next++)] = 1;
+      } else {
+        l.warp.push_back(Layout::kCopy);
+      }
+    }
+  } else {
+    // The top bits (the outermost axes first), but never below the lanes' bits.
+    int top = n - 1;
+    std::vector<int> w;
+    for (int k = 0; k < wb; ++k) {
+      if (top >= next) {
+        w.push_back(top);
+        used[static_cast<std::size_t>(top--)] = 1;
+      } else {
+        w.push_back(Layout::kCopy);
+      }
+    }
+    // Warp bit 0 takes the lowest of them, so that consecutive warps cover consecutive rows.
+    std::vector<int> named;
+    for (int e : w)
+      if (e != Layout::kCopy) named.push_back(e);
+    std::sort(named.begin(), named.end());
+    for (int k = 0; k < wb; ++k) l.warp.push_back(k < static_cast<int>(named.size()) ? named[static_cast<std::size_t>(k)] : Layout::kCopy);
+  }
+  for (int e = 0; e < n; ++e)
+    if (!used[static_cast<std::size_t>(e)]) l.reg.push_back(e);
+  return l;
+}
+
+Layout replicated(const Shape& shape, int warps) {
+  Layout l;
+  l.kind = LayoutKind::Dist;
+  const int n = log2_exact(numel(shape));
+  for (int e = 0; e < n; ++e) l.reg.push_back(e);
+  l.lane.assign(5, Layout::kCopy);
+  l.warp.assign(static_cast<std::size_t>(log2_exact(warps)), Layout::kCopy);
+  return l;
+}
+
+}  // namespace ctile::ir
