@@ -44,6 +44,51 @@ static const char* access_name(Access a) {
   return "?";
 }
 
+namespace {
+void clone_region(const Region& from, Region& to) {
+  to.args = from.args;
+  to.ops.clear();
+  for (const auto& op : from.ops) {
+    auto c = std::make_unique<Op>();
+    c->kind = op->kind;
+    c->operands = op->operands;
+    c->results = op->results;
+    c->loc = op->loc;
+    c->axis = op->axis;
+    c->shape = op->shape;
+    c->offsets = op->offsets;
+    c->perm = op->perm;
+    c->value = op->value;
+    c->unary = op->unary;
+    c->binary = op->binary;
+    c->cmp = op->cmp;
+    c->reduce = op->reduce;
+    c->atomic = op->atomic;
+    c->rounding = op->rounding;
+    c->ftz = op->ftz;
+    c->propagate_nan = op->propagate_nan;
+    c->smem_offset = op->smem_offset;
+    c->smem_bytes = op->smem_bytes;
+    c->in_bounds = op->in_bounds;
+    c->regions.resize(op->regions.size());
+    for (std::size_t i = 0; i < op->regions.size(); ++i) clone_region(op->regions[i], c->regions[i]);
+    to.ops.push_back(std::move(c));
+  }
+}
+}  // namespace
+
+Kernel clone(const Kernel& k) {
+  Kernel c;
+  c.name = k.name;
+  c.grid_rank = k.grid_rank;
+  c.params = k.params;
+  c.values = k.values;
+  c.layouts = k.layouts;
+  c.target = k.target;
+  clone_region(k.body, c.body);
+  return c;
+}
+
 std::string type_str(const Type& t) {
   const std::string d(dtype_name(t.dtype));
   switch (t.kind) {

@@ -158,4 +158,69 @@ Layout replicated(const Shape& shape, int warps) {
   return l;
 }
 
+namespace {
+// Bit offset of each axis in the row-major linear index (the last axis at bit 0).
+std::vector<int> axis_offsets(const Shape& shape) {
+  std::vector<int> off(shape.size(), 0);
+  int acc = 0;
+  for (std::size_t d = shape.size(); d-- > 0;) {
+    off[d] = acc;
+    acc += log2_exact(shape[d]);
+  }
+  return off;
+}
+}  // namespace
+
+Layout slice(const Layout& l, const Shape& shape, int axis) {
+  const std::vector<int> off = axis_offsets(shape);
+  const int lo = off[static_cast<std::size_t>(axis)];
+  const int width = log2_exact(shape[static_cast<std::size_t>(axis)]);
+  auto map = [&](int e) { return e == Layout::kCopy ? e : e < lo ? e : e < lo + width ? Layout::kCopy : e - width; };
+  Layout r;
+  r.kind = LayoutKind::Dist;
+  for (int e : l.reg)
+    if (map(e) != Layout::kCopy) r.reg.push_back(map(e));
+  for (int e : l.lane) r.lane.push_back(map(e));
+  for (int e : l.warp) r.warp.push_back(map(e));
+  return r;
+}
+
+Layout permute(const Layout& l, const Shape& shape, const std::vector<int>& perm) {
+  Shape out(perm.size());
+  for (std::size_t q = 0; q < perm.size(); ++q) out[q] = shape[static_cast<std::size_t>(perm[q])];
+  const std::vector<int> src = axis_offsets(shape), dst = axis_offsets(out);
+  std::vector<int> to(static_cast<std::size_t>(log2_exact(numel(shape))), 0);
+  for (std::size_t q = 0; q < perm.size(); ++q) {
+    const auto d = static_cast<std::size_t>(perm[q]);
+    for (int j = 0; j < log2_exact(shape[d]); ++j) to[static_cast<std::size_t>(src[d] + j)] = dst[q] + j;
+  }
+  auto map = [&](int e) { return e == Layout::kCopy ? e : to[static_cast<std::size_t>(e)]; };
+  Layout r = l;
+  for (int& e : r.reg) e = map(e);
+  for (int& e : r.lane) e = map(e);
+  for (int& e : r.warp) e = map(e);
+  return r;
+}
+
+Layout broadcast_source(const Layout& result, const Shape& from, const Shape& to) {
+  const std::vector<int> src = axis_offsets(from), dst = axis_offsets(to);
+  // Result bit -> source bit (kCopy for the bits of stretched axes).
+  std::vector<int> back(static_cast<std::size_t>(log2_exact(numel(to))), Layout::kCopy);
+  for (std::size_t d = 0; d < to.size(); ++d)
+    if (from[d] == to[d])
+      for (int j = 0; j < log2_exact(to[d]); ++j) back[static_cast<std::size_t>(dst[d] + j)] = src[d] + j;
+  auto map = [&](int e) { return e == Layout::kCopy ? e : back[static_cast<std::size_t>(e)]; };
+  Layout r;
+  r.kind = LayoutKind::Dist;
+  for (int e : result.reg)
+    if (map(e) != Layout::kCopy) r.reg.push_back(map(e));
+  for (int e : result.lane) r.lane.push_back(map(e));
+  for (int e : result.warp) r.warp.push_back(map(e));
+  return r;
+}
+
+bool registers_only(const Layout& from, const Layout& to) {
+  return from.is_dist() && to.is_dist() && from.lane == to.lane && from.warp == to.warp && from.reg.size() == to.reg.size();
+}
+
 }  // namespace ctile::ir

@@ -40,6 +40,7 @@ class Verifier {
         kfail(cat("piece parameter '", p.name, "' has rank ", p.type.rank, " but the grid has ", k_.grid_rank, " axes"));
     }
     region(k_.body, nullptr, 0, {});
+    if (k_.gpu_level()) layouts();
   }
 
  private:
@@ -199,6 +200,87 @@ class Verifier {
         region(op.regions[1], &op, 1, carried);
         return;
       }
+      default:
+        return;
+    }
+  }
+
+  // ---- the GPU-level IR: every tile value has a distributed layout, and ops agree with them ----
+  void layouts() const {
+    const KernelTarget& t = k_.target;
+    if (t.warps < 1 || t.warps > 32 || (t.warps & (t.warps - 1)) != 0) kfail(cat("target warps ", t.warps, " is not a power of two in 1..32"));
+    if (t.blocks_per_cta < 1 || t.warps * t.blocks_per_cta > 32)
+      kfail(cat("target blocks_per_cta ", t.blocks_per_cta, " with ", t.warps, " warps does not fit a CTA"));
+    if (k_.layouts.size() != k_.values.size())
+      kfail(cat(k_.layouts.size(), " layouts for ", k_.values.size(), " values"));
+    for (std::size_t v = 0; v < k_.values.size(); ++v) {
+      const Type& ty = k_.values[v];
+      const Layout& l = k_.layouts[v];
+      if (!ty.is_tile()) {
+        if (l.kind != LayoutKind::None) kfail(cat("value %", v, " of type ", type_str(ty), " has a layout"));
+        continue;
+      }
+      if (!defined_[v]) continue;  // left over by a pass (no op defines it)
+      const std::string m = check_dist(l, numel(ty.shape), t.warps);
+      if (!m.empty()) kfail(cat("value %", v, " of type ", type_str(ty), " has layout ", layout_str(l), ": ", m));
+    }
+    walk(k_.body, [&](const Op& op) { op_layouts(op); });
+  }
+  void op_layouts(const Op& op) const {
+    auto L = [&](ValueId v) -> const Layout& { return k_.layout(v); };
+    auto same = [&](ValueId a, ValueId b, const char* what) {
+      if (!(L(a) == L(b)))
+        fail(op, cat(what, " %", a, " has layout ", layout_str(L(a)), " but %", b, " has ", layout_str(L(b))));
+    };
+    switch (op.kind) {
+      case OpKind::Unary: case OpKind::Binary: case OpKind::Fma: case OpKind::Cmp: case OpKind::Select:
+      case OpKind::Convert: case OpKind::Reshape: case OpKind::Scan:
+        for (ValueId v : op.operands) same(v, op.results[0], "operand");
+        return;
+      case OpKind::Broadcast: {
+        const Layout want = broadcast_source(L(op.results[0]), k_.type(op.operands[0]).shape, k_.type(op.results[0]).shape);
+        if (!(L(op.operands[0]) == want))
+          fail(op, cat("operand has layout ", layout_str(L(op.operands[0])), ", the broadcast needs ", layout_str(want)));
+        return;
+      }
+      case OpKind::Reduce: {
+        const Layout want = slice(L(op.operands[0]), k_.type(op.operands[0]).shape, op.axis);
+        if (!(L(op.results[0]) == want))
+          fail(op, cat("result has layout ", layout_str(L(op.results[0])), ", expected the slice ", layout_str(want)));
+        return;
+      }
+      case OpKind::Permute: {
+        const Layout want = permute(L(op.operands[0]), k_.type(op.operands[0]).shape, op.perm);
+        if (!(L(op.results[0]) == want))
+          fail(op, cat("result has layout ", layout_str(L(op.results[0])), ", expected ", layout_str(want)));
+        return;
+      }
+      case OpKind::Mma:
+        return same(op.operands[2], op.results[0], "accumulator");
+      case OpKind::For: {
+        const Region& body = op.regions[0];
+        const Op& y = *body.ops.back();
+        for (std::size_t j = 0; j < op.results.size(); ++j) {
+          same(op.operands[3 + j], op.results[j], "carried init");
+          same(body.args[1 + j], op.results[j], "region argument");
+          same(y.operands[j], op.results[j], "yielded value");
+        }
+        return;
+      }
+      case OpKind::While: {
+        const Op& y = *op.regions[1].ops.back();
+        for (std::size_t j = 0; j < op.results.size(); ++j) {
+          same(op.operands[j], op.results[j], "carried init");
+          same(op.regions[0].args[j], op.results[j], "region argument");
+          same(op.regions[1].args[j], op.results[j], "region argument");
+          same(y.operands[j], op.results[j], "yielded value");
+        }
+        return;
+      }
+      case OpKind::If:
+        for (const Region& reg : op.regions)
+          for (std::size_t j = 0; j < op.results.size(); ++j) same(reg.ops.back()->operands[j], op.results[j], "yielded value");
+        return;
       default:
         return;
     }

@@ -244,6 +244,9 @@ struct Kernel {
   const Layout& layout(ValueId v) const { return layouts.at(static_cast<std::size_t>(v)); }
 };
 
+// A deep copy (regions own their ops), for passes that must not change the traced kernel.
+Kernel clone(const Kernel& k);
+
 struct PrintOptions {
   bool locations = false;  // each op's source location as `loc("file":line)`
 };

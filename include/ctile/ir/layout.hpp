@@ -67,4 +67,17 @@ Layout blocked(const Shape& shape, int vec, int warps, bool warps_last = true);
 // Every thread holds the whole tile (no lane or warp names an element).
 Layout replicated(const Shape& shape, int warps);
 
+// The layout of a reduction's result along `axis` of a tile of `shape` held in `l`: the axis'
+// bits are dropped (registers go, lanes and warps become copies), the bits above move down.
+Layout slice(const Layout& l, const Shape& shape, int axis);
+// The layout of permute(x, perm) when x is held in `l`: the same registers, lanes and warps, each
+// naming the bit of the element's new position (a relabelling: no data moves).
+Layout permute(const Layout& l, const Shape& shape, const std::vector<int>& perm);
+// For broadcast(x) -> a tile of `to` held in `result`: the layout x (of shape `from`) must have for
+// the broadcast to move no data (the stretched axes' registers dropped, their lanes and warps copies).
+Layout broadcast_source(const Layout& result, const Shape& from, const Shape& to);
+// True when converting `from` to `to` moves no data between threads (same lanes and warps: the
+// registers are only renumbered).
+bool registers_only(const Layout& from, const Layout& to);
+
 }  // namespace ctile::ir

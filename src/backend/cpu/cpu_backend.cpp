@@ -9,6 +9,7 @@
 #include <string>
 
 #include "ctile/backend/backend.hpp"
+#include "ctile/passes/pass.hpp"
 #include "interp.hpp"
 #include "race_checker.hpp"
 #include "thread_pool.hpp"
@@ -45,7 +46,11 @@ class CpuBackend final : public Backend {
   std::shared_ptr<const CompiledKernel> compile(std::shared_ptr<const ir::Kernel> k) override {
     CTILE_CHECK(k != nullptr, "cpu backend: null kernel");
     ir::verify(*k);
-    return std::make_shared<CpuCompiled>(std::move(k));
+    // The tile-level pipeline (canonicalize, fold, cse, dce, precision): the interpreter runs the
+    // same optimised IR every backend starts from, with the same results.
+    auto opt = std::make_shared<ir::Kernel>(ir::clone(*k));
+    passes::tile_pipeline().run(*opt, {});
+    return std::make_shared<CpuCompiled>(std::move(opt));
   }
 
   void run(const CompiledKernel& ck, const LaunchConfig& cfg, std::span<const ArgValue> args) override {

@@ -18,7 +18,7 @@
 #include <set>
 #include <sstream>
 
-#include "../cpu/numeric.hpp"  // scalar_to, dispatch: constants and scalars cast exactly like the reference
+#include "../../core/numeric.hpp"  // scalar_to, dispatch: constants and scalars cast exactly like the reference
 #include "ctile/core/error.hpp"
 #include "ctile/ir/op_info.hpp"
 
@@ -86,8 +86,8 @@ std::size_t align16(std::size_t b) { return (b + 15) / 16 * 16; }
 
 // A C++ literal of dtype `d` holding `v` cast to d exactly as the reference does.
 std::string literal(DType d, const ir::Scalar& v) {
-  return cpu::dispatch(d, [&]<class T>(std::type_identity<T>) -> std::string {
-    const T x = cpu::scalar_to<T>(v);
+  return numeric::dispatch(d, [&]<class T>(std::type_identity<T>) -> std::string {
+    const T x = numeric::scalar_to<T>(v);
     if constexpr (std::is_same_v<T, bool>) {
       return x ? "true" : "false";
     } else if constexpr (std::is_same_v<T, f16>) {
@@ -1127,8 +1127,8 @@ std::vector<std::byte> pack_params(const ir::Kernel& k, const LaunchConfig& cfg,
   for (std::size_t i = 0; i < k.params.size(); ++i) {
     const ir::Param& p = k.params[i];
     if (p.type.kind == ir::TypeKind::Tile) {
-      const std::uint64_t w = cpu::dispatch(p.type.dtype, [&]<class T>(std::type_identity<T>) -> std::uint64_t {
-        const T x = cpu::scalar_to<T>(args[i].scalar);
+      const std::uint64_t w = numeric::dispatch(p.type.dtype, [&]<class T>(std::type_identity<T>) -> std::uint64_t {
+        const T x = numeric::scalar_to<T>(args[i].scalar);
         if constexpr (std::is_same_v<T, bool>) return x ? 1u : 0u;
         else if constexpr (std::is_same_v<T, f16> || std::is_same_v<T, bf16>) return x.bits;
         else if constexpr (std::is_same_v<T, float>) return std::bit_cast<std::uint32_t>(x);

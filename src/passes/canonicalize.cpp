@@ -1,0 +1,182 @@
+// canonicalize: local rewrites that give the same bits for every input (docs/compiler.md lists
+// them). Identity shape ops and conversions disappear, chains of reshapes and exact conversions
+// collapse, and arithmetic with a neutral constant is dropped (x * 1, x - 0, integer x + 0, ...).
+// Division by a power of two becomes a multiplication by its exact inverse. Nothing here changes
+// rounding: x + 0.0 stays for floats (-0 + 0 = +0), x / c stays unless 1/c is exact.
+#include <cmath>
+
+#include "../core/numeric.hpp"
+#include "passes.hpp"
+#include "rewrite.hpp"
+
+namespace ctile::passes {
+namespace {
+
+using ir::BinaryFn;
+using ir::OpKind;
+
+// Converting `from` -> `to` keeps every value of `from` exactly (so a later conversion may start
+// from the original instead).
+bool exact_conversion(DType from, DType to) {
+  if (from == to || is_bool(from)) return true;
+  auto bits = [](DType d) { return dtype_size(d) * 8; };
+  if (is_integer(from) && is_integer(to)) {
+    if (is_signed_int(from) == is_signed_int(to)) return bits(to) >= bits(from);
+    return !is_signed_int(from) && is_signed_int(to) && bits(to) > bits(from);
+  }
+  if (is_integer(from) && is_float(to)) {
+    const int mant = to == DType::f64 ? 53 : to == DType::f32 ? 24 : to == DType::f16 ? 11 : 8;
+    return bits(from) - (is_signed_int(from) ? 1 : 0) <= mant;
+  }
+  if (is_float(from) && is_float(to)) {
+    if (to == DType::f64) return true;
+    if (to == DType::f32) return from == DType::f16 || from == DType::bf16;
+    return false;
+  }
+  return false;
+}
+
+// The uniform value of a ct.constant operand, as a double (floats) or int64.
+struct ConstView {
+  const ir::Op* op = nullptr;
+  bool is(double f, std::int64_t i, DType d) const {
+    if (!op) return false;
+    const ir::Scalar v = ir::scalar_cast(op->value, d);
+    if (is_float(d)) return v.f == f && std::signbit(v.f) == std::signbit(f);
+    return v.i == i;
+  }
+};
+
+class Canonicalize : public Pass {
+ public:
+  std::string_view name() const override { return "canonicalize"; }
+  void run(ir::Kernel& k, const PassContext&) override {
+    bool changed = true;
+    for (int round = 0; changed && round < 8; ++round) {
+      changed = false;
+      Defs defs(k);
+      for_each_region(k.body, [&](ir::Region& r) {
+        for (std::size_t i = 0; i < r.ops.size(); ++i) {
+          ir::Op& op = *r.ops[i];
+          if (op.results.size() != 1) continue;
+          const ir::ValueId res = op.results[0];
+          const ir::ValueId rep = rewrite(k, r, i, op, defs);
+          if (rep != ir::kNoValue && rep != res) {
+            replace_uses(k, res, rep);
+            changed = true;
+          }
+        }
+      });
+    }
+  }
+
+ private:
+  bool same_type(const ir::Kernel& k, ir::ValueId a, ir::ValueId b) const {
+    if (!(k.type(a) == k.type(b))) return false;
+    return k.layouts.empty() || k.layout(a) == k.layout(b);
+  }
+
+  // A value to use instead of op's result, or kNoValue. May insert ops before position i.
+  ir::ValueId rewrite(ir::Kernel& k, ir::Region& r, std::size_t& i, ir::Op& op, Defs& defs) {
+    const ir::ValueId res = op.results[0];
+    const auto& o = op.operands;
+    switch (op.kind) {
+      case OpKind::Reshape:
+      case OpKind::Broadcast:
+      case OpKind::Convert:
+      case OpKind::ConvertLayout:
+      case OpKind::Extract: {
+        if (same_type(k, o[0], res)) return o[0];
+        const ir::Op* d = defs.of(o[0]);
+        if (!d) return ir::kNoValue;
+        // reshape(reshape(x)) -> reshape(x); convert_layout(convert_layout(x)) -> convert_layout(x)
+        if ((op.kind == OpKind::Reshape || op.kind == OpKind::ConvertLayout) && d->kind == op.kind) {
+          if (same_type(k, d->operands[0], res)) return d->operands[0];
+          op.operands[0] = d->operands[0];
+          return ir::kNoValue;
+        }
+        // convert(convert(x)) -> convert(x) when the first conversion is exact.
+        if (op.kind == OpKind::Convert && d->kind == OpKind::Convert &&
+            exact_conversion(k.type(d->operands[0]).dtype, k.type(o[0]).dtype)) {
+          if (same_type(k, d->operands[0], res)) return d->operands[0];
+          op.operands[0] = d->operands[0];
+          return ir::kNoValue;
+        }
+        return ir::kNoValue;
+      }
+      case OpKind::Permute: {
+        bool identity = true;
+        for (std::size_t a = 0; a < op.perm.size(); ++a) identity = identity && op.perm[a] == static_cast<int>(a);
+        if (identity && same_type(k, o[0], res)) return o[0];
+        return ir::kNoValue;
+      }
+      case OpKind::Select: {
+        if (o[1] == o[2]) return o[1];
+        if (const ir::Op* c = defs.constant(o[0])) return numeric::scalar_to<bool>(c->value) ? o[1] : o[2];
+        return ir::kNoValue;
+      }
+      case OpKind::Binary: return binary(k, r, i, op, defs);
+      default: return ir::kNoValue;
+    }
+  }
+
+  ir::ValueId binary(ir::Kernel& k, ir::Region& r, std::size_t& i, ir::Op& op, Defs& defs) {
+    const ir::ValueId a = op.operands[0], b = op.operands[1];
+    const DType d = k.type(a).dtype;
+    const ConstView ca{defs.constant(a)}, cb{defs.constant(b)};
+    if (is_integer(d)) {
+      switch (op.binary) {
+        case BinaryFn::Add: return cb.is(0, 0, d) ? a : ca.is(0, 0, d) ? b : ir::kNoValue;
+        case BinaryFn::Sub: return cb.is(0, 0, d) ? a : ir::kNoValue;
+        case BinaryFn::Mul: return cb.is(1, 1, d) ? a : ca.is(1, 1, d) ? b : ir::kNoValue;
+        case BinaryFn::Div: return cb.is(1, 1, d) ? a : ir::kNoValue;
+        case BinaryFn::Or:
+        case BinaryFn::Xor: return cb.is(0, 0, d) ? a : ca.is(0, 0, d) ? b : ir::kNoValue;
+        case BinaryFn::And: return cb.is(0, -1, d) ? a : ca.is(0, -1, d) ? b : ir::kNoValue;
+        case BinaryFn::Shl:
+        case BinaryFn::Shr: return cb.is(0, 0, d) ? a : ir::kNoValue;
+        case BinaryFn::Min:
+        case BinaryFn::Max: return a == b ? a : ir::kNoValue;
+        default: return ir::kNoValue;
+      }
+    }
+    if (!is_float(d)) return ir::kNoValue;
+    switch (op.binary) {
+      case BinaryFn::Mul: return cb.is(1.0, 0, d) ? a : ca.is(1.0, 0, d) ? b : ir::kNoValue;
+      case BinaryFn::Sub: return cb.is(0.0, 0, d) ? a : ir::kNoValue;    // x - (+0) == x, also for x = -0
+      case BinaryFn::Add: return cb.is(-0.0, 0, d) ? a : ca.is(-0.0, 0, d) ? b : ir::kNoValue;  // x + (-0) == x
+      case BinaryFn::Div: {
+        if (cb.is(1.0, 0, d)) return a;
+        if (!cb.op || op.rounding == ir::Rounding::Approx || op.ftz) return ir::kNoValue;
+        // x / 2^e == x * 2^-e exactly when 2^-e is a normal number of the compute type: one
+        // correctly rounded operation of the same exact value.
+        const double c = ir::scalar_cast(cb.op->value, d).f;
+        int e = 0;
+        if (!std::isfinite(c) || c == 0.0 || std::frexp(std::fabs(c), &e) != 0.5) return ir::kNoValue;
+        const double inv = 1.0 / c;
+        const int min_exp = d == DType::f64 ? -1021 : -125;  // f16/bf16 compute in f32
+        const int max_exp = d == DType::f64 ? 1024 : 128;
+        int ei = 0;
+        std::frexp(std::fabs(inv), &ei);
+        if (ei < min_exp || ei > max_exp) return ir::kNoValue;
+        InsertPoint at(k, r, i);
+        const ir::Type ct = ir::Type::tile(d, k.type(b).shape);
+        ir::Op& cop = at.build(OpKind::Constant, {}, op.loc, {ct}, [&](ir::Op& x) { x.value = ir::Scalar::of_float(inv); });
+        if (!k.layouts.empty()) k.layouts[static_cast<std::size_t>(cop.results[0])] = k.layout(b);
+        defs.note(cop);
+        i = at.position();
+        op.binary = BinaryFn::Mul;
+        op.rounding = ir::Rounding::Default;
+        op.operands[1] = cop.results[0];
+        return ir::kNoValue;
+      }
+      default: return ir::kNoValue;
+    }
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Pass> make_canonicalize() { return std::make_unique<Canonicalize>(); }
+
+}  // namespace ctile::passes

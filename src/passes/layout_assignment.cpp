@@ -1,0 +1,362 @@
+// layout-assignment: lowers the tile-level IR to the GPU-level IR. It chooses how many warps run a
+// tile block and how many tile blocks share a CTA (the target), and gives every value a layout
+// (layout.hpp), inserting ct.convert_layout where an op needs its operand in another layout.
+//
+// The canonical layout of a tile is blocked: `vec` consecutive elements of the last axis per
+// register group (16 bytes of the narrowest element type the kernel moves), lanes along the last
+// axis, the outer axes over the warps (so a reduction along a row stays inside a warp when rows
+// are spread over warps), the rest in registers. Loads, stores, gathers, scatters and atomics use
+// it; element-wise ops take the layout of their first operand that has one; a reduction's result
+// is the slice of its operand's layout and a permute's result its relabelling (neither moves data);
+// reshapes keep the bits. Constants, iotas and broadcasts are flexible: they take the layout their
+// first user asks for (a broadcast then asks its operand for the matching source layout, which
+// makes it free), and are cloned when users disagree. One-element tiles are replicated.
+#include <algorithm>
+#include <map>
+
+#include "ctile/ir/op_info.hpp"
+#include "passes.hpp"
+#include "rewrite.hpp"
+
+namespace ctile::passes {
+namespace {
+
+using ir::Layout;
+using ir::OpKind;
+using ir::ValueId;
+
+constexpr int kGroupsElementwise = 2;  // vector groups per thread of the largest tile
+constexpr int kGroupsCrossThread = 4;  // more per thread where reductions cost per thread
+constexpr int kMaxWarps = 16;
+
+bool is_memory_op(OpKind k) {
+  switch (k) {
+    case OpKind::Load: case OpKind::LoadPiece: case OpKind::StorePiece: case OpKind::Gather:
+    case OpKind::ScatterPiece: case OpKind::ScatterUnchecked: case OpKind::AtomicRMW: case OpKind::AtomicCAS:
+      return true;
+    default: return false;
+  }
+}
+
+class LayoutAssignment : public Pass {
+ public:
+  std::string_view name() const override { return "layout-assignment"; }
+
+  void run(ir::Kernel& k, const PassContext& ctx) override {
+    if (k.gpu_level()) return;
+    k_ = &k;
+    choose_target(k, ctx);
+    k.layouts.assign(k.values.size(), Layout{});
+    pending_.assign(k.values.size(), 0);
+    for (const ir::Param& p : k.params)
+      if (p.type.is_tile()) set(p.value, canon(p.type));
+    region(k.body);
+    // Flexible values nobody asked for a layout (unused): the canonical one.
+    for (std::size_t v = 0; v < k.values.size(); ++v)
+      if (k.type(static_cast<ValueId>(v)).is_tile() && k.layouts[v].kind == ir::LayoutKind::None)
+        k.layouts[v] = canon(k.type(static_cast<ValueId>(v)));
+    k_ = nullptr;
+  }
+
+ private:
+  // ---- the target ----
+  void choose_target(ir::Kernel& k, const PassContext& ctx) {
+    const CompileOptions& o = ctx.options;
+    int min_bytes = 0;
+    std::int64_t max_n = 1;
+    bool cross = false;
+    auto see = [&](ValueId v) {
+      if (k.type(v).is_tile()) max_n = std::max(max_n, numel(k.type(v).shape));
+    };
+    ir::walk(k.body, [&](const ir::Op& op) {
+      for (ValueId r : op.results) see(r);
+      for (const ir::Region& r : op.regions)
+        for (ValueId a : r.args) see(a);
+      if (is_memory_op(op.kind) && op.kind != OpKind::AtomicRMW && op.kind != OpKind::AtomicCAS) {
+        const int b = dtype_size(k.type(op.operands[0]).dtype);
+        min_bytes = min_bytes == 0 ? b : std::min(min_bytes, b);
+      }
+      cross = cross || op.kind == OpKind::Reduce || op.kind == OpKind::Scan || op.kind == OpKind::Mma;
+    });
+    vec_ = min_bytes == 0 ? 4 : std::min(8, 16 / min_bytes);
+    int warps = 1;
+    const int groups = cross ? kGroupsCrossThread : kGroupsElementwise;
+    while (warps < kMaxWarps && std::int64_t{warps} * 32 * vec_ * groups < max_n) warps *= 2;
+    if (o.warps) warps = o.warps;
+    int blocks = std::max(1, 4 / warps);  // CTAs of at least 4 warps
+    if (o.blocks_per_cta) blocks = o.blocks_per_cta;
+    if (warps * blocks > 32) blocks = std::max(1, 32 / warps);
+    warps_ = warps;
+    k.target.sm = ctx.sm != 0 ? ctx.sm : 90;
+    k.target.warps = warps;
+    k.target.blocks_per_cta = blocks;
+    k.target.persistent = o.stages > 1;
+  }
+
+  // ---- layouts ----
+  Layout canon(const ir::Type& t) const {
+    if (!t.is_tile()) return {};
+    if (numel(t.shape) == 1) return ir::replicated(t.shape, warps_);
+    return ir::blocked(t.shape, vec_, warps_, /*warps_last=*/false);
+  }
+  const ir::Type& type(ValueId v) const { return k_->type(v); }
+  const Layout& layout(ValueId v) const { return k_->layouts[static_cast<std::size_t>(v)]; }
+  void set(ValueId v, Layout l) {
+    auto& ls = k_->layouts;
+    if (ls.size() < k_->values.size()) ls.resize(k_->values.size());
+    if (pending_.size() < k_->values.size()) pending_.resize(k_->values.size(), 0);
+    ls[static_cast<std::size_t>(v)] = std::move(l);
+  }
+  bool assigned(ValueId v) const { return layout(v).kind != ir::LayoutKind::None; }
+  bool is_pending(ValueId v) const {
+    return static_cast<std::size_t>(v) < pending_.size() && pending_[static_cast<std::size_t>(v)];
+  }
+  bool replicated_value(ValueId v) const { return type(v).is_tile() && numel(type(v).shape) == 1; }
+
+  // Where the op defining v sits (flexible ops are found again when they are first used).
+  struct Site {
+    ir::Region* region = nullptr;
+    ir::Op* op = nullptr;
+  };
+  std::size_t index_of(const Site& s) const {
+    for (std::size_t i = 0; i < s.region->ops.size(); ++i)
+      if (s.region->ops[i].get() == s.op) return i;
+    CTILE_CHECK(false, "layout-assignment: lost an op");
+    return 0;
+  }
+
+  // A value equal to v in layout `want`. Flexible values are materialised in it (cloned if they
+  // already are in another layout); others get a ct.convert_layout inserted in `r` before `at`.
+  ValueId demand(ValueId v, const Layout& want, ir::Region& r, std::size_t& at) {
+    if (is_pending(v)) return materialise(v, want);
+    CTILE_CHECK(assigned(v), "layout-assignment: value %", v, " has no layout before its use");
+    if (layout(v) == want) return v;
+    // A replicated value is what every layout of one element is.
+    if (replicated_value(v)) return v;
+    InsertPoint ip(*k_, r, at);
+    ir::Op& c = ip.build(OpKind::ConvertLayout, {v}, {}, {});
+    at = ip.position();
+    set(c.results[0], want);
+    return c.results[0];
+  }
+
+  ValueId materialise(ValueId v, const Layout& want) {
+    auto it = flexible_.find(v);
+    CTILE_CHECK(it != flexible_.end(), "layout-assignment: pending value %", v, " has no site");
+    Site site = it->second;
+    ir::Op* op = site.op;
+    ValueId target = v;
+    if (assigned(v)) {
+      if (layout(v) == want) return v;
+      // Clone the flexible op right after the original, for the other layout.
+      std::size_t at = index_of(site) + 1;
+      InsertPoint ip(*k_, *site.region, at);
+      std::vector<ir::Type> declared{type(v)};
+      ir::Op& c = ip.build(op->kind, op->operands, op->loc, declared, [&](ir::Op& x) {
+        x.value = op->value;
+        x.axis = op->axis;
+      });
+      target = c.results[0];
+      op = &c;
+      site.op = &c;
+    }
+    set(target, want);
+    if (op->kind == OpKind::Broadcast || op->kind == OpKind::Reshape || op->kind == OpKind::Convert) {
+      const ValueId src = op->operands[0];
+      const Layout src_want = op->kind == OpKind::Broadcast
+                                  ? ir::broadcast_source(want, type(src).shape, type(target).shape)
+                                  : want;
+      ir::Op* me = op;
+      if (is_pending(src)) {
+        me->operands[0] = materialise(src, src_want);
+      } else {
+        std::size_t at = index_of(site);
+        me->operands[0] = demand(src, src_want, *site.region, at);
+      }
+    }
+    return target;
+  }
+
+  // ---- ops ----
+  void region(ir::Region& r) {
+    for (std::size_t i = 0; i < r.ops.size(); ++i) op(r, i);
+  }
+
+  // Ops may be inserted anywhere before an op while it is processed (conversions right before it,
+  // clones of flexible ops after their originals): find it again.
+  static std::size_t reindex(const ir::Region& r, const ir::Op* me) {
+    for (std::size_t i = 0; i < r.ops.size(); ++i)
+      if (r.ops[i].get() == me) return i;
+    CTILE_CHECK(false, "layout-assignment: lost the op being processed");
+    return 0;
+  }
+  // Operand j of the op at r.ops[i] in layout `want` (conversions go right before the op).
+  void require(ir::Region& r, std::size_t& i, std::size_t j, const Layout& want) {
+    ir::Op* me = r.ops[i].get();
+    const ValueId v = me->operands[j];
+    ValueId nv = v;
+    if (is_pending(v)) {
+      nv = materialise(v, want);
+    } else {
+      i = reindex(r, me);
+      nv = demand(v, want, r, i);
+    }
+    me->operands[j] = nv;
+    i = reindex(r, me);
+  }
+  // The layout an operand has, materialising a flexible one in the canonical layout.
+  Layout settle(ir::Region& r, std::size_t& i, std::size_t j) {
+    ir::Op* me = r.ops[i].get();
+    const ValueId v = me->operands[j];
+    if (is_pending(v) && !assigned(v)) me->operands[j] = materialise(v, canon(type(v)));
+    i = reindex(r, me);
+    return layout(me->operands[j]);
+  }
+  void flexible(ir::Region& r, std::size_t i) {
+    ir::Op& o = *r.ops[i];
+    const ValueId v = o.results[0];
+    if (replicated_value(v)) {
+      set(v, canon(type(v)));
+      if (o.kind == OpKind::Broadcast || o.kind == OpKind::Reshape || o.kind == OpKind::Convert) require(r, i, 0, canon(type(o.operands[0])));
+      return;
+    }
+    set(v, Layout{});
+    pending_[static_cast<std::size_t>(v)] = 1;
+    flexible_[v] = Site{&r, &o};
+  }
+
+  void op(ir::Region& r, std::size_t& i) {
+    ir::Op& o = *r.ops[i];
+    switch (o.kind) {
+      case OpKind::BlockId: case OpKind::NumBlocks: case OpKind::Dim: case OpKind::PartitionCount:
+        return set(o.results[0], canon(type(o.results[0])));
+      case OpKind::MakePartition:
+        return;
+      case OpKind::Load: case OpKind::LoadPiece:
+        return set(o.results[0], canon(type(o.results[0])));
+      case OpKind::Gather: {
+        const Layout l = canon(type(o.results[0]));
+        for (std::size_t j = 1; j < o.operands.size(); ++j) require(r, i, j, l);
+        return set(r.ops[i]->results[0], l);
+      }
+      case OpKind::StorePiece:
+        return require(r, i, 1, canon(type(o.operands[1])));
+      case OpKind::ScatterPiece: case OpKind::ScatterUnchecked: case OpKind::AtomicRMW: case OpKind::AtomicCAS: {
+        const Layout l = canon(type(o.operands.back()));
+        for (std::size_t j = 1; j < o.operands.size(); ++j) require(r, i, j, l);
+        if (!r.ops[i]->results.empty()) set(r.ops[i]->results[0], l);
+        return;
+      }
+      case OpKind::Constant: case OpKind::Iota: case OpKind::Broadcast:
+        return flexible(r, i);
+      case OpKind::Reshape: case OpKind::Convert: case OpKind::Unary: case OpKind::Binary: case OpKind::Fma:
+      case OpKind::Cmp: case OpKind::Select: {
+        // Reshapes and conversions of a flexible value stay flexible (they follow their user).
+        if ((o.kind == OpKind::Reshape || o.kind == OpKind::Convert) && is_pending(o.operands[0])) return flexible(r, i);
+        const ValueId res = o.results[0];
+        Layout want;
+        for (ValueId v : o.operands)
+          if (!is_pending(v) && assigned(v) && !replicated_value(v)) {
+            want = layout(v);
+            break;
+          }
+        if (want.kind == ir::LayoutKind::None) want = canon(type(o.operands[0]));
+        if (replicated_value(res)) want = canon(type(res));
+        // A reshape keeps the element bits: the operand's layout is the result's.
+        for (std::size_t j = 0; j < r.ops[i]->operands.size(); ++j) require(r, i, j, want);
+        return set(res, want);
+      }
+      case OpKind::Reduce: {
+        const Layout& x = settle(r, i, 0);
+        ir::Op& cur = *r.ops[i];
+        return set(cur.results[0], replicated_value(cur.results[0]) ? canon(type(cur.results[0]))
+                                                                     : ir::slice(x, type(cur.operands[0]).shape, cur.axis));
+      }
+      case OpKind::Scan: {
+        const Layout x = settle(r, i, 0);
+        return set(r.ops[i]->results[0], x);
+      }
+      case OpKind::Permute: {
+        const Layout x = settle(r, i, 0);
+        ir::Op& cur = *r.ops[i];
+        return set(cur.results[0], replicated_value(cur.results[0]) ? x : ir::permute(x, type(cur.operands[0]).shape, cur.perm));
+      }
+      case OpKind::Extract: case OpKind::Cat: {
+        for (std::size_t j = 0; j < o.operands.size(); ++j) settle(r, i, j);
+        return set(r.ops[i]->results[0], canon(type(r.ops[i]->results[0])));
+      }
+      case OpKind::Mma: {
+        settle(r, i, 0);
+        settle(r, i, 1);
+        const Layout c = settle(r, i, 2);
+        return set(r.ops[i]->results[0], c);
+      }
+      case OpKind::ConvertLayout:
+        settle(r, i, 0);
+        if (!assigned(r.ops[i]->results[0])) set(r.ops[i]->results[0], canon(type(r.ops[i]->results[0])));
+        return;
+      case OpKind::For: {
+        const std::size_t nc = o.operands.size() - 3;
+        std::vector<Layout> carried;
+        for (std::size_t j = 0; j < nc; ++j) carried.push_back(settle(r, i, 3 + j));
+        ir::Op& cur = *r.ops[i];
+        ir::Region& body = cur.regions[0];
+        set(body.args[0], canon(type(body.args[0])));
+        for (std::size_t j = 0; j < nc; ++j) set(body.args[1 + j], carried[j]);
+        region(body);
+        yield(body, carried);
+        for (std::size_t j = 0; j < nc; ++j) set(cur.results[j], carried[j]);
+        return;
+      }
+      case OpKind::While: {
+        std::vector<Layout> carried;
+        for (std::size_t j = 0; j < o.operands.size(); ++j) carried.push_back(settle(r, i, j));
+        ir::Op& cur = *r.ops[i];
+        for (int g = 0; g < 2; ++g)
+          for (std::size_t j = 0; j < carried.size(); ++j) set(cur.regions[static_cast<std::size_t>(g)].args[j], carried[j]);
+        region(cur.regions[0]);
+        yield(cur.regions[0], {canon(ir::Type::scalar(DType::b1))});
+        region(cur.regions[1]);
+        yield(cur.regions[1], carried);
+        for (std::size_t j = 0; j < carried.size(); ++j) set(cur.results[j], carried[j]);
+        return;
+      }
+      case OpKind::If: {
+        ir::Op& cur = *r.ops[i];
+        region(cur.regions[0]);
+        // The then-branch decides the results' layouts; the else-branch converts to them.
+        ir::Region& then_r = cur.regions[0];
+        std::vector<Layout> res;
+        {
+          std::size_t yi = then_r.ops.size() - 1;
+          for (std::size_t j = 0; j < then_r.ops[yi]->operands.size(); ++j) {
+            const Layout& l = settle(then_r, yi, j);
+            res.push_back(l);
+          }
+        }
+        region(cur.regions[1]);
+        yield(cur.regions[1], res);
+        for (std::size_t j = 0; j < res.size(); ++j) set(cur.results[j], res[j]);
+        return;
+      }
+      case OpKind::Yield:
+        return;
+    }
+  }
+
+  void yield(ir::Region& body, const std::vector<Layout>& want) {
+    std::size_t yi = body.ops.size() - 1;
+    for (std::size_t j = 0; j < want.size(); ++j) require(body, yi, j, want[j]);
+  }
+
+  ir::Kernel* k_ = nullptr;
+  int warps_ = 1, vec_ = 4;
+  std::vector<char> pending_;
+  std::map<ValueId, Site> flexible_;
+};
+
+}  // namespace
+
+std::unique_ptr<Pass> make_layout_assignment() { return std::make_unique<LayoutAssignment>(); }
+
+}  // namespace ctile::passes

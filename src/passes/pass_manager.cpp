@@ -1,0 +1,103 @@
+// The pass manager, the registry of passes by name, and the pipelines (pass.hpp).
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <cctype>
+
+#include "passes.hpp"
+
+namespace ctile::passes {
+namespace {
+
+struct Entry {
+  const char* name;
+  std::unique_ptr<Pass> (*make)();
+};
+
+// Every pass, by the name golden tests and pipelines use.
+const Entry kPasses[] = {
+    {"canonicalize", make_canonicalize},
+    {"constant-fold", make_constant_fold},
+    {"cse", make_cse},
+    {"dce", make_dead_code},
+    {"layout-assignment", make_layout_assignment},
+    {"precision", make_precision},
+};
+
+std::string file_safe(const std::string& s) {
+  std::string r;
+  for (char c : s) r += (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-') ? c : '_';
+  return r.substr(0, 80);
+}
+
+}  // namespace
+
+PassManager& PassManager::add(std::unique_ptr<Pass> p) {
+  passes_.push_back(std::move(p));
+  return *this;
+}
+
+PassManager& PassManager::add(std::string_view name) { return add(make_pass(name)); }
+
+std::vector<std::string> PassManager::names() const {
+  std::vector<std::string> r;
+  for (const auto& p : passes_) r.emplace_back(p->name());
+  return r;
+}
+
+void PassManager::run(ir::Kernel& k, const PassContext& ctx) const {
+  std::string dir = ctx.dump_dir;
+  if (dir.empty())
+    if (const char* e = std::getenv("CTILE_DUMP_PASSES"); e && *e) dir = e;
+  std::filesystem::path out;
+  if (!dir.empty()) {
+    out = std::filesystem::path(dir) / file_safe(k.name.empty() ? "kernel" : k.name);
+    std::error_code ec;
+    std::filesystem::create_directories(out, ec);
+    if (ec) throw UserError(detail::cat("CTILE_DUMP_PASSES: cannot create ", out.string(), ": ", ec.message()));
+    std::ofstream(out / "00-input.ir") << ir::print(k, {.locations = true});
+  }
+  int n = 0;
+  for (const auto& p : passes_) {
+    p->run(k, ctx);
+    ++n;
+    if (ctx.verify_each) {
+      try {
+        ir::verify(k);
+      } catch (const InternalError& e) {
+        throw InternalError(detail::cat("after pass '", p->name(), "' on kernel '", k.name, "': ", e.what()));
+      }
+    }
+    if (!out.empty()) {
+      char num[16];
+      std::snprintf(num, sizeof num, "%02d", n);
+      std::ofstream(out / (std::string(num) + "-" + std::string(p->name()) + ".ir")) << ir::print(k, {.locations = true});
+    }
+  }
+}
+
+std::unique_ptr<Pass> make_pass(std::string_view name) {
+  for (const Entry& e : kPasses)
+    if (name == e.name) return e.make();
+  std::string known;
+  for (const Entry& e : kPasses) known += (known.empty() ? "" : ", ") + std::string(e.name);
+  throw UserError(detail::cat("unknown pass '", name, "' (known: ", known, ")"));
+}
+
+std::vector<std::string> pass_names() {
+  std::vector<std::string> r;
+  for (const Entry& e : kPasses) r.emplace_back(e.name);
+  return r;
+}
+
+PassManager tile_pipeline() {
+  PassManager pm;
+  pm.add("canonicalize").add("constant-fold").add("canonicalize").add("cse").add("dce").add("precision");
+  return pm;
+}
+
+PassManager cuda_pipeline() { return tile_pipeline(); }
+
+}  // namespace ctile::passes

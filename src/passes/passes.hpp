@@ -1,0 +1,15 @@
+// The constructors of every pass (the registry in pass_manager.cpp lists them by name).
+#pragma once
+
+#include "ctile/passes/pass.hpp"
+
+namespace ctile::passes {
+
+std::unique_ptr<Pass> make_canonicalize();
+std::unique_ptr<Pass> make_constant_fold();
+std::unique_ptr<Pass> make_cse();
+std::unique_ptr<Pass> make_dead_code();
+std::unique_ptr<Pass> make_precision();
+std::unique_ptr<Pass> make_layout_assignment();
+
+}  // namespace ctile::passes

@@ -1,0 +1,8 @@
+list(APPEND CTILE_SOURCES
+  ${CMAKE_CURRENT_LIST_DIR}/pass_manager.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/canonicalize.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/constant_fold.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/cse.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/dead_code.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/layout_assignment.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/precision.cpp)

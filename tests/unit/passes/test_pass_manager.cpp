@@ -1,0 +1,74 @@
+// The pass manager: named passes, verification after each, dumps after each.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "ctile/ir/ir.hpp"
+#include "ctile/passes/pass.hpp"
+
+namespace ir = ctile::ir;
+namespace passes = ctile::passes;
+
+namespace {
+
+const char* kKernel =
+    "ct.kernel @dump_me grid_rank 1 (%0: piece<f32, [8]> \"out\") {\n"
+    "  %1 = ct.constant {value = 2} : tile<f32, [8]>\n"
+    "  %2 = ct.constant {value = 3} : tile<f32, [8]>\n"
+    "  %3 = ct.binary %1, %2 {fn = mul} : tile<f32, [8]>\n"
+    "  %4 = ct.binary %1, %2 {fn = mul} : tile<f32, [8]>\n"
+    "  ct.store_piece %0, %3\n"
+    "  ct.yield\n"
+    "}\n";
+
+// A broken pass: it deletes the kernel's yield.
+class Breaker : public passes::Pass {
+ public:
+  std::string_view name() const override { return "breaker"; }
+  void run(ir::Kernel& k, const passes::PassContext&) override { k.body.ops.pop_back(); }
+};
+
+}  // namespace
+
+TEST(PassManager, UnknownPassNamesTheKnownOnes) {
+  try {
+    (void)passes::make_pass("loop-unswitch");
+    ADD_FAILURE() << "no error";
+  } catch (const ctile::UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("unknown pass 'loop-unswitch' (known: canonicalize,"), std::string::npos) << e.what();
+  }
+}
+
+TEST(PassManager, DumpsTheIrAfterEveryPass) {
+  const auto dir = std::filesystem::temp_directory_path() / ("ctile_dump_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  ir::Kernel k = ir::parse(kKernel);
+  passes::PassManager pm;
+  pm.add("constant-fold").add("cse").add("dce");
+  passes::PassContext ctx;
+  ctx.dump_dir = dir.string();
+  pm.run(k, ctx);
+  const auto sub = dir / "dump_me";
+  for (const char* f : {"00-input.ir", "01-constant-fold.ir", "02-cse.ir", "03-dce.ir"})
+    EXPECT_TRUE(std::filesystem::exists(sub / f)) << f;
+  // The last dump is the result (with locations) and parses back.
+  std::ifstream in(sub / "03-dce.ir");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  EXPECT_EQ(ir::print(ir::parse(ss.str())), ir::print(k));
+  EXPECT_NE(ir::print(k).find("ct.constant {value = 6}"), std::string::npos) << ir::print(k);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(PassManager, ABrokenPassIsCaughtByTheVerifier) {
+  ir::Kernel k = ir::parse(kKernel);
+  passes::PassManager pm;
+  pm.add(std::make_unique<Breaker>());
+  try {
+    pm.run(k, {});
+    ADD_FAILURE() << "no error";
+  } catch (const ctile::InternalError& e) {
+    EXPECT_NE(std::string(e.what()).find("after pass 'breaker' on kernel 'dump_me'"), std::string::npos) << e.what();
+  }
+}
