@@ -1,4 +1,4 @@
-// CompileOptions (core/options.hpp).
+// KernelOptions (core/options.hpp).
 #include "ctile/core/options.hpp"
 
 #include <cstdlib>
@@ -23,7 +23,7 @@ int env_int(const char* name, int lo, int hi, bool pow2) {
 
 }  // namespace
 
-std::string CompileOptions::str() const {
+std::string KernelOptions::str() const {
   std::string s;
   auto add = [&](const std::string& x) { s += (s.empty() ? "" : ",") + x; };
   if (warps) add("warps=" + std::to_string(warps));
@@ -33,7 +33,7 @@ std::string CompileOptions::str() const {
   return s;
 }
 
-void CompileOptions::validate(const std::string& kernel) const {
+void KernelOptions::validate(const std::string& kernel) const {
   auto bad = [&](const std::string& what) {
     throw UserError(detail::cat("kernel '", kernel, "': compile option ", what));
   };
@@ -46,8 +46,8 @@ void CompileOptions::validate(const std::string& kernel) const {
                     " threads per CTA, more than 1024"));
 }
 
-CompileOptions CompileOptions::with_env_overrides() const {
-  CompileOptions o = *this;
+KernelOptions KernelOptions::with_env_overrides() const {
+  KernelOptions o = *this;
   if (int v = env_int("CTILE_WARPS", 1, 32, true); v > 0) o.warps = v;
   if (int v = env_int("CTILE_STAGES", 1, 4, false); v > 0) o.stages = v;
   if (int v = env_int("CTILE_BLOCKS_PER_CTA", 1, 32, true); v > 0) o.blocks_per_cta = v;

@@ -1,6 +1,7 @@
 // Op emission with user-facing checks. Every check here is a user error reported at the user's
 // file:line; the verifier later re-checks the result as an internal invariant.
 #include "ctile/frontend/emit.hpp"
+#include "ctile/ir/op_info.hpp"
 
 #include <algorithm>
 #include <numeric>
@@ -79,6 +80,27 @@ void same_dtype(ValueId a, ValueId b, const char* what, const SourceLoc& loc) {
 
 bool is_index_kind(DType d) { return is_integer(d); }
 
+// The user's precision choice for `op` (already built with its operands), checked: a UserError at
+// the user's line names what the op does not support.
+void apply_numerics(ir::Op& op, const Numerics& n, const char* what, const SourceLoc& loc, DType d) {
+  if (n.rounding != ir::Rounding::Default || n.ftz) {
+    if (!is_float(d)) user_error(std::string(what) + ": a rounding mode applies to floating-point tiles only", loc);
+    op.rounding = n.rounding;
+    op.ftz = n.ftz;
+    if (!ir::takes_rounding(op))
+      user_error(std::string(what) + " takes no rounding mode (only exp, exp2, log, log2, sqrt, rsqrt, tanh and division do)", loc);
+    if (!ir::rounding_allowed(op, n.rounding))
+      user_error(std::string(what) + " has no correctly rounded (rn) mode on the GPU; use ctile::rounding::full or ctile::rounding::approx", loc);
+    if (d == DType::f64 && (n.rounding == ir::Rounding::Approx || n.ftz))
+      user_error(std::string(what) + ": f64 has no approximate mode; use f32 tiles or the default precision", loc);
+  }
+  if (n.propagate_nan) {
+    if (!ir::takes_nan_policy(op) || !is_float(d))
+      user_error(std::string(what) + ": the NaN policy applies to floating-point min and max only", loc);
+    op.propagate_nan = true;
+  }
+}
+
 }  // namespace
 
 // ---- context plumbing ----
@@ -149,7 +171,7 @@ ValueId emit_dim(ValueId x, int axis, const SourceLoc& loc) {
 }
 
 // ---- element-wise ----
-ValueId emit_unary(ir::UnaryFn f, ValueId x, const SourceLoc& loc) {
+ValueId emit_unary(ir::UnaryFn f, ValueId x, const SourceLoc& loc, Numerics n) {
   const ir::Type& t = tile_type(x, ir::unary_name(f), loc);
   const DType d = t.dtype;
   using U = ir::UnaryFn;
@@ -161,10 +183,13 @@ ValueId emit_unary(ir::UnaryFn f, ValueId x, const SourceLoc& loc) {
   if ((f == U::Neg || f == U::Abs) && (is_unsigned_int(d) || is_bool(d)))
     user_error(std::string(ir::unary_name(f)) + " needs a signed or floating-point tile, got " + ir::type_str(t), loc);
   if (f == U::Not && is_float(d)) user_error("~ needs an integer or bool tile, got " + ir::type_str(t), loc);
-  return one(B(loc), ir::OpKind::Unary, {x}, loc, {}, [&](ir::Op& op) { op.unary = f; });
+  return one(B(loc), ir::OpKind::Unary, {x}, loc, {}, [&](ir::Op& op) {
+    op.unary = f;
+    apply_numerics(op, n, ir::unary_name(f), loc, d);
+  });
 }
 
-ValueId emit_binary(ir::BinaryFn f, ValueId a, ValueId b, const SourceLoc& loc) {
+ValueId emit_binary(ir::BinaryFn f, ValueId a, ValueId b, const SourceLoc& loc, Numerics n) {
   const char* name = ir::binary_name(f);
   tile_type(a, name, loc);
   tile_type(b, name, loc);
@@ -184,7 +209,10 @@ ValueId emit_binary(ir::BinaryFn f, ValueId a, ValueId b, const SourceLoc& loc) 
                    " do not broadcast",
                loc);
   const ValueId x = to_shape(a, s, loc), y = to_shape(b, s, loc);
-  return one(B(loc), ir::OpKind::Binary, {x, y}, loc, {}, [&](ir::Op& op) { op.binary = f; });
+  return one(B(loc), ir::OpKind::Binary, {x, y}, loc, {}, [&](ir::Op& op) {
+    op.binary = f;
+    apply_numerics(op, n, name, loc, d);
+  });
 }
 
 ValueId emit_binary_scalar(ir::BinaryFn f, ValueId a, ir::Scalar s, bool scalar_on_left, const SourceLoc& loc) {
@@ -306,7 +334,7 @@ ValueId emit_extract(ValueId x, const Shape& offsets, const Shape& shape, const 
 }
 
 // ---- reductions, scans, mma ----
-ValueId emit_reduce(ir::ReduceKind k, ValueId x, int axis, bool keepdims, const SourceLoc& loc) {
+ValueId emit_reduce(ir::ReduceKind k, ValueId x, int axis, bool keepdims, const SourceLoc& loc, Numerics n) {
   const ir::Type& t = tile_type(x, ir::reduce_name(k), loc);
   axis = norm_axis(axis, t.rank, ir::reduce_name(k), loc);
   if (is_bool(t.dtype)) user_error(std::string(ir::reduce_name(k)) + " is not defined on bool tiles", loc);
@@ -314,6 +342,7 @@ ValueId emit_reduce(ir::ReduceKind k, ValueId x, int axis, bool keepdims, const 
   ValueId r = one(B(loc), ir::OpKind::Reduce, {x}, loc, {}, [&](ir::Op& op) {
     op.reduce = k;
     op.axis = axis;
+    apply_numerics(op, n, ir::reduce_name(k), loc, t.dtype);
   });
   if (keepdims) {
     Shape ks = kept;

@@ -70,6 +70,7 @@ void clone_region(const Region& from, Region& to) {
     c->smem_offset = op->smem_offset;
     c->smem_bytes = op->smem_bytes;
     c->in_bounds = op->in_bounds;
+    c->sync_after = op->sync_after;
     c->regions.resize(op->regions.size());
     for (std::size_t i = 0; i < op->regions.size(); ++i) clone_region(op->regions[i], c->regions[i]);
     to.ops.push_back(std::move(c));
@@ -116,6 +117,7 @@ std::string facts_str(const TensorFacts& f) {
   if (f.contiguous_last) item("contig");
   if (f.extent_div16) item("div16=" + axes(f.extent_div16));
   if (f.stride_div16) item("stride16=" + axes(f.stride_div16));
+  if (f.small) item("small");
   return r + "}";
 }
 

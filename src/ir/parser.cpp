@@ -347,6 +347,8 @@ class Parser {
           p.facts.aligned16 = true;
         } else if (f == "contig") {
           p.facts.contiguous_last = true;
+        } else if (f == "small") {
+          p.facts.small = true;
         } else if (f == "div16") {
           expect('=');
           p.facts.extent_div16 = parse_axes();
@@ -420,6 +422,7 @@ class Parser {
       if (key == "ftz") { op.ftz = true; continue; }
       if (key == "propagate_nan") { op.propagate_nan = true; continue; }
       if (key == "in_bounds") { op.in_bounds = true; continue; }
+      if (key == "sync_after") { op.sync_after = true; continue; }
       expect('=');
       if (key == "axis") op.axis = static_cast<int>(parse_int());
       else if (key == "tile") op.shape = parse_list();

@@ -126,6 +126,7 @@ class Printer {
     if (op.ftz) more("ftz");
     if (op.propagate_nan) more("propagate_nan");
     if (op.in_bounds) more("in_bounds");
+    if (op.sync_after) more("sync_after");
     if (op.smem_offset >= 0) more("smem = [" + std::to_string(op.smem_offset) + ", " + std::to_string(op.smem_bytes) + "]");
     return a.str();
   }

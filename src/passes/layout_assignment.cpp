@@ -61,7 +61,7 @@ class LayoutAssignment : public Pass {
  private:
   // ---- the target ----
   void choose_target(ir::Kernel& k, const PassContext& ctx) {
-    const CompileOptions& o = ctx.options;
+    const KernelOptions& o = ctx.options;
     int min_bytes = 0;
     std::int64_t max_n = 1;
     bool cross = false;
@@ -134,7 +134,9 @@ class LayoutAssignment : public Pass {
     // A replicated value is what every layout of one element is.
     if (replicated_value(v)) return v;
     InsertPoint ip(*k_, r, at);
-    ir::Op& c = ip.build(OpKind::ConvertLayout, {v}, {}, {});
+    // The conversion is reported at the op that needs it.
+    const SourceLoc loc = at < r.ops.size() ? r.ops[at]->loc : SourceLoc{};
+    ir::Op& c = ip.build(OpKind::ConvertLayout, {v}, loc, {});
     at = ip.position();
     set(c.results[0], want);
     return c.results[0];

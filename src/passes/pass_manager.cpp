@@ -18,12 +18,15 @@ struct Entry {
 
 // Every pass, by the name golden tests and pipelines use.
 const Entry kPasses[] = {
+    {"bounds", make_bounds},
     {"canonicalize", make_canonicalize},
     {"constant-fold", make_constant_fold},
     {"cse", make_cse},
     {"dce", make_dead_code},
     {"layout-assignment", make_layout_assignment},
     {"precision", make_precision},
+    {"schedule", make_schedule},
+    {"smem-alloc", make_smem_alloc},
 };
 
 std::string file_safe(const std::string& s) {
@@ -98,6 +101,12 @@ PassManager tile_pipeline() {
   return pm;
 }
 
-PassManager cuda_pipeline() { return tile_pipeline(); }
+PassManager cuda_pipeline() {
+  PassManager pm = tile_pipeline();
+  // To the GPU-level IR: layouts, then conversions that cancel, then the accesses the facts prove
+  // in bounds, the order of each region, and the shared memory of what remains.
+  pm.add("layout-assignment").add("canonicalize").add("cse").add("dce").add("bounds").add("schedule").add("smem-alloc");
+  return pm;
+}
 
 }  // namespace ctile::passes

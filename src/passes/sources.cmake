@@ -1,5 +1,8 @@
 list(APPEND CTILE_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/pass_manager.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/bounds.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/schedule.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/smem_alloc.cpp
   ${CMAKE_CURRENT_LIST_DIR}/canonicalize.cpp
   ${CMAKE_CURRENT_LIST_DIR}/constant_fold.cpp
   ${CMAKE_CURRENT_LIST_DIR}/cse.cpp

@@ -91,6 +91,24 @@ ir::TensorFacts tensor_facts(bool aligned16, const Shape& shape, const Shape& st
     if (d + 1 < rank && (strides[d] % 16 == 0 || shape[d] == 1)) f.stride_div16 |= bit;
   }
   if (rank > 0) f.contiguous_last = strides[rank - 1] == 1 || shape[rank - 1] == 1;
+  // Offsets fit in 32 bits: the farthest element is below 2^31 elements from element 0.
+  std::int64_t far = 0;
+  bool small = true;
+  for (std::size_t d = 0; d < rank && small; ++d) {
+    if (shape[d] <= 0) {
+      far = 0;
+      break;  // no elements: nothing is ever accessed
+    }
+    if (strides[d] == INT64_MIN) {
+      small = false;
+      break;
+    }
+    const std::int64_t s = strides[d] < 0 ? -strides[d] : strides[d];
+    if (s != 0 && shape[d] - 1 > (std::int64_t{1} << 31) / s) small = false;
+    else far += (shape[d] - 1) * s;
+    small = small && far < (std::int64_t{1} << 31) && shape[d] < (std::int64_t{1} << 31);
+  }
+  f.small = small;
   return f;
 }
 

@@ -1,4 +1,4 @@
-// Per-kernel compile options: the knobs a user may set on a launch (`.options({...})`),
+// Per-kernel options: the compilation knobs a user may set on a launch (`.options({...})`),
 // `compile_only` and `warm_up`. They are part of both kernel caches' keys (memory and disk), so two
 // launches with different options never share a compiled kernel. Zero means "the compiler
 // chooses". The environment variables CTILE_WARPS, CTILE_STAGES and CTILE_FAST_MATH override them
@@ -10,7 +10,7 @@
 
 namespace ctile {
 
-struct CompileOptions {
+struct KernelOptions {
   // Warps that run one tile block (a power of two, 1..32); 0: the layout pass chooses.
   int warps = 0;
   // Loads issued ahead over tile blocks on a persistent grid: 1 = none (one tile block at a time),
@@ -22,8 +22,8 @@ struct CompileOptions {
   // uses the hardware's approximations with subnormals flushed to zero (docs/ir.md, "Numerics").
   bool fast_math = false;
 
-  friend bool operator==(const CompileOptions&, const CompileOptions&) = default;
-  friend auto operator<=>(const CompileOptions&, const CompileOptions&) = default;
+  friend bool operator==(const KernelOptions&, const KernelOptions&) = default;
+  friend auto operator<=>(const KernelOptions&, const KernelOptions&) = default;
 
   // "" for the defaults, else e.g. "warps=4,stages=2,fast_math": stable, for keys and messages.
   std::string str() const;
@@ -31,7 +31,7 @@ struct CompileOptions {
   void validate(const std::string& kernel) const;
   // These options with the environment's overrides applied (CTILE_WARPS, CTILE_STAGES,
   // CTILE_BLOCKS_PER_CTA, CTILE_FAST_MATH; a malformed value is a UserError).
-  CompileOptions with_env_overrides() const;
+  KernelOptions with_env_overrides() const;
 };
 
 }  // namespace ctile

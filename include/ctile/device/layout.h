@@ -1,35 +1,9 @@
-// ctile device library: how tile values live in registers, and index math over static tile shapes.
-//
-// A tile of N elements is spread over the NT threads of the block in slots: thread `tid` holds slots
-// s = 0 .. S-1 (S = ceil(N / (NT*V)) * V), slot s holding the row-major linear element
-//   i = (s / V) * (NT*V) + tid*V + (s % V)       (valid when i < N)
-// so every group of V slots is V consecutive elements (one 16-byte access for the narrowest type)
-// and consecutive threads hold consecutive groups (coalesced). Tiles of one element are not spread:
-// every thread holds the value (a plain variable).
+// ctile device library: index math over static tile shapes (the layouts of values are in regs.h).
 #pragma once
 
 #include "ctile/device/types.h"
 
 namespace ct {
-
-template <class T, int S>
-struct Regs {
-  T v[S];
-};
-
-// The kernel-wide thread/slot mapping: NT threads per block, vector width V.
-template <int NT, int V>
-struct Layout {
-  static constexpr int threads = NT;
-  static constexpr int vec = V;
-  static constexpr int span = NT * V;  // elements covered by one group of slots over the block
-  static constexpr int slots(long long n) { return (int)((n + span - 1) / span) * V; }
-  static CT_DEV int elem(int tid, int s) { return (s / V) * span + tid * V + (s % V); }
-  // Does group g (slots g*V .. g*V+V-1) of thread tid hold elements of a tile of N elements?
-  // Always when N is a multiple of the span (tid < NT), which the compiler then sees.
-  template <int N>
-  static CT_DEV bool group_in(int g, int tid) { return N % span == 0 || g * span + tid * V < N; }
-};
 
 // A static tile shape (every extent a power of two), row-major.
 template <int... E>
@@ -54,55 +28,6 @@ struct Shape {
   }
   static __host__ __device__ constexpr int coord(int d, int i) { return (int)(((unsigned)i >> shift(d)) & (unsigned)(ext(d) - 1)); }
 };
-
-// A spread tile held in 32-bit words, two 16-bit elements per word, so that a tile loaded ahead
-// of its use (prefetched) waits in half the registers; other element types are held as they are.
-template <class T, int S, bool P = (sizeof(T) == 2 && S % 2 == 0)>
-struct Packed {
-  Regs<T, S> r;
-};
-template <class T, int S>
-struct Packed<T, S, true> {
-  u32 w[S / 2];
-};
-template <class T>
-union Bits16 {
-  T t;
-  u16 u;
-};
-template <class T, int S>
-CT_DEV Packed<T, S> pack(const Regs<T, S>& x) {
-  Packed<T, S> p;
-  if constexpr (sizeof(T) == 2 && S % 2 == 0) {
-#pragma unroll
-    for (int k = 0; k < S / 2; ++k) {
-      Bits16<T> lo, hi;
-      lo.t = x.v[2 * k];
-      hi.t = x.v[2 * k + 1];
-      p.w[k] = (u32)lo.u | ((u32)hi.u << 16);
-    }
-  } else {
-    p.r = x;
-  }
-  return p;
-}
-template <class T, int S>
-CT_DEV Regs<T, S> unpack(const Packed<T, S>& p) {
-  if constexpr (sizeof(T) == 2 && S % 2 == 0) {
-    Regs<T, S> x;
-#pragma unroll
-    for (int k = 0; k < S / 2; ++k) {
-      Bits16<T> lo, hi;
-      lo.u = (u16)(p.w[k] & 0xffffu);
-      hi.u = (u16)(p.w[k] >> 16);
-      x.v[2 * k] = lo.t;
-      x.v[2 * k + 1] = hi.t;
-    }
-    return x;
-  } else {
-    return p.r;
-  }
-}
 
 // Small fixed-size index lists (tile indices, coordinates).
 template <int R>

@@ -4,6 +4,7 @@
 // follow fmin/fmax. Accurate math functions (no fast-math); rsqrt is 1 / sqrt like the reference.
 #pragma once
 
+#include "ctile/device/arch.h"
 #include "ctile/device/types.h"
 
 namespace ct {
@@ -231,6 +232,53 @@ template <class T>
 CT_DEV bool op_gt(T a, T b) { return up(a) > up(b); }
 template <class T>
 CT_DEV bool op_ge(T a, T b) { return up(a) >= up(b); }
+
+// ---- precision variants (docs/ir.md, "Numerics"): the generated code names the one the op's
+// rounding attribute asks for. f16/bf16 compute in f32; approx exists for f32 compute only.
+CT_DEV float flush(float x) { return fabsf(x) < 1.17549435e-38f ? copysignf(0.0f, x) : x; }
+CT_DEV double flush(double x) { return x; }
+#define CT_APPROX_UNARY(NAME, EXPR)                 \
+  template <class T>                                \
+  CT_DEV T NAME(T a) {                              \
+    const float x = up(a);                          \
+    return down<T>(EXPR);                           \
+  }
+CT_APPROX_UNARY(op_exp_approx, ex2_approx(x * 1.44269504088896341f))
+CT_APPROX_UNARY(op_exp2_approx, ex2_approx(x))
+CT_APPROX_UNARY(op_log_approx, lg2_approx(x) * 0.693147180559945309f)
+CT_APPROX_UNARY(op_log2_approx, lg2_approx(x))
+CT_APPROX_UNARY(op_sqrt_approx, sqrt_approx(x))
+CT_APPROX_UNARY(op_rsqrt_approx, rsqrt_approx(x))
+CT_APPROX_UNARY(op_tanh_approx, tanh_approx(x))
+#undef CT_APPROX_UNARY
+template <class T>
+CT_DEV T op_div_full(T a, T b) {
+  if constexpr (is_same<T, double>::value) return a / b;
+  else return down<T>(div_full(up(a), up(b)));
+}
+template <class T>
+CT_DEV T op_div_approx(T a, T b) {
+  return down<T>(div_approx(up(a), up(b)));
+}
+// Subnormal inputs and results flushed (the ftz attribute with an exact rounding).
+template <class T, class F>
+CT_DEV T with_ftz(F f, T a) {
+  if constexpr (is_same<T, double>::value) return f(a);
+  else return down<T>(flush(up(f(down<T>(flush(up(a)))))));
+}
+template <class T, class F>
+CT_DEV T with_ftz(F f, T a, T b) {
+  if constexpr (is_same<T, double>::value) return f(a, b);
+  else return down<T>(flush(up(f(down<T>(flush(up(a))), down<T>(flush(up(b)))))));
+}
+template <class T>
+CT_DEV T op_max_nan(T a, T b) {
+  return down<T>(fmax_nan(up(a), up(b)));
+}
+template <class T>
+CT_DEV T op_min_nan(T a, T b) {
+  return down<T>(fmin_nan(up(a), up(b)));
+}
 
 // Index operands of gather/scatter/atomics as i64: u64 values past INT64_MAX are out of bounds (-1).
 template <class T>

@@ -2,8 +2,11 @@
 #pragma once
 
 #include "ctile/device/config.h"
+#include "ctile/device/arch.h"
 #include "ctile/device/types.h"
 #include "ctile/device/numeric.h"
 #include "ctile/device/layout.h"
 #include "ctile/device/memory.h"
 #include "ctile/device/block.h"
+#include "ctile/device/regs.h"
+#include "ctile/device/dist.h"

@@ -22,9 +22,17 @@ ValueId emit_block_id(int axis, const SourceLoc& loc);
 ValueId emit_num_blocks(int axis, const SourceLoc& loc);
 ValueId emit_dim(ValueId tensor_like, int axis, const SourceLoc& loc);
 
-ValueId emit_unary(ir::UnaryFn f, ValueId x, const SourceLoc& loc);
+// Numerics of one float op (docs/ir.md, "Numerics"): a rounding (Default: the op's own, which the
+// kernel option fast_math may make approximate), flushing subnormals, and min/max's NaN policy.
+struct Numerics {
+  ir::Rounding rounding = ir::Rounding::Default;
+  bool ftz = false;
+  bool propagate_nan = false;
+};
+
+ValueId emit_unary(ir::UnaryFn f, ValueId x, const SourceLoc& loc, Numerics n = {});
 // Binary ops broadcast their operands numpy-style (trailing axes aligned, extents 1 stretch).
-ValueId emit_binary(ir::BinaryFn f, ValueId a, ValueId b, const SourceLoc& loc);
+ValueId emit_binary(ir::BinaryFn f, ValueId a, ValueId b, const SourceLoc& loc, Numerics n = {});
 ValueId emit_binary_scalar(ir::BinaryFn f, ValueId a, ir::Scalar s, bool scalar_on_left, const SourceLoc& loc);
 ValueId emit_cmp(ir::CmpPred p, ValueId a, ValueId b, const SourceLoc& loc);
 ValueId emit_cmp_scalar(ir::CmpPred p, ValueId a, ir::Scalar s, const SourceLoc& loc);
@@ -38,7 +46,7 @@ ValueId emit_permute(ValueId x, const std::vector<int>& perm, const SourceLoc& l
 ValueId emit_cat(ValueId a, ValueId b, int axis, const SourceLoc& loc);
 ValueId emit_extract(ValueId x, const Shape& offsets, const Shape& shape, const SourceLoc& loc);
 
-ValueId emit_reduce(ir::ReduceKind k, ValueId x, int axis, bool keepdims, const SourceLoc& loc);
+ValueId emit_reduce(ir::ReduceKind k, ValueId x, int axis, bool keepdims, const SourceLoc& loc, Numerics n = {});
 ValueId emit_scan(ValueId x, int axis, const SourceLoc& loc);
 ValueId emit_mma(ValueId a, ValueId b, ValueId acc, const SourceLoc& loc);
 

@@ -204,11 +204,39 @@ inline Index num_blocks(int axis, std::source_location l = std::source_location:
   return Index(detail::emit_num_blocks(axis, l), l);
 }
 
+// ---- precision (docs/ir.md, "Numerics") ----
+// A rounding for one float op: ctile::rounding::rn (correctly rounded: division and sqrt),
+// ctile::rounding::full (within a few ulp, the default of the transcendental functions),
+// ctile::rounding::approx (the hardware's fast approximations, subnormals flushed to zero; also
+// spelled ctile::approx). The kernel option fast_math makes every op left at its default approx;
+// an op given a precision here keeps it.
+struct Precision {
+  ir::Rounding rounding;
+  bool ftz;
+};
+namespace rounding {
+inline constexpr Precision rn{ir::Rounding::Rn, false};
+inline constexpr Precision full{ir::Rounding::Full, false};
+inline constexpr Precision approx{ir::Rounding::Approx, true};
+}  // namespace rounding
+inline constexpr Precision approx = rounding::approx;
+// min/max (element-wise and reductions) ignore a NaN operand by default; with propagate_nan a NaN
+// operand gives NaN.
+struct NanPolicy {
+  bool propagate;
+};
+inline constexpr NanPolicy propagate_nan{true};
+inline constexpr NanPolicy ignore_nan{false};
+
 // ---- element-wise math ----
 #define CTILE_UNARY_FN(NAME, FN)                                                                   \
   template <Element T>                                                                             \
   Tile<T> NAME(const Tile<T>& x, std::source_location l = std::source_location::current()) {      \
     return Tile<T>(detail::emit_unary(ir::UnaryFn::FN, x.value(), l), l);                          \
+  }                                                                                                \
+  template <Element T>                                                                             \
+  Tile<T> NAME(const Tile<T>& x, Precision p, std::source_location l = std::source_location::current()) { \
+    return Tile<T>(detail::emit_unary(ir::UnaryFn::FN, x.value(), l, {p.rounding, p.ftz, false}), l); \
   }
 CTILE_UNARY_FN(exp, Exp)
 CTILE_UNARY_FN(exp2, Exp2)
@@ -238,6 +266,23 @@ CTILE_BINARY_FN(maximum, Max)
 CTILE_BINARY_FN(minimum, Min)
 CTILE_BINARY_FN(pow, Pow)
 #undef CTILE_BINARY_FN
+
+template <Element T>
+Tile<T> maximum(const Tile<T>& a, const std::type_identity_t<Tile<T>>& b, NanPolicy n,
+                std::source_location l = std::source_location::current()) {
+  return Tile<T>(detail::emit_binary(ir::BinaryFn::Max, a.value(), b.value(), l, {ir::Rounding::Default, false, n.propagate}), l);
+}
+template <Element T>
+Tile<T> minimum(const Tile<T>& a, const std::type_identity_t<Tile<T>>& b, NanPolicy n,
+                std::source_location l = std::source_location::current()) {
+  return Tile<T>(detail::emit_binary(ir::BinaryFn::Min, a.value(), b.value(), l, {ir::Rounding::Default, false, n.propagate}), l);
+}
+// a / b with a chosen precision (plain `/` uses the default: correctly rounded).
+template <Element T>
+Tile<T> div(const Tile<T>& a, const std::type_identity_t<Tile<T>>& b, Precision p,
+            std::source_location l = std::source_location::current()) {
+  return Tile<T>(detail::emit_binary(ir::BinaryFn::Div, a.value(), b.value(), l, {p.rounding, p.ftz, false}), l);
+}
 
 template <Element T>
 Tile<T> fma(const Tile<T>& a, const std::type_identity_t<Tile<T>>& b, const std::type_identity_t<Tile<T>>& c,
@@ -306,6 +351,14 @@ CTILE_REDUCE_FN(max, Max)
 CTILE_REDUCE_FN(min, Min)
 CTILE_REDUCE_FN(prod, Prod)
 #undef CTILE_REDUCE_FN
+template <Element T>
+Tile<T> max(const Tile<T>& x, int axis, bool keepdims, NanPolicy n, std::source_location l = std::source_location::current()) {
+  return Tile<T>(detail::emit_reduce(ir::ReduceKind::Max, x.value(), axis, keepdims, l, {ir::Rounding::Default, false, n.propagate}), l);
+}
+template <Element T>
+Tile<T> min(const Tile<T>& x, int axis, bool keepdims, NanPolicy n, std::source_location l = std::source_location::current()) {
+  return Tile<T>(detail::emit_reduce(ir::ReduceKind::Min, x.value(), axis, keepdims, l, {ir::Rounding::Default, false, n.propagate}), l);
+}
 template <Element T>
 Index argmax(const Tile<T>& x, int axis, bool keepdims = false, std::source_location l = std::source_location::current()) {
   return Index(detail::emit_reduce(ir::ReduceKind::ArgMax, x.value(), axis, keepdims, l), l);

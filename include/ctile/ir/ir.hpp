@@ -176,6 +176,7 @@ struct Op {
   std::int64_t smem_offset = -1;  // byte offset of this op's shared-memory scratch (-1: none)
   std::int64_t smem_bytes = 0;
   bool in_bounds = false;         // load/store: every element of every tile block is inside the tensor
+  bool sync_after = false;        // the tile block synchronises after this op (a ct.for: after each iteration)
 };
 
 // Facts about a tensor parameter that hold for every launch of one specialisation. The launcher
@@ -190,19 +191,22 @@ struct Op {
 //   stride_div16     bit d, for every axis but the last: stride_d % 16 == 0 in elements (a stride
 //                    of 0, a broadcast axis, counts), or extent_d == 1 (the stride is never used).
 //                    The last axis's bit is never set (contiguous_last describes it).
+//   small            every element's offset from element 0 (sum of (extent_d - 1) * |stride_d|) is
+//                    below 2^31, so offsets may be computed in 32 bits.
 // Only tensor-like params (Piece and Tensor types) carry facts; a scalar param's are all clear.
 struct TensorFacts {
   bool aligned16 = false;
   bool contiguous_last = false;
   std::uint32_t extent_div16 = 0;
   std::uint32_t stride_div16 = 0;
+  bool small = false;
 
-  bool any() const { return aligned16 || contiguous_last || extent_div16 != 0 || stride_div16 != 0; }
+  bool any() const { return aligned16 || contiguous_last || extent_div16 != 0 || stride_div16 != 0 || small; }
   friend bool operator==(const TensorFacts&, const TensorFacts&) = default;
   friend auto operator<=>(const TensorFacts&, const TensorFacts&) = default;
 };
 
-// The printed form: "" when no fact holds, else e.g. "{align16, contig, div16=[0,1], stride16=[0]}"
+// The printed form: "" when no fact holds, else e.g. "{align16, contig, div16=[0,1], stride16=[0], small}"
 // (only the facts that hold, in this order; axis lists ascending).
 std::string facts_str(const TensorFacts& f);
 

@@ -16,7 +16,7 @@ namespace ctile::passes {
 
 // What the passes know about the compilation.
 struct PassContext {
-  CompileOptions options;
+  KernelOptions options;
   int sm = 0;                // target compute capability * 10; 0: no GPU target (the CPU interpreter)
   std::string dump_dir;      // "" : CTILE_DUMP_PASSES, else no dumps
   bool verify_each = true;   // run the verifier after every pass (InternalError on a broken pass)

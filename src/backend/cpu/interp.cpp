@@ -111,12 +111,12 @@ void BlockInterp::exec_op(const ir::Op& op) {
     case OpKind::Cat: return op_cat(op.axis, in(0), in(1), out());
     case OpKind::Extract: return op_extract(op.offsets, in(0), out());
     case OpKind::Unary: return op_unary(op.unary, in(0), out());
-    case OpKind::Binary: return op_binary(op.binary, in(0), in(1), out());
+    case OpKind::Binary: return op_binary(op.binary, in(0), in(1), out(), op.propagate_nan);
     case OpKind::Fma: return op_fma(in(0), in(1), in(2), out());
     case OpKind::Cmp: return op_cmp(op.cmp, in(0), in(1), out());
     case OpKind::Select: return op_select(in(0), in(1), in(2), out());
     case OpKind::Convert: return op_convert(in(0), out());
-    case OpKind::Reduce: return op_reduce(op.reduce, op.axis, in(0), out());
+    case OpKind::Reduce: return op_reduce(op.reduce, op.axis, in(0), out(), op.propagate_nan);
     case OpKind::Scan: return op_scan(op.axis, in(0), out());
     case OpKind::Mma: return op_mma(in(0), in(1), in(2), out());
     case OpKind::For: return exec_for(op);

@@ -137,7 +137,8 @@ class BlockInterp {
 // ---- op implementations (ops_*.cpp) ----
 // element-wise (ops_elementwise.cpp)
 void op_unary(ir::UnaryFn fn, const Tile& x, Tile& out);
-void op_binary(ir::BinaryFn fn, const Tile& a, const Tile& b, Tile& out);
+// propagate_nan: float min/max give NaN when either operand is NaN (else the other operand).
+void op_binary(ir::BinaryFn fn, const Tile& a, const Tile& b, Tile& out, bool propagate_nan = false);
 void op_fma(const Tile& a, const Tile& b, const Tile& c, Tile& out);
 void op_cmp(ir::CmpPred p, const Tile& a, const Tile& b, Tile& out);
 void op_select(const Tile& c, const Tile& a, const Tile& b, Tile& out);
@@ -151,7 +152,7 @@ void op_permute(const std::vector<int>& perm, const Tile& x, Tile& out);
 void op_cat(int axis, const Tile& a, const Tile& b, Tile& out);
 void op_extract(const Shape& offsets, const Tile& x, Tile& out);
 // reductions, scans, mma (ops_reduce.cpp)
-void op_reduce(ir::ReduceKind kind, int axis, const Tile& x, Tile& out);
+void op_reduce(ir::ReduceKind kind, int axis, const Tile& x, Tile& out, bool propagate_nan = false);
 void op_scan(int axis, const Tile& x, Tile& out);
 void op_mma(const Tile& a, const Tile& b, const Tile& acc, Tile& out);
 // memory (ops_memory.cpp). `tile_index` addresses a tile of shape out.shape (Load/LoadPiece).

@@ -1,6 +1,7 @@
 // Element-wise ops of the CPU interpreter: Unary, Binary, Fma, Cmp, Select, Convert.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "interp.hpp"
 #include "numeric.hpp"
@@ -70,8 +71,15 @@ void unary_int(UnaryFn fn, const Tile& x, Tile& out) {
 }
 
 template <class T>
-void binary_float(BinaryFn fn, const Tile& a, const Tile& b, Tile& out) {
+void binary_float(BinaryFn fn, const Tile& a, const Tile& b, Tile& out, bool propagate_nan) {
   using C = typename Arith<T>::C;
+  if (propagate_nan && (fn == BinaryFn::Min || fn == BinaryFn::Max)) {
+    const bool mx = fn == BinaryFn::Max;
+    return map2<T>(a, b, out, [mx](C x, C y) {
+      if (std::isnan(x) || std::isnan(y)) return std::numeric_limits<C>::quiet_NaN();
+      return mx ? std::fmax(x, y) : std::fmin(x, y);
+    });
+  }
   switch (fn) {
     case BinaryFn::Add: return map2<T>(a, b, out, [](C x, C y) { return x + y; });
     case BinaryFn::Sub: return map2<T>(a, b, out, [](C x, C y) { return x - y; });
@@ -140,9 +148,9 @@ void op_unary(UnaryFn fn, const Tile& x, Tile& out) {
   });
 }
 
-void op_binary(BinaryFn fn, const Tile& a, const Tile& b, Tile& out) {
+void op_binary(BinaryFn fn, const Tile& a, const Tile& b, Tile& out, bool propagate_nan) {
   dispatch(a.dtype, [&]<class T>(std::type_identity<T>) {
-    if constexpr (is_float_v<T>) binary_float<T>(fn, a, b, out);
+    if constexpr (is_float_v<T>) binary_float<T>(fn, a, b, out, propagate_nan);
     else if constexpr (is_bool_v<T>) binary_bool(fn, a, b, out);
     else binary_int<T>(fn, a, b, out);
   });

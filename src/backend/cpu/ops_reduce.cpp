@@ -1,5 +1,6 @@
 // Reductions, scans and matrix multiply-accumulate.
 #include <cmath>
+#include <limits>
 #include <memory>
 #include <vector>
 
@@ -34,7 +35,7 @@ bool is_nan_elem(typename Arith<T>::C v) {
 }
 
 template <class T>
-void reduce_t(ir::ReduceKind kind, const Split& s, const Tile& x, Tile& out) {
+void reduce_t(ir::ReduceKind kind, const Split& s, const Tile& x, Tile& out, bool propagate_nan) {
   using A = Arith<T>;
   using C = typename A::C;
   const T* in = x.as<T>();
@@ -80,7 +81,10 @@ void reduce_t(ir::ReduceKind kind, const Split& s, const Tile& x, Tile& out) {
           C* r = acc.get() + o * s.inner;
           for (std::int64_t i = 0; i < s.inner; ++i) {
             const C v = A::up(at(o, a, i));
-            if constexpr (is_float_v<T>) r[i] = mx ? std::fmax(r[i], v) : std::fmin(r[i], v);
+            if constexpr (is_float_v<T>) {
+              if (propagate_nan && (std::isnan(r[i]) || std::isnan(v))) r[i] = std::numeric_limits<C>::quiet_NaN();
+              else r[i] = mx ? std::fmax(r[i], v) : std::fmin(r[i], v);
+            }
             else r[i] = mx ? (v > r[i] ? v : r[i]) : (v < r[i] ? v : r[i]);
           }
         }
@@ -115,9 +119,9 @@ void reduce_t(ir::ReduceKind kind, const Split& s, const Tile& x, Tile& out) {
 
 }  // namespace
 
-void op_reduce(ir::ReduceKind kind, int axis, const Tile& x, Tile& out) {
+void op_reduce(ir::ReduceKind kind, int axis, const Tile& x, Tile& out, bool propagate_nan) {
   const Split s = split(*x.shape, axis);
-  dispatch(x.dtype, [&]<class T>(std::type_identity<T>) { reduce_t<T>(kind, s, x, out); });
+  dispatch(x.dtype, [&]<class T>(std::type_identity<T>) { reduce_t<T>(kind, s, x, out, propagate_nan); });
 }
 
 void op_scan(int axis, const Tile& x, Tile& out) {

@@ -1,19 +1,18 @@
-// IR -> CUDA C++ over the device tile library (include/ctile/device). docs/cuda_backend.md describes
-// the thread/element mapping, when shared memory is used and the vectorisation rules.
-//
-// One CUDA block runs one tile block (a grid-stride loop over linear block ids); each IR op becomes
-// one statement (or a short block) commented with the user's source location.
+// IR -> CUDA C++ over the device tile library (include/ctile/device). generate() runs the CUDA
+// pipeline (passes/pass.hpp: the tile-level passes, layout assignment, bounds, scheduling, shared
+// memory) and prints the GPU-level IR it produces: every decision (threads, layouts, conversions,
+// scratch, order) is in the IR; this file only spells each op in C++. docs/compiler.md and
+// docs/cuda_backend.md describe the generated code.
 #include "codegen.hpp"
 
 #include <algorithm>
 #include <cctype>
 #include <cinttypes>
-#include <cstdarg>
 #include <cmath>
+#include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <functional>
 #include <map>
 #include <set>
 #include <sstream>
@@ -21,24 +20,22 @@
 #include "../../core/numeric.hpp"  // scalar_to, dispatch: constants and scalars cast exactly like the reference
 #include "ctile/core/error.hpp"
 #include "ctile/ir/op_info.hpp"
+#include "ctile/passes/pass.hpp"
 
 namespace ctile::backend::cuda {
 namespace {
 
+using ir::Layout;
 using ir::OpKind;
 using ir::Type;
 using ir::ValueId;
 
-constexpr int kMaxThreads = 1024;         // CodegenOptions::threads may ask for up to this many
-constexpr int kMaxChosenThreads = 256;    // the generator's own choice (x2 for element-wise kernels)
-constexpr int kGroupsPerThread = 2;       // vector groups per thread of the largest tile (see analyze)
-constexpr int kMinThreads = 32;
-constexpr int kMaxSlots = 512;          // registers per thread for one tile value
+constexpr int kMaxRegs = 512;  // elements per thread of one tile value
 constexpr std::size_t kMaxParamBytes = 4096;
 constexpr std::size_t kTensorDescBytes = 104;
 constexpr std::size_t kGridBytes = 48;
 
-// Dynamic shared memory a block may use on the target (opt-in above 48 KB).
+// Dynamic shared memory a CTA may use on the target (opt-in above 48 KB).
 std::size_t smem_limit(int sm) {
   if (sm >= 90) return 227 * 1024;
   if (sm == 80 || sm == 87) return 163 * 1024;
@@ -82,7 +79,7 @@ int log2i(std::int64_t v) {
   return l;
 }
 
-std::size_t align16(std::size_t b) { return (b + 15) / 16 * 16; }
+std::int64_t align16(std::int64_t b) { return (b + 15) / 16 * 16; }
 
 // A C++ literal of dtype `d` holding `v` cast to d exactly as the reference does.
 std::string literal(DType d, const ir::Scalar& v) {
@@ -136,7 +133,7 @@ std::string sanitize(const std::string& s) {
   return r;
 }
 
-// A source location for comments and messages (no newlines; '*/' harmless in // comments).
+// A source location for comments and messages (no newlines).
 std::string loc_str(const SourceLoc& l) {
   std::string s = l.known() ? l.str() : "<unknown>";
   for (char& c : s)
@@ -153,12 +150,6 @@ std::string c_string(const std::string& s) {
   return r + "\"";
 }
 
-// Must be emitted even when its results are unused (stores, atomics, control flow, yields).
-bool has_side_effects(OpKind k) {
-  const ir::Effect e = ir::traits(k).effect;
-  return e == ir::Effect::WriteMemory || e == ir::Effect::Control || e == ir::Effect::Terminator;
-}
-
 const char* atomic_op(ir::AtomicKind k) {
   switch (k) {
     case ir::AtomicKind::Add: return "ct::kAtomicAdd";
@@ -169,23 +160,73 @@ const char* atomic_op(ir::AtomicKind k) {
   throw InternalError("cuda codegen: bad atomic kind");
 }
 
-class Gen {
+// `x`'s bits k (for each k with map[k] >= 0) moved to bit map[k], as a C++ expression; runs of
+// consecutive bits move together.
+std::string bits_expr(const std::vector<int>& map, const std::string& x) {
+  std::string e;
+  for (std::size_t k = 0; k < map.size();) {
+    if (map[k] == Layout::kCopy) {
+      ++k;
+      continue;
+    }
+    std::size_t j = k + 1;
+    while (j < map.size() && map[j] != Layout::kCopy && map[j] == map[j - 1] + 1) ++j;
+    const int len = static_cast<int>(j - k), to = map[k], from = static_cast<int>(k);
+    std::string t = from ? "(" + x + " >> " + std::to_string(from) + ")" : x;
+    t = "(" + t + " & " + std::to_string((1 << len) - 1) + ")";
+    if (to) t = "(" + t + " << " + std::to_string(to) + ")";
+    e += (e.empty() ? "" : " | ") + t;
+    k = j;
+  }
+  return e.empty() ? "0" : e;
+}
+
+// Register bits of `l` that name element bits in [lo, lo + width) (as a mask over register indices).
+int reg_mask_in(const Layout& l, int lo, int width) {
+  int m = 0;
+  for (std::size_t k = 0; k < l.reg.size(); ++k)
+    if (l.reg[k] >= lo && l.reg[k] < lo + width) m |= 1 << k;
+  return m;
+}
+int hw_mask_in(const std::vector<int>& bits, int lo, int width) {
+  int m = 0;
+  for (std::size_t k = 0; k < bits.size(); ++k)
+    if (bits[k] != Layout::kCopy && bits[k] >= lo && bits[k] < lo + width) m |= 1 << k;
+  return m;
+}
+// Leading registers whose element bits are 0, 1, 2, ...: groups of that many consecutive elements.
+int vec_of(const Layout& l) {
+  int v = 0;
+  while (v < static_cast<int>(l.reg.size()) && l.reg[static_cast<std::size_t>(v)] == v) ++v;
+  return 1 << v;
+}
+
+class Emitter {
  public:
-  Gen(const ir::Kernel& k, const CodegenOptions& o) : k_(k), opt_(o) {}
+  Emitter(const ir::Kernel& k, int sm) : k_(k), sm_(sm) {}
 
   GeneratedKernel run() {
     analyze();
     GeneratedKernel g;
     g.entry = entry_;
-    g.threads = nt_;
-    g.prefetches = !prefetch_.empty();
+    const ir::KernelTarget& t = k_.target;
+    g.threads = 32 * t.warps * t.blocks_per_cta;
+    g.blocks_per_cta = t.blocks_per_cta;
+    g.prefetches = t.persistent;
+    smem_per_block_ = align16(t.smem_bytes);
     emit_kernel();
     g.source = header() + out_.str();
-    g.smem_bytes = align16(smem_);
-    if (g.smem_bytes > smem_limit(opt_.sm))
-      throw UserError(detail::cat("kernel '", k_.name, "' needs ", g.smem_bytes, " bytes of shared memory (", smem_op_,
-                                  "), more than the ", smem_limit(opt_.sm), " a block may use on sm_", opt_.sm),
-                      smem_loc_);
+    g.smem_bytes = static_cast<std::size_t>(smem_per_block_ * t.blocks_per_cta);
+    if (g.smem_bytes > smem_limit(sm_)) {
+      const ir::Op* big = nullptr;
+      ir::walk(k_.body, [&](const ir::Op& op) {
+        if (!big || op.smem_bytes > big->smem_bytes) big = &op;
+      });
+      throw UserError(detail::cat("kernel '", k_.name, "' needs ", g.smem_bytes, " bytes of shared memory per CTA (",
+                                  big ? ir::op_name(big->kind) : "?", " needs ", big ? big->smem_bytes : 0,
+                                  " per tile block), more than the ", smem_limit(sm_), " a CTA may use on sm_", sm_),
+                      big ? big->loc : SourceLoc{});
+    }
     g.params_bytes = kGridBytes + kTensorDescBytes * static_cast<std::size_t>(n_tensors_) +
                      8 * static_cast<std::size_t>(n_scalars_);
     if (g.params_bytes > kMaxParamBytes)
@@ -196,55 +237,50 @@ class Gen {
 
  private:
   const ir::Kernel& k_;
-  CodegenOptions opt_;
-  int nt_ = 128, v_ = 4;
+  int sm_;
   int n_tensors_ = 0, n_scalars_ = 0;
-  std::vector<int> tensor_;       // per value: index into p.t (tensor, partition and piece values), else -1
-  std::vector<int> scalar_param_; // per value: index into p.s, else -1
-  std::vector<ir::Access> access_;  // per p.t index
-  std::vector<bool> live_;
-  std::set<int> scattered_pieces_;  // p.t indices of pieces written by ct.scatter_piece
-  // Loads of the body issued one tile block ahead (see plan_prefetch), and the ops their
-  // indices need, in body order.
-  std::vector<const ir::Op*> prefetch_, prefetch_cone_;
-  std::size_t smem_ = 0;
-  std::string smem_op_;
-  SourceLoc smem_loc_;
+  std::vector<int> tensor_;           // per value: index into p.t (tensor, partition and piece values), else -1
+  std::vector<int> scalar_param_;     // per value: index into p.s, else -1
+  std::vector<ir::Access> access_;    // per p.t index
+  std::vector<const ir::Param*> tparam_;  // per p.t index
+  std::set<int> scattered_pieces_;    // p.t indices of pieces written by ct.scatter_piece
+  std::vector<char> used_;            // per value: an operand somewhere
+  std::map<std::string, int> layout_ids_;
+  std::vector<Layout> layouts_;       // by id
+  std::int64_t smem_per_block_ = 0;
   std::string entry_;
   std::ostringstream out_;
-  int ind_ = 0;
-  int uid_ = 0;
+  int ind_ = 0, uid_ = 0;
 
   // ---- values ----
   const Type& type(ValueId v) const { return k_.type(v); }
   std::int64_t numel_of(ValueId v) const { return numel(type(v).shape); }
   bool rep(ValueId v) const { return numel_of(v) == 1; }
-  int slots_for(std::int64_t n) const {
-    const std::int64_t span = static_cast<std::int64_t>(nt_) * v_;
-    return static_cast<int>((n + span - 1) / span) * v_;
-  }
-  int slots(ValueId v) const { return slots_for(numel_of(v)); }
+  const Layout& lay(ValueId v) const { return k_.layout(v); }
+  int lid(ValueId v) const { return layout_ids_.at(ir::layout_str(lay(v))); }
+  std::string D(ValueId v) const { return "D" + std::to_string(lid(v)); }
+  std::string tp(ValueId v) const { return "tp" + std::to_string(lid(v)); }
+  std::string own(ValueId v) const { return "own" + std::to_string(lid(v)); }
+  int regs(ValueId v) const { return lay(v).regs(); }
   static std::string name(ValueId v) { return "v" + std::to_string(v); }
   std::string ct(ValueId v) const { return ctype(type(v).dtype); }
   std::string decl_type(ValueId v) const {
     if (rep(v)) return ct(v);
-    return "ct::Regs<" + ct(v) + ", " + std::to_string(slots(v)) + ">";
+    return "ct::Regs<" + ct(v) + ", " + std::to_string(regs(v)) + ">";
   }
   std::string decl(ValueId v) const { return decl_type(v) + " " + name(v); }
-  std::string el(ValueId v) const { return rep(v) ? name(v) : name(v) + ".v[s]"; }
+  bool packed(ValueId v) const { return !rep(v) && dtype_size(type(v).dtype) == 2 && regs(v) % 2 == 0; }
+  // Element `r` (a C++ expression) of v.
+  std::string get(ValueId v, const std::string& r) const { return rep(v) ? name(v) : name(v) + ".get(" + r + ")"; }
   std::string td(ValueId v) const {
     const int t = tensor_.at(static_cast<std::size_t>(v));
     CTILE_CHECK(t >= 0, "cuda codegen: value %", v, " is not a tensor");
     return "p.t[" + std::to_string(t) + "]";
   }
   int tindex(ValueId v) const { return tensor_.at(static_cast<std::size_t>(v)); }
-
-  void need_smem(std::size_t bytes, const ir::Op& op) {
-    if (bytes > smem_) {
-      smem_ = bytes;
-      smem_op_ = ir::op_name(op.kind);
-      smem_loc_ = op.loc;
-    }
+  std::string smem(const ir::Op& op, const std::string& type_name, std::int64_t extra = 0) const {
+    CTILE_CHECK(op.smem_offset >= 0, "cuda codegen: ", ir::op_name(op.kind), " at ", loc_str(op.loc), " has no scratch");
+    return "((" + type_name + "*)(ct_smem + " + std::to_string(op.smem_offset + extra) + "))";
   }
 
   // ---- output ----
@@ -257,7 +293,6 @@ class Gen {
     --ind_;
     line(s);
   }
-
   static std::string describe(const ir::Op& op) {
     std::string d = ir::op_name(op.kind);
     switch (op.kind) {
@@ -269,12 +304,14 @@ class Gen {
       case OpKind::AtomicRMW: d += std::string(" ") + ir::atomic_name(op.atomic); break;
       default: break;
     }
+    if (op.rounding != ir::Rounding::Default) d += std::string(" ") + ir::rounding_name(op.rounding);
     return d;
   }
   static std::string comment(const ir::Op& op) { return "  // " + loc_str(op.loc) + " " + describe(op); }
 
   // ---- analysis ----
   void analyze() {
+    CTILE_CHECK(k_.gpu_level(), "cuda codegen: the kernel was not lowered to the GPU-level IR");
     const std::size_t nv = k_.values.size();
     tensor_.assign(nv, -1);
     scalar_param_.assign(nv, -1);
@@ -284,165 +321,44 @@ class Gen {
       } else {
         tensor_[static_cast<std::size_t>(p.value)] = n_tensors_++;
         access_.push_back(p.type.access);
+        tparam_.push_back(&p);
       }
     }
-    int min_bytes = 0;
-    std::int64_t max_n = 1;
-    auto see_tile = [&](ValueId v) {
-      const Type& t = type(v);
-      if (t.is_tile()) max_n = std::max(max_n, numel(t.shape));
+    auto see_layout = [&](ValueId v) {
+      if (!type(v).is_tile() || rep(v)) return;
+      const std::string s = ir::layout_str(lay(v));
+      if (!layout_ids_.count(s)) {
+        layout_ids_[s] = static_cast<int>(layouts_.size());
+        layouts_.push_back(lay(v));
+      }
     };
+    for (const ir::Param& p : k_.params) see_layout(p.value);
     ir::walk(k_.body, [&](const ir::Op& op) {
-      for (ValueId r : op.results) see_tile(r);
+      for (ValueId r : op.results) see_layout(r);
       for (const ir::Region& r : op.regions)
-        for (ValueId a : r.args) see_tile(a);
-      switch (op.kind) {
-        case OpKind::MakePartition:
-          tensor_[static_cast<std::size_t>(op.results[0])] = tindex(op.operands[0]);
-          break;
-        case OpKind::Load:
-        case OpKind::LoadPiece:
-        case OpKind::StorePiece: {
-          const int b = dtype_size(type(op.operands[0]).dtype);
-          min_bytes = min_bytes == 0 ? b : std::min(min_bytes, b);
-          break;
-        }
-        case OpKind::ScatterPiece: scattered_pieces_.insert(tindex(op.operands[0])); break;
-        default: break;
-      }
-    });
-    v_ = min_bytes == 0 ? 4 : std::min(8, 16 / min_bytes);
-    // Threads: enough that the largest tile takes about two vector groups per thread (few
-    // registers per thread, so several blocks fit on an SM and keep loads in flight).
-    nt_ = kMinThreads;
-    // Blocks of more than 256 threads were slower in every benchmark on the H200 (the per-thread
-    // cost of the reductions and tile windows is paid by more threads per tile; see docs/perf).
-    // Kernels without reductions, scans or mma (element-wise) may take 512: there the extra
-    // warps only add bytes in flight (bf16 saxpy 3.4 vs 2.3 TB/s under ncu).
-    bool cross_thread = false;
-    ir::walk(k_.body, [&](const ir::Op& op) {
-      cross_thread = cross_thread || op.kind == OpKind::Reduce || op.kind == OpKind::Scan || op.kind == OpKind::Mma;
-    });
-    const int cap = cross_thread ? kMaxChosenThreads : 2 * kMaxChosenThreads;
-    while (nt_ < cap && static_cast<std::int64_t>(nt_) * kGroupsPerThread * v_ < max_n) nt_ *= 2;
-    if (opt_.threads != 0) {
-      if (opt_.threads < kMinThreads || opt_.threads > kMaxThreads || (opt_.threads & (opt_.threads - 1)) != 0)
-        throw UserError(detail::cat("cuda backend: ", opt_.threads, " threads per block requested for kernel '", k_.name,
-                                    "'; give a power of two from ", kMinThreads, " to ", kMaxThreads));
-      nt_ = opt_.threads;
-    }
-    // Register budget: every tile value must fit.
-    ir::walk(k_.body, [&](const ir::Op& op) {
+        for (ValueId a : r.args) see_layout(a);
+      if (op.kind == OpKind::MakePartition) tensor_[static_cast<std::size_t>(op.results[0])] = tindex(op.operands[0]);
+      if (op.kind == OpKind::ScatterPiece) scattered_pieces_.insert(tindex(op.operands[0]));
       for (ValueId r : op.results)
-        if (type(r).is_tile() && slots(r) > kMaxSlots)
-          throw UserError(detail::cat("tile ", type_str(type(r)), " is too large for the CUDA backend (", slots(r),
-                                      " registers per thread, at most ", kMaxSlots, "); use smaller tiles"),
+        if (type(r).is_tile() && !rep(r) && regs(r) > kMaxRegs)
+          throw UserError(detail::cat("tile ", type_str(type(r)), " is too large for the CUDA backend (", regs(r),
+                                      " elements per thread, at most ", kMaxRegs, "); use smaller tiles or more warps"),
                           op.loc);
     });
-    live_.assign(nv, false);
-    mark_live(k_.body);
-    if (opt_.prefetch) {
-      plan_prefetch();
-      // The body no longer computes the prefetched loads' indices (the prefetch scope does).
-      if (!prefetch_.empty()) {
-        live_.assign(nv, false);
-        mark_live(k_.body);
-      }
-    }
+    used_.assign(nv, 0);
+    ir::walk(k_.body, [&](const ir::Op& op) {
+      for (ValueId v : op.operands) used_[static_cast<std::size_t>(v)] = 1;
+    });
     entry_ = "ctile_" + sanitize(k_.name.empty() ? std::string("kernel") : k_.name);
     if (entry_.size() > 80) entry_.resize(80);
-  }
-
-  // Pure ops whose results nobody uses are not emitted (one reverse pass: uses follow definitions).
-  void mark_live(const ir::Region& r) {
-    for (auto it = r.ops.rbegin(); it != r.ops.rend(); ++it) {
-      const ir::Op& op = **it;
-      bool live = has_side_effects(op.kind);
-      for (ValueId v : op.results) live = live || live_[static_cast<std::size_t>(v)];
-      if (!live || (&r == &k_.body && prefetched(op))) continue;
-      for (auto rit = op.regions.rbegin(); rit != op.regions.rend(); ++rit) mark_live(*rit);
-      for (ValueId v : op.operands) live_[static_cast<std::size_t>(v)] = true;
-    }
-  }
-  // Software pipelining over tile blocks: a tile load at the top level of the body whose indices
-  // come from block ids, dims and scalar arithmetic is issued for the block's next tile block
-  // (lin + gridDim.x) before the current one is processed, so that loads are in flight while the
-  // block reduces, computes and stores. Loads of Read tensors may move freely (nothing writes them
-  // while the kernel runs); a load of the block's own piece only when no side effect precedes it
-  // (the next tile block's piece is written by nobody else). Kernels with run-time loops are left
-  // alone (their registers belong to the loop).
-  void plan_prefetch() {
-    std::set<ValueId> cone_values;
-    std::vector<const ir::Op*> cone;
-    std::map<ValueId, const ir::Op*> def;
-    bool effect_seen = false;
-    for (const auto& up : k_.body.ops) {
-      const ir::Op& op = *up;
-      if (op.kind == OpKind::For || op.kind == OpKind::While) return;
-      for (ValueId v : op.results) def[v] = &op;
-    }
-    auto cheap = [&](const ir::Op& op) {
-      switch (op.kind) {
-        case OpKind::BlockId: case OpKind::NumBlocks: case OpKind::Dim: case OpKind::PartitionCount:
-        case OpKind::Constant: case OpKind::Unary: case OpKind::Binary: case OpKind::Fma: case OpKind::Cmp:
-        case OpKind::Select: case OpKind::Convert: case OpKind::Broadcast: case OpKind::Reshape:
-          for (ValueId r : op.results)
-            if (!rep(r)) return false;
-          return true;
-        case OpKind::MakePartition: return true;
-        default: return false;
-      }
-    };
-    // The top-level ops a value needs (false if one of them is not cheap).
-    std::function<bool(ValueId, std::set<const ir::Op*>&)> needs = [&](ValueId v, std::set<const ir::Op*>& acc) {
-      auto it = def.find(v);
-      if (it == def.end()) return true;  // a parameter
-      const ir::Op& d = *it->second;
-      if (acc.count(&d)) return true;
-      if (!cheap(d)) return false;
-      acc.insert(&d);
-      for (ValueId o : d.operands)
-        if (!needs(o, acc)) return false;
-      return true;
-    };
-    std::set<const ir::Op*> chosen_cone;
-    for (const auto& up : k_.body.ops) {
-      const ir::Op& op = *up;
-      if (op.kind == OpKind::Yield) break;
-      if (!op_live(op)) continue;
-      const bool candidate = (op.kind == OpKind::Load || (op.kind == OpKind::LoadPiece && !effect_seen)) &&
-                             !rep(op.results[0]);
-      if (candidate) {
-        std::set<const ir::Op*> acc;
-        bool ok = true;
-        for (ValueId o : op.operands) ok = ok && needs(o, acc);
-        if (ok) {
-          prefetch_.push_back(&op);
-          chosen_cone.insert(acc.begin(), acc.end());
-        }
-      }
-      if (has_side_effects(op.kind)) effect_seen = true;
-    }
-    for (const auto& up : k_.body.ops)
-      if (chosen_cone.count(up.get())) prefetch_cone_.push_back(up.get());
-  }
-  bool prefetched(const ir::Op& op) const {
-    return std::find(prefetch_.begin(), prefetch_.end(), &op) != prefetch_.end();
-  }
-  static std::string pf_name(ValueId v) { return "pf" + std::to_string(v); }
-
-  bool op_live(const ir::Op& op) const {
-    if (has_side_effects(op.kind)) return true;
-    for (ValueId v : op.results)
-      if (live_[static_cast<std::size_t>(v)]) return true;
-    return false;
   }
 
   // ---- the translation unit ----
   std::string header() const {
     std::ostringstream h;
-    h << "// Generated by ctile's CUDA code generator from kernel '" << k_.name << "' (grid rank " << k_.grid_rank
-      << ", " << nt_ << " threads, vector width " << v_ << "). Do not edit.\n";
+    const ir::KernelTarget& t = k_.target;
+    h << "// Generated by ctile's CUDA code generator from kernel '" << k_.name << "' (grid rank " << k_.grid_rank << ", "
+      << t.warps << " warps per tile block, " << t.blocks_per_cta << " tile blocks per CTA). Do not edit.\n";
     h << "#include \"ctile/device/tile.h\"\n\n";
     h << "struct " << entry_ << "_params {\n";
     h << "  long long grid[6];\n";
@@ -453,60 +369,68 @@ class Gen {
       const auto v = static_cast<std::size_t>(p.value);
       h << "// " << (p.type.kind == ir::TypeKind::Tile ? "s[" + std::to_string(scalar_param_[v]) + "]"
                                                        : "t[" + std::to_string(tensor_[v]) + "]")
-        << ": '" << p.name << "' (argument " << p.arg_index << "), " << type_str(p.type) << "\n";
+        << ": '" << p.name << "' (argument " << p.arg_index << "), " << type_str(p.type)
+        << (p.facts.any() ? " " + ir::facts_str(p.facts) : "") << "\n";
     }
-    h << "\ntypedef ct::Layout<" << nt_ << ", " << v_ << "> L;\n\n";
+    h << "\n";
+    for (std::size_t i = 0; i < layouts_.size(); ++i) {
+      const Layout& l = layouts_[i];
+      h << "struct D" << i << " {  // " << ir::layout_str(l) << "\n";
+      h << "  static constexpr int regs = " << l.regs() << ", vec = " << vec_of(l) << ";\n";
+      h << "  static constexpr int copy_lanes = " << l.copy_lane_mask() << ", copy_warps = " << l.copy_warp_mask() << ";\n";
+      h << "  static CT_DEV constexpr int reg(int r) { return " << bits_expr(l.reg, "r") << "; }\n";
+      h << "  static CT_DEV int thread(int lane, int warp) { return " << bits_expr(l.lane, "lane") << " | "
+        << bits_expr(l.warp, "warp") << "; }\n";
+      h << "};\n";
+    }
+    h << "\n";
     return h.str();
   }
 
   void emit_kernel() {
-    const int G = k_.grid_rank;
-    open("extern \"C\" __global__ void __launch_bounds__(" + std::to_string(nt_) + ") " + entry_ + "(const __grid_constant__ " +
-         entry_ + "_params p) {");
-    line("CT_DYNAMIC_SMEM(ct_smem);");
-    line("const int tid = threadIdx.x;");
-    line("(void)ct_smem;");
-    line("(void)tid;");
+    const ir::KernelTarget& t = k_.target;
+    const int W = t.warps, B = t.blocks_per_cta;
+    open("extern \"C\" __global__ void __launch_bounds__(" + std::to_string(32 * W * B) + ") " + entry_ +
+         "(const __grid_constant__ " + entry_ + "_params p) {");
+    line("CT_DYNAMIC_SMEM(ct_smem_cta);");
+    line("ct::Team<" + std::to_string(W) + ", " + std::to_string(B) + "> team;");
+    line("team.lane = (int)threadIdx.x & 31;");
+    line("team.tid = (int)threadIdx.x & " + std::to_string(32 * W - 1) + ";");
+    line("team.warp = team.tid >> 5;");
+    line("team.sub = (int)threadIdx.x >> " + std::to_string(5 + log2i(W)) + ";");
+    if (smem_per_block_ > 0) line("unsigned char* ct_smem = ct_smem_cta + team.sub * " + std::to_string(smem_per_block_) + ";");
+    else line("(void)ct_smem_cta;");
+    for (std::size_t i = 0; i < layouts_.size(); ++i) {
+      const std::string s = std::to_string(i);
+      line("const int tp" + s + " = D" + s + "::thread(team.lane, team.warp);");
+      line("const bool own" + s + " = ((team.lane & D" + s + "::copy_lanes) | (team.warp & D" + s + "::copy_warps)) == 0;");
+      line("(void)tp" + s + ";");
+      line("(void)own" + s + ";");
+    }
     std::string total = "p.grid[0]";
-    for (int d = 1; d < G; ++d) total += " * p.grid[" + std::to_string(d) + "]";
+    for (int d = 1; d < k_.grid_rank; ++d) total += " * p.grid[" + std::to_string(d) + "]";
     line("const long long nblocks = " + total + ";");
-    if (!prefetch_.empty()) {
-      line("// loads issued one tile block ahead (software pipelining over the grid-stride loop)");
-      for (const ir::Op* op : prefetch_) {
-        const ValueId v = op->results[0];
-        line("ct::Packed<" + ct(v) + ", " + std::to_string(slots(v)) + "> " + pf_name(v) + ";");
-      }
-      emit_prefetch("(long long)blockIdx.x");
-    }
-    open("for (long long lin = blockIdx.x; lin < nblocks; lin += gridDim.x) {");
+    open("for (long long lin = (long long)blockIdx.x * " + std::to_string(B) + " + team.sub; lin < nblocks; lin += (long long)gridDim.x * " +
+         std::to_string(B) + ") {");
     emit_block_ids("lin");
-    if (!prefetch_.empty()) {
-      for (const ir::Op* op : prefetch_)
-        line(decl(op->results[0]) + " = ct::unpack(" + pf_name(op->results[0]) + ");" + comment(*op) + " (prefetched)");
-      emit_prefetch("lin + gridDim.x");
-    }
     for (const ir::Param& p : k_.params) {
       if (p.type.kind != ir::TypeKind::Tile) continue;
       const ValueId v = p.value;
-      if (!live_[static_cast<std::size_t>(v)]) continue;
       line("const " + ct(v) + " " + name(v) + " = ct::from_word<" + ct(v) + ">(p.s[" +
            std::to_string(scalar_param_[static_cast<std::size_t>(v)]) + "]);  // '" + p.name + "'");
+      line("(void)" + name(v) + ";");
     }
     emit_region(k_.body);
     close();
     close();
   }
 
-  // blk0.. and blk: the tile-block coordinates of the linear block id `lin`.
   void emit_block_ids(const std::string& lin) {
     const int G = k_.grid_rank;
     line("long long rem = " + lin + ";");
     for (int d = G - 1; d >= 0; --d) {
       const std::string sd = std::to_string(d);
-      // Axes of one tile block (a row kernel's columns) cost no division; others divide in 32 bits
-      // when the numbers fit (a 64-bit division is a long software sequence).
-      if (d > 0)
-        line("const long long blk" + sd + " = ct::split_block(rem, p.grid[" + sd + "]);");
+      if (d > 0) line("const long long blk" + sd + " = ct::split_block(rem, p.grid[" + sd + "]);");
       else line("const long long blk0 = rem;");
     }
     std::string bl = "const ct::Idx<" + std::to_string(G) + "> blk = {{";
@@ -515,169 +439,87 @@ class Gen {
     line("(void)blk;");
   }
 
-  // The prefetched loads of tile block `lin` (when it exists) into the pf buffers; an inner scope
-  // re-emits the block ids and the loads' index computations under the usual names.
-  void emit_prefetch(const std::string& lin) {
-    open("{");
-    line("const long long nlin = " + lin + ";");
-    open("if (nlin < nblocks) {");
-    emit_block_ids("nlin");
-    std::set<ValueId> used;
-    for (const auto* list : {&prefetch_cone_, &prefetch_})
-      for (const ir::Op* op : *list) used.insert(op->operands.begin(), op->operands.end());
-    for (const ir::Param& p : k_.params) {
-      if (p.type.kind != ir::TypeKind::Tile) continue;
-      const ValueId v = p.value;
-      if (!used.count(v)) continue;
-      line("const " + ct(v) + " " + name(v) + " = ct::from_word<" + ct(v) + ">(p.s[" +
-           std::to_string(scalar_param_[static_cast<std::size_t>(v)]) + "]);");
-    }
-    for (const ir::Op* op : prefetch_cone_) emit_op(*op);
-    for (const ir::Op* op : prefetch_) {
-      emit_op(*op);
-      line(pf_name(op->results[0]) + " = ct::pack(" + name(op->results[0]) + ");");
-    }
-    close();
-    close();
-  }
-
   void emit_region(const ir::Region& r) {
-    for (const ir::Op* op : schedule(r)) emit_op(*op);
-  }
-
-  // Does `op` read global memory that a store of this kernel may change (its own piece, an atomic
-  // or unchecked tensor)? Loads of Read parameters see memory that nothing changes while the
-  // kernel runs.
-  bool reads_mutable(const ir::Op& op) const {
-    switch (op.kind) {
-      case OpKind::LoadPiece: return true;
-      case OpKind::Gather: return access_[static_cast<std::size_t>(tindex(op.operands[0]))] != ir::Access::Read;
-      default: return false;
-    }
-  }
-  static bool is_load(OpKind k) { return k == OpKind::Load || k == OpKind::LoadPiece || k == OpKind::Gather; }
-
-  // The order in which a region's live ops are emitted: a list schedule that emits loads, and
-  // the ops their indices need, as early as their operands allow, so that every load of a tile
-  // block is in flight before the first instruction that waits for one (a conversion of the
-  // first loaded tile would otherwise stall the thread before the second load is issued).
-  // Side effects (stores, scatters, atomics, control flow) keep their order, and a load of
-  // mutable memory stays on its side of every side effect.
-  std::vector<const ir::Op*> schedule(const ir::Region& r) const {
-    std::vector<const ir::Op*> ops;
     for (const auto& op : r.ops) {
-      if (op->kind == OpKind::Yield) break;
-      if (op_live(*op) && !(&r == &k_.body && prefetched(*op))) ops.push_back(op.get());
-    }
-    const std::size_t n = ops.size();
-    std::map<ValueId, std::size_t> def;  // value -> op index in `ops`
-    for (std::size_t i = 0; i < n; ++i)
-      for (ValueId v : ops[i]->results) def[v] = i;
-    std::vector<std::vector<std::size_t>> deps(n);
-    auto use = [&](std::size_t i, ValueId v) {
-      auto it = def.find(v);
-      if (it != def.end() && it->second != i) deps[i].push_back(it->second);
-    };
-    std::size_t last_effect = n;  // none yet
-    std::vector<std::size_t> mutable_loads_since;  // loads of mutable memory after last_effect
-    for (std::size_t i = 0; i < n; ++i) {
-      const ir::Op& op = *ops[i];
-      for (ValueId v : op.operands) use(i, v);
-      for (const ir::Region& sub : op.regions)
-        ir::walk(sub, [&](const ir::Op& inner) {
-          for (ValueId v : inner.operands) use(i, v);
-        });
-      const bool effect = has_side_effects(op.kind);
-      if (effect || reads_mutable(op)) {
-        if (last_effect != n) deps[i].push_back(last_effect);
+      if (op->kind == OpKind::Yield) {
+        if (op->sync_after) line("team.sync();  // scratch of the next iteration");
+        break;
       }
-      if (effect) {
-        for (std::size_t l : mutable_loads_since) deps[i].push_back(l);
-        mutable_loads_since.clear();
-        last_effect = i;
-      } else if (reads_mutable(op)) {
-        mutable_loads_since.push_back(i);
-      }
+      emit_op(*op);
+      if (op->sync_after && op->kind != OpKind::For && op->kind != OpKind::While) line("team.sync();");
     }
-    // Ops that some load depends on (the loads themselves included) go first.
-    std::vector<bool> feeds_load(n, false);
-    for (std::size_t i = n; i-- > 0;) {
-      if (is_load(ops[i]->kind)) feeds_load[i] = true;
-      if (feeds_load[i])
-        for (std::size_t d : deps[i]) feeds_load[d] = true;
-    }
-    std::vector<int> waiting(n, 0);
-    std::vector<std::vector<std::size_t>> users(n);
-    for (std::size_t i = 0; i < n; ++i) {
-      std::sort(deps[i].begin(), deps[i].end());
-      deps[i].erase(std::unique(deps[i].begin(), deps[i].end()), deps[i].end());
-      waiting[i] = static_cast<int>(deps[i].size());
-      for (std::size_t d : deps[i]) users[d].push_back(i);
-    }
-    // Ready ops by (not feeding a load, original position): the smallest first.
-    std::set<std::pair<bool, std::size_t>> ready;
-    for (std::size_t i = 0; i < n; ++i)
-      if (waiting[i] == 0) ready.insert({!feeds_load[i], i});
-    std::vector<const ir::Op*> order;
-    order.reserve(n);
-    while (!ready.empty()) {
-      const std::size_t i = ready.begin()->second;
-      ready.erase(ready.begin());
-      order.push_back(ops[i]);
-      for (std::size_t u : users[i])
-        if (--waiting[u] == 0) ready.insert({!feeds_load[u], u});
-    }
-    CTILE_CHECK(order.size() == n, "cuda codegen: cyclic dependencies while scheduling a region");
-    return order;
   }
   static const ir::Op& yield_of(const ir::Region& r) {
     CTILE_CHECK(!r.ops.empty() && r.ops.back()->kind == OpKind::Yield, "cuda codegen: region without ct.yield");
     return *r.ops.back();
   }
 
-  // ---- staging helpers ----
-  std::string stage(ValueId v, std::size_t byte_off) const {
-    const std::string ptr = "(" + ct(v) + "*)(ct_smem + " + std::to_string(byte_off) + ")";
-    if (rep(v)) return "ct::stage_one(" + ptr + ", " + name(v) + ", tid);";
-    return "ct::stage<L>(" + ptr + ", " + name(v) + ", " + std::to_string(numel_of(v)) + ", tid);";
-  }
-  std::size_t bytes_of(ValueId v) const {
-    return static_cast<std::size_t>(numel_of(v)) * static_cast<std::size_t>(dtype_size(type(v).dtype));
-  }
-  // Emits `decl; { stage x; sync; result from sx via index expression idx(i); sync }`.
-  void gather_from_smem(const ir::Op& op, ValueId x, const std::string& index_expr) {
-    const ValueId r = op.results[0];
-    need_smem(align16(bytes_of(x)), op);
-    const std::string sx = "((const " + ct(x) + "*)ct_smem)";
-    if (rep(r)) {
-      line(decl(r) + ";" + comment(op));
-      open("{");
-      line(stage(x, 0));
-      line("__syncthreads();");
-      std::string e = index_expr;
-      line(name(r) + " = " + sx + "[" + replace_i(e, "0") + "];");
-    } else {
-      line(decl(r) + ";" + comment(op));
-      open("{");
-      line(stage(x, 0));
-      line("__syncthreads();");
-      line("ct::gen<L>(" + name(r) + ", " + std::to_string(numel_of(r)) + ", tid, [&](int i) { return " + sx + "[" +
-           index_expr + "]; });");
-    }
-    line("__syncthreads();");
-    close();
-  }
-  static std::string replace_i(std::string e, const std::string& with) {
-    const std::string key = "(i)";
-    for (std::size_t p = e.find(key); p != std::string::npos; p = e.find(key, p + with.size() + 2))
-      e.replace(p, key.size(), "(" + with + ")");
-    return e;
-  }
-
-  std::string idx_list(const ir::Op& op, std::size_t first, std::size_t count) const {
+  std::string idx_get_list(const ir::Op& op, std::size_t first, std::size_t count) const {
     std::string s;
     for (std::size_t i = 0; i < count; ++i) s += ", " + name(op.operands[first + i]);
     return s;
+  }
+
+  // ---- element-wise ----
+  // Emits `result = expr(r)` for every register; `expr` gets the register index expression.
+  template <class F>
+  void each(const ir::Op& op, ValueId res, F expr) {
+    if (rep(res)) return line("const " + ct(res) + " " + name(res) + " = " + expr(std::string("0")) + ";" + comment(op));
+    line(decl(res) + ";" + comment(op));
+    const std::string R = std::to_string(regs(res));
+    if (packed(res)) return line("CT_PAIRS(" + R + ") " + name(res) + ".set2(q, " + expr("2 * q") + ", " + expr("2 * q + 1") + ");");
+    line("CT_REGS(" + R + ") " + name(res) + ".set(r, " + expr("r") + ");");
+  }
+
+  std::string unary_fn(const ir::Op& op) const {
+    const bool approx = op.rounding == ir::Rounding::Approx;
+    switch (op.unary) {
+      case ir::UnaryFn::Neg: return "ct::op_neg";
+      case ir::UnaryFn::Exp: return approx ? "ct::op_exp_approx" : "ct::op_exp";
+      case ir::UnaryFn::Exp2: return approx ? "ct::op_exp2_approx" : "ct::op_exp2";
+      case ir::UnaryFn::Log: return approx ? "ct::op_log_approx" : "ct::op_log";
+      case ir::UnaryFn::Log2: return approx ? "ct::op_log2_approx" : "ct::op_log2";
+      case ir::UnaryFn::Sqrt: return approx ? "ct::op_sqrt_approx" : "ct::op_sqrt";
+      case ir::UnaryFn::Rsqrt: return approx ? "ct::op_rsqrt_approx" : "ct::op_rsqrt";
+      case ir::UnaryFn::Tanh: return approx ? "ct::op_tanh_approx" : "ct::op_tanh";
+      case ir::UnaryFn::Sin: return "ct::op_sin";
+      case ir::UnaryFn::Cos: return "ct::op_cos";
+      case ir::UnaryFn::Abs: return "ct::op_abs";
+      case ir::UnaryFn::Floor: return "ct::op_floor";
+      case ir::UnaryFn::Ceil: return "ct::op_ceil";
+      case ir::UnaryFn::Not: return "ct::op_not";
+    }
+    throw InternalError("cuda codegen: bad unary fn");
+  }
+  std::string binary_fn(const ir::Op& op) const {
+    static const char* fns[] = {"op_add", "op_sub", "op_mul", "op_div", "op_rem", "op_min", "op_max",
+                                "op_pow", "op_and", "op_or",  "op_xor", "op_shl", "op_shr"};
+    std::string f = std::string("ct::") + fns[static_cast<int>(op.binary)];
+    if (op.binary == ir::BinaryFn::Div && is_float(type(op.operands[0]).dtype)) {
+      if (op.rounding == ir::Rounding::Approx) f = "ct::op_div_approx";
+      else if (op.rounding == ir::Rounding::Full) f = "ct::op_div_full";
+    }
+    if (op.propagate_nan && op.binary == ir::BinaryFn::Max) f = "ct::op_max_nan";
+    if (op.propagate_nan && op.binary == ir::BinaryFn::Min) f = "ct::op_min_nan";
+    return f;
+  }
+  // ftz with a rounding that is not approx (the approximations flush already).
+  bool extra_ftz(const ir::Op& op) const { return op.ftz && op.rounding != ir::Rounding::Approx; }
+
+  void emit_convert(const ir::Op& op) {
+    const ValueId x = op.operands[0], r0 = op.results[0];
+    const DType from = type(x).dtype, to = type(r0).dtype;
+    if (!rep(r0) && packed(r0) && to == DType::bf16 && from == DType::f32) {
+      line(decl(r0) + ";" + comment(op));
+      return line("CT_PAIRS(" + std::to_string(regs(r0)) + ") " + name(r0) + ".w[q] = ct::pack_bf16x2(" + get(x, "2 * q") +
+                  ", " + get(x, "2 * q + 1") + ");");
+    }
+    if (!rep(r0) && packed(x) && from == DType::bf16 && to == DType::f32) {
+      line(decl(r0) + ";" + comment(op));
+      return line("CT_PAIRS(" + std::to_string(regs(r0)) + ") { " + name(r0) + ".v[2 * q] = ct::bf16_lo(" + name(x) + ".w[q]); " +
+                  name(r0) + ".v[2 * q + 1] = ct::bf16_hi(" + name(x) + ".w[q]); }");
+    }
+    each(op, r0, [&](const std::string& r) { return "ct::convert<" + ct(r0) + ">(" + get(x, r) + ")"; });
   }
 
   // ---- ops ----
@@ -699,220 +541,325 @@ class Gen {
                     std::to_string(op.axis) + "], " + std::to_string(log2i(tile)) + ");" + comment(op));
       }
       case OpKind::Load:
-      case OpKind::LoadPiece: {
-        const Shape& sh = type(r0).shape;
-        std::string ti;
-        if (op.kind == OpKind::Load) {
-          ti = "ct::Idx<" + std::to_string(sh.size()) + ">{{";
-          for (std::size_t i = 1; i < o.size(); ++i) ti += (i > 1 ? ", " : "") + name(o[i]);
-          ti += "}}";
-        } else {
-          ti = "blk";
-        }
-        const std::string win = "ct::make_window<" + shape_t(sh) + ">(" + td(o[0]) + ", " + ti + ")";
-        const std::string pad = literal(type(r0).dtype, op.value);
-        if (rep(r0))
-          return line("const " + ct(r0) + " " + name(r0) + " = ct::load_one<" + shape_t(sh) + ">(" + td(o[0]) + ", " + win +
-                      ", " + pad + ");" + comment(op));
-        line(decl(r0) + ";" + comment(op));
-        return line("ct::load_tile<L, " + shape_t(sh) + ", " + (op.kind == OpKind::Load ? "true" : "false") + ">(" +
-                    name(r0) + ", " + td(o[0]) + ", " + win + ", " + pad + ", tid);");
-      }
-      case OpKind::StorePiece: {
-        const Shape& sh = type(o[0]).shape;
-        const std::string win = "ct::make_window<" + shape_t(sh) + ">(" + td(o[0]) + ", blk)";
-        if (rep(o[1])) {
-          line("__syncthreads();" + comment(op));
-          line("ct::store_one<" + shape_t(sh) + ">(" + name(o[1]) + ", " + td(o[0]) + ", " + win + ", tid);");
-          return line("__syncthreads();");
-        }
-        const bool fence = scattered_pieces_.count(tindex(o[0])) > 0;
-        if (fence) line("__syncthreads();  // the piece is also written by ct.scatter_piece");
-        line("ct::store_tile<L, " + shape_t(sh) + ">(" + name(o[1]) + ", " + td(o[0]) + ", " + win + ", tid);" +
-             comment(op));
-        if (fence) line("__syncthreads();");
-        return;
-      }
+      case OpKind::LoadPiece: return emit_load(op);
+      case OpKind::StorePiece: return emit_store(op);
       case OpKind::Gather: {
         const ValueId t = o[0];
         const bool shared = access_[static_cast<std::size_t>(tindex(t))] != ir::Access::Read;
         const std::string pad = literal(type(r0).dtype, op.value);
-        const std::string ix = idx_list(op, 1, o.size() - 1);
+        const std::string ix = idx_get_list(op, 1, o.size() - 1);
         if (rep(r0)) {
-          if (shared) {
-            need_smem(16, op);
-            return line("const " + ct(r0) + " " + name(r0) + " = ct::gather_one_shared(" + td(t) + ", " + pad +
-                        ", ct_smem, tid" + ix + ");" + comment(op));
-          }
-          return line("const " + ct(r0) + " " + name(r0) + " = ct::gather_one(" + td(t) + ", " + pad + ix + ");" +
-                      comment(op));
+          if (shared)
+            return line("const " + ct(r0) + " " + name(r0) + " = ct::gather_one_shared_t(" + td(t) + ", " + pad + ", " +
+                        smem(op, "unsigned char") + ", team" + ix + ");" + comment(op));
+          return line("const " + ct(r0) + " " + name(r0) + " = ct::gather_one(" + td(t) + ", " + pad + ix + ");" + comment(op));
         }
         line(decl(r0) + ";" + comment(op));
-        return line("ct::gather<L, " + std::to_string(numel_of(r0)) + ", " + (shared ? "true" : "false") + ">(" +
-                    name(r0) + ", " + td(t) + ", " + pad + ", tid" + ix + ");");
+        return line("ct::gather_d<" + D(r0) + ", " + (shared ? "true" : "false") + ">(" + name(r0) + ", " + td(t) + ", " +
+                    pad + ix + ");");
       }
       case OpKind::ScatterPiece: {
         const ValueId val = o.back();
         const Shape& psh = type(o[0]).shape;
-        const std::string ix = idx_list(op, 1, o.size() - 2);
+        const std::string ix = idx_get_list(op, 1, o.size() - 2);
         if (rep(val))
-          return line("ct::scatter_piece_one<" + shape_t(psh) + ">(" + td(o[0]) + ", blk, " + name(val) + ", tid" + ix +
+          return line("ct::scatter_piece_one_t<" + shape_t(psh) + ">(" + td(o[0]) + ", blk, " + name(val) + ", team" + ix +
                       ");" + comment(op));
-        need_smem(align16(static_cast<std::size_t>(numel(psh)) * 4), op);
-        return line("ct::scatter_piece<L, " + shape_t(psh) + ", " + std::to_string(numel_of(val)) + ">(" + td(o[0]) +
-                    ", blk, " + name(val) + ", (int*)ct_smem, tid" + ix + ");" + comment(op));
+        return line("ct::scatter_piece_d<" + D(val) + ", " + shape_t(psh) + ">(" + td(o[0]) + ", blk, " + name(val) + ", " +
+                    smem(op, "int") + ", " + tp(val) + ", " + own(val) + ", team" + ix + ");" + comment(op));
       }
       case OpKind::ScatterUnchecked: {
         const ValueId val = o.back();
-        const std::string ix = idx_list(op, 1, o.size() - 2);
+        const std::string ix = idx_get_list(op, 1, o.size() - 2);
         if (rep(val))
-          return line("ct::scatter_unchecked_one(" + td(o[0]) + ", " + name(val) + ", tid" + ix + ");" + comment(op));
-        need_smem(align16(static_cast<std::size_t>(numel_of(val)) * 8), op);
-        return line("ct::scatter_unchecked<L, " + std::to_string(numel_of(val)) + ">(" + td(o[0]) + ", " + name(val) +
-                    ", (long long*)ct_smem, tid" + ix + ");" + comment(op));
+          return line("ct::scatter_unchecked_one_t(" + td(o[0]) + ", " + name(val) + ", team" + ix + ");" + comment(op));
+        return line("ct::scatter_unchecked_d<" + D(val) + ", " + std::to_string(numel_of(val)) + ">(" + td(o[0]) + ", " +
+                    name(val) + ", " + smem(op, "long long") + ", " + tp(val) + ", " + own(val) + ", team" + ix + ");" +
+                    comment(op));
       }
       case OpKind::AtomicRMW: {
         const ValueId val = o.back();
-        const std::string ix = idx_list(op, 1, o.size() - 2);
-        if (rep(val)) {
-          need_smem(16, op);
-          line("const " + ct(r0) + " " + name(r0) + " = ct::atomic_one<" + atomic_op(op.atomic) + ">(" + td(o[0]) + ", " +
-               name(val) + ", ct_smem, tid" + ix + ");" + comment(op));
-        } else {
-          line(decl(r0) + ";" + comment(op));
-          line(std::string("ct::atomic_tile<") + atomic_op(op.atomic) + ", L, " + std::to_string(numel_of(val)) + ">(" +
-               name(r0) + ", " + td(o[0]) + ", " + name(val) + ", tid" + ix + ");");
-        }
-        if (!live_[static_cast<std::size_t>(r0)]) line("(void)" + name(r0) + ";");
-        return;
+        const std::string ix = idx_get_list(op, 1, o.size() - 2);
+        if (rep(val))
+          return line("const " + ct(r0) + " " + name(r0) + " = ct::atomic_one_t<" + atomic_op(op.atomic) + ">(" + td(o[0]) +
+                      ", " + name(val) + ", " + smem(op, "unsigned char") + ", team" + ix + ");" + comment(op) +
+                      (used(r0) ? "" : "\n" + std::string(static_cast<std::size_t>(ind_) * 2, ' ') + "(void)" + name(r0) + ";"));
+        const bool share = op.smem_offset >= 0;
+        line(decl(r0) + ";" + comment(op));
+        if (!used(r0)) line("(void)" + name(r0) + ";");
+        return line(std::string("ct::atomic_d<") + atomic_op(op.atomic) + ", " + D(r0) + ", " + (share ? "true" : "false") +
+                    ">(" + name(r0) + ", " + td(o[0]) + ", " + name(val) + ", " +
+                    (share ? smem(op, ct(r0)) : "(" + ct(r0) + "*)nullptr") + ", " + tp(r0) + ", " + own(r0) + ", team" + ix +
+                    ");");
       }
       case OpKind::AtomicCAS: {
         const ValueId ex = o[o.size() - 2], de = o.back();
-        const std::string ix = idx_list(op, 1, o.size() - 3);
-        if (rep(de)) {
-          need_smem(16, op);
-          line("const " + ct(r0) + " " + name(r0) + " = ct::cas_one(" + td(o[0]) + ", " + name(ex) + ", " + name(de) +
-               ", ct_smem, tid" + ix + ");" + comment(op));
-        } else {
-          line(decl(r0) + ";" + comment(op));
-          line("ct::cas_tile<L, " + std::to_string(numel_of(de)) + ">(" + name(r0) + ", " + td(o[0]) + ", " + name(ex) +
-               ", " + name(de) + ", tid" + ix + ");");
-        }
-        if (!live_[static_cast<std::size_t>(r0)]) line("(void)" + name(r0) + ";");
-        return;
+        const std::string ix = idx_get_list(op, 1, o.size() - 3);
+        if (rep(de))
+          return line("const " + ct(r0) + " " + name(r0) + " = ct::cas_one_t(" + td(o[0]) + ", " + name(ex) + ", " + name(de) +
+                      ", " + smem(op, "unsigned char") + ", team" + ix + ");" + comment(op) +
+                      (used(r0) ? "" : "\n" + std::string(static_cast<std::size_t>(ind_) * 2, ' ') + "(void)" + name(r0) + ";"));
+        const bool share = op.smem_offset >= 0;
+        line(decl(r0) + ";" + comment(op));
+        if (!used(r0)) line("(void)" + name(r0) + ";");
+        return line("ct::cas_d<" + D(r0) + ", " + (share ? "true" : "false") + ">(" + name(r0) + ", " + td(o[0]) + ", " +
+                    name(ex) + ", " + name(de) + ", " + (share ? smem(op, ct(r0)) : "(" + ct(r0) + "*)nullptr") + ", " +
+                    tp(r0) + ", " + own(r0) + ", team" + ix + ");");
       }
       case OpKind::Constant: {
         const std::string c = literal(type(r0).dtype, op.value);
-        if (rep(r0)) return line("const " + ct(r0) + " " + name(r0) + " = " + c + ";" + comment(op));
-        line(decl(r0) + ";" + comment(op));
-        return line("CT_SLOTS(" + std::to_string(slots(r0)) + ") " + el(r0) + " = " + c + ";");
+        return each(op, r0, [&](const std::string&) { return c; });
       }
-      case OpKind::Iota: {
-        if (rep(r0))
-          return line("const " + ct(r0) + " " + name(r0) + " = ct::convert<" + ct(r0) + ">(0LL);" + comment(op));
-        line(decl(r0) + ";" + comment(op));
-        return line("CT_SLOTS(" + std::to_string(slots(r0)) + ") " + el(r0) + " = ct::convert<" + ct(r0) +
-                    ">((long long)L::elem(tid, s));");
-      }
+      case OpKind::Iota:
+        if (rep(r0)) return line("const " + ct(r0) + " " + name(r0) + " = ct::convert<" + ct(r0) + ">(0LL);" + comment(op));
+        return each(op, r0, [&](const std::string& r) {
+          return "ct::convert<" + ct(r0) + ">((long long)(" + tp(r0) + " + " + D(r0) + "::reg(" + r + ")))";
+        });
       case OpKind::Broadcast: {
         const ValueId x = o[0];
-        if (numel_of(x) == numel_of(r0)) return line(decl(r0) + " = " + name(x) + ";" + comment(op));
-        if (rep(x)) {
-          line(decl(r0) + ";" + comment(op));
-          return line("CT_SLOTS(" + std::to_string(slots(r0)) + ") " + el(r0) + " = " + name(x) + ";");
+        if (rep(x)) return each(op, r0, [&](const std::string&) { return name(x); });
+        // Result register r holds the source register of its non-stretched bits.
+        const Layout& R = lay(r0);
+        const Shape& from = type(x).shape;
+        const Shape& to = type(r0).shape;
+        int keep = 0, off = 0;
+        std::vector<int> bit_dim(static_cast<std::size_t>(log2i(numel(to))), 0);
+        for (std::size_t d = to.size(); d-- > 0;) {
+          for (int j = 0; j < log2i(to[d]); ++j) bit_dim[static_cast<std::size_t>(off + j)] = static_cast<int>(d);
+          off += log2i(to[d]);
         }
-        return gather_from_smem(op, x,
-                                "ct::broadcast_src<" + shape_t(type(x).shape) + ", " + shape_t(type(r0).shape) + ">(i)");
+        for (std::size_t kk = 0; kk < R.reg.size(); ++kk)
+          if (from[static_cast<std::size_t>(bit_dim[static_cast<std::size_t>(R.reg[kk])])] != 1) keep |= 1 << kk;
+        return each(op, r0, [&](const std::string& r) { return get(x, "ct::pext(" + r + ", " + std::to_string(keep) + ")"); });
       }
-      case OpKind::Reshape: return line(decl(r0) + " = " + name(o[0]) + ";" + comment(op));
-      case OpKind::Permute: {
-        const ValueId x = o[0];
-        if (rep(x)) return line(decl(r0) + " = " + name(x) + ";" + comment(op));
-        std::string e = "ct::permute_src<" + shape_t(type(x).shape) + ", " + shape_t(type(r0).shape);
-        for (int p : op.perm) e += ", " + std::to_string(p);
-        return gather_from_smem(op, x, e + ">(i)");
-      }
+      case OpKind::Reshape:
+      case OpKind::Permute:  // a relabelling of the same registers (ir::permute)
+        return line(decl(r0) + " = " + name(o[0]) + ";" + comment(op));
+      case OpKind::ConvertLayout: return emit_convert_layout(op);
       case OpKind::Extract: {
         const ValueId x = o[0];
         if (rep(x)) return line(decl(r0) + " = " + name(x) + ";" + comment(op));
         std::string e = "ct::extract_src<" + shape_t(type(x).shape) + ", " + shape_t(type(r0).shape);
         for (std::int64_t off : op.offsets) e += ", " + std::to_string(off);
-        return gather_from_smem(op, x, e + ">(i)");
+        return from_smem(op, {x}, e + ">");
       }
       case OpKind::Cat: {
         const ValueId a = o[0], b = o[1];
-        const std::size_t boff = align16(bytes_of(a));
-        const std::size_t es = static_cast<std::size_t>(dtype_size(type(a).dtype));
-        need_smem(boff + align16(bytes_of(b)), op);
-        line(decl(r0) + ";" + comment(op));
-        open("{");
-        line(stage(a, 0));
-        line(stage(b, boff));
-        line("__syncthreads();");
-        line("ct::gen<L>(" + name(r0) + ", " + std::to_string(numel_of(r0)) + ", tid, [&](int i) { return ((const " + ct(a) +
-             "*)ct_smem)[ct::cat_src<" + shape_t(type(a).shape) + ", " + shape_t(type(b).shape) + ", " +
-             shape_t(type(r0).shape) + ", " + std::to_string(op.axis) + ", " + std::to_string(boff / es) + ">(i)]; });");
-        line("__syncthreads();");
-        return close();
+        const std::int64_t boff = align16(numel_of(a) * dtype_size(type(a).dtype));
+        const std::string e = "ct::cat_src<" + shape_t(type(a).shape) + ", " + shape_t(type(b).shape) + ", " +
+                              shape_t(type(r0).shape) + ", " + std::to_string(op.axis) + ", " +
+                              std::to_string(boff / dtype_size(type(a).dtype)) + ">";
+        return from_smem(op, {a, b}, e);
       }
       case OpKind::Unary: {
-        static const char* fns[] = {"op_neg", "op_exp", "op_exp2", "op_log", "op_log2", "op_sqrt", "op_rsqrt",
-                                    "op_tanh", "op_sin", "op_cos", "op_abs", "op_floor", "op_ceil", "op_not"};
-        return elementwise(op, std::string("ct::") + fns[static_cast<int>(op.unary)] + "(" + el(o[0]) + ")");
+        const std::string f = unary_fn(op);
+        if (extra_ftz(op))
+          return each(op, r0, [&](const std::string& r) {
+            return "ct::with_ftz<" + ct(r0) + ">([](" + ct(r0) + " a) { return " + f + "(a); }, " + get(o[0], r) + ")";
+          });
+        return each(op, r0, [&](const std::string& r) { return f + "(" + get(o[0], r) + ")"; });
       }
       case OpKind::Binary: {
-        static const char* fns[] = {"op_add", "op_sub", "op_mul", "op_div", "op_rem", "op_min", "op_max",
-                                    "op_pow", "op_and", "op_or",  "op_xor", "op_shl", "op_shr"};
-        return elementwise(op, std::string("ct::") + fns[static_cast<int>(op.binary)] + "(" + el(o[0]) + ", " + el(o[1]) + ")");
+        const std::string f = binary_fn(op);
+        if (extra_ftz(op))
+          return each(op, r0, [&](const std::string& r) {
+            return "ct::with_ftz<" + ct(r0) + ">([](" + ct(r0) + " a, " + ct(r0) + " b) { return " + f + "(a, b); }, " +
+                   get(o[0], r) + ", " + get(o[1], r) + ")";
+          });
+        return each(op, r0, [&](const std::string& r) { return f + "(" + get(o[0], r) + ", " + get(o[1], r) + ")"; });
       }
       case OpKind::Fma:
-        return elementwise(op, "ct::op_fma(" + el(o[0]) + ", " + el(o[1]) + ", " + el(o[2]) + ")");
+        return each(op, r0, [&](const std::string& r) {
+          return "ct::op_fma(" + get(o[0], r) + ", " + get(o[1], r) + ", " + get(o[2], r) + ")";
+        });
       case OpKind::Cmp: {
         static const char* fns[] = {"op_eq", "op_ne", "op_lt", "op_le", "op_gt", "op_ge"};
-        return elementwise(op, std::string("ct::") + fns[static_cast<int>(op.cmp)] + "(" + el(o[0]) + ", " + el(o[1]) + ")");
+        return each(op, r0, [&](const std::string& r) {
+          return std::string("ct::") + fns[static_cast<int>(op.cmp)] + "(" + get(o[0], r) + ", " + get(o[1], r) + ")";
+        });
       }
-      case OpKind::Select: return elementwise(op, "(" + el(o[0]) + " ? " + el(o[1]) + " : " + el(o[2]) + ")");
-      case OpKind::Convert: return elementwise(op, "ct::convert<" + ct(r0) + ">(" + el(o[0]) + ")");
+      case OpKind::Select:
+        return each(op, r0, [&](const std::string& r) {
+          return "(" + get(o[0], r) + " ? " + get(o[1], r) + " : " + get(o[2], r) + ")";
+        });
+      case OpKind::Convert: return emit_convert(op);
       case OpKind::Reduce: return emit_reduce(op);
       case OpKind::Scan: return emit_scan(op);
       case OpKind::Mma: return emit_mma(op);
       case OpKind::For: return emit_for(op);
       case OpKind::If: return emit_if(op);
       case OpKind::While: return emit_while(op);
-      case OpKind::ConvertLayout:
       case OpKind::Yield: break;
     }
     throw InternalError(detail::cat("cuda codegen: cannot lower ", ir::op_name(op.kind), " at ", loc_str(op.loc)));
   }
 
-  // Control-flow results nobody reads are neither declared nor assigned.
-  bool used(ValueId v) const { return live_[static_cast<std::size_t>(v)]; }
-  void declare_results(const ir::Op& op) {
-    for (ValueId r : op.results)
-      if (used(r)) line(decl(r) + ";");
+  // ---- memory ----
+  // The tensor parameter behind a tensor/partition/piece value.
+  const ir::Param& param_of(ValueId v) const { return *tparam_.at(static_cast<std::size_t>(tindex(v))); }
+  // Elements per 16-byte (or narrower) vector access of a tile value in its layout.
+  int mem_vec(ValueId tile, DType d) const {
+    const Shape& sh = type(tile).shape;
+    const int mb = d == DType::b1 ? 1 : dtype_size(d);
+    int vm = std::min<std::int64_t>({vec_of(lay(tile)), sh.empty() ? 1 : sh.back(), 16 / mb});
+    if (vm * mb < 4) vm = 1;
+    return vm;
+  }
+  // The facts prove every vector of VM elements aligned: an aligned base, unit last stride, outer
+  // strides of 16 elements (or axes the tile does not step along), a tile row of whole vectors.
+  bool aligned_by_facts(const ir::Param& p, const Shape& tile, int vm, int mb) const {
+    if (!p.facts.aligned16 || !p.facts.contiguous_last || tile.empty()) return false;
+    if ((tile.back() * mb) % (vm * mb) != 0) return false;
+    for (std::size_t d = 0; d + 1 < tile.size(); ++d)
+      if (!((p.facts.stride_div16 >> d) & 1u) && tile[d] != 1) return false;
+    return true;
+  }
+  std::string window_of(const ir::Op& op, ValueId tensor, const Shape& sh, int vb, int mb) {
+    std::string ti;
+    if (op.kind == OpKind::Load) {
+      ti = "ct::Idx<" + std::to_string(sh.size()) + ">{{";
+      for (std::size_t i = 1; i < op.operands.size(); ++i) ti += (i > 1 ? ", " : "") + name(op.operands[i]);
+      ti += "}}";
+    } else {
+      ti = "blk";
+    }
+    const std::string w = "w" + std::to_string(uid_++);
+    line("const auto " + w + " = ct::make_win<" + shape_t(sh) + ", " + std::to_string(vb) + ">(" + td(tensor) + ", " + ti +
+         ", " + std::to_string(mb) + ");");
+    return w;
   }
 
-  void elementwise(const ir::Op& op, const std::string& expr) {
-    const ValueId r = op.results[0];
-    if (rep(r)) return line("const " + ct(r) + " " + name(r) + " = " + expr + ";" + comment(op));
-    line(decl(r) + ";" + comment(op));
-    line("CT_SLOTS(" + std::to_string(slots(r)) + ") " + el(r) + " = " + expr + ";");
+  void emit_load(const ir::Op& op) {
+    const ValueId t = op.operands[0], r0 = op.results[0];
+    const Shape& sh = type(r0).shape;
+    const DType d = type(r0).dtype;
+    const std::string pad = literal(d, op.value);
+    if (rep(r0)) {
+      std::string ti;
+      if (op.kind == OpKind::Load) {
+        ti = "ct::Idx<" + std::to_string(sh.size()) + ">{{";
+        for (std::size_t i = 1; i < op.operands.size(); ++i) ti += (i > 1 ? ", " : "") + name(op.operands[i]);
+        ti += "}}";
+      } else {
+        ti = "blk";
+      }
+      return line("const " + ct(r0) + " " + name(r0) + " = ct::load_one<" + shape_t(sh) + ">(" + td(t) + ", ct::make_window<" +
+                  shape_t(sh) + ">(" + td(t) + ", " + ti + "), " + pad + ");" + comment(op));
+    }
+    const int mb = d == DType::b1 ? 1 : dtype_size(d);
+    const int vm = mem_vec(r0, d);
+    const ir::Param& p = param_of(t);
+    const bool aligned = vm > 1 && aligned_by_facts(p, sh, vm, mb);
+    const bool ro = op.kind == OpKind::Load && access_[static_cast<std::size_t>(tindex(t))] == ir::Access::Read;
+    line(decl(r0) + ";" + comment(op));
+    const std::string w = window_of(op, t, sh, vm > 1 ? vm * mb : 0, mb);
+    line("ct::load<" + D(r0) + ", " + shape_t(sh) + ", " + (ro ? "true" : "false") + ", " + std::to_string(vm) + ", " +
+         (op.in_bounds ? "true" : "false") + ", " + (aligned ? "true" : "false") + ", " + (p.facts.small ? "true" : "false") +
+         ">(" + name(r0) + ", " + td(t) + ", " + w + ", " + pad + ", " + tp(r0) + ");");
   }
 
+  void emit_store(const ir::Op& op) {
+    const ValueId t = op.operands[0], x = op.operands[1];
+    const Shape& sh = type(t).shape;
+    const DType d = type(x).dtype;
+    const bool fence = scattered_pieces_.count(tindex(t)) > 0;
+    if (rep(x))
+      return line("ct::store_one_t<" + shape_t(sh) + ">(" + name(x) + ", " + td(t) + ", ct::make_window<" + shape_t(sh) + ">(" +
+                  td(t) + ", blk), team);" + comment(op));
+    const int mb = d == DType::b1 ? 1 : dtype_size(d);
+    const int vm = mem_vec(x, d);
+    const ir::Param& p = param_of(t);
+    const bool aligned = vm > 1 && aligned_by_facts(p, sh, vm, mb);
+    if (fence) line("team.sync();  // the piece is also written by ct.scatter_piece");
+    const std::string w = window_of(op, t, sh, vm > 1 ? vm * mb : 0, mb);
+    line("ct::store<" + D(x) + ", " + shape_t(sh) + ", " + std::to_string(vm) + ", " + (op.in_bounds ? "true" : "false") +
+         ", " + (aligned ? "true" : "false") + ", " + (p.facts.small ? "true" : "false") + ">(" + name(x) + ", " + td(t) + ", " +
+         w + ", " + tp(x) + ", " + own(x) + ");" + comment(op));
+    if (fence) line("team.sync();");
+  }
+
+  // Stages `xs` (at 16-byte aligned offsets) in the op's scratch, synchronises, and builds the
+  // result from `src<...>(element)`, an index into the staged elements.
+  void from_smem(const ir::Op& op, const std::vector<ValueId>& xs, const std::string& src) {
+    const ValueId r0 = op.results[0];
+    line(decl(r0) + ";" + comment(op));
+    open("{");
+    std::int64_t off = 0;
+    for (ValueId x : xs) {
+      if (rep(x)) line("if (team.leader()) " + smem(op, ct(x), off) + "[0] = " + name(x) + ";");
+      else line("ct::stage<" + D(x) + ">(" + smem(op, ct(x), off) + ", " + name(x) + ", " + tp(x) + ", " + own(x) + ");");
+      off += align16(numel_of(x) * dtype_size(type(x).dtype));
+    }
+    line("team.sync();");
+    const std::string s = "((const " + ct(xs[0]) + "*)" + smem(op, "unsigned char") + ")";
+    if (rep(r0)) line(name(r0) + " = " + s + "[" + src + "(0)];");
+    else line("ct::gen<" + D(r0) + ">(" + name(r0) + ", " + tp(r0) + ", [&](int e) { return " + s + "[" + src + "(e)]; });");
+    close();
+  }
+
+  void emit_convert_layout(const ir::Op& op) {
+    const ValueId x = op.operands[0], r0 = op.results[0];
+    if (rep(x)) return line(decl(r0) + " = " + name(x) + ";" + comment(op));
+    const Layout& A = lay(x);
+    const Layout& B = lay(r0);
+    if (ir::registers_only(A, B)) {
+      // Result register r holds the source register that names the same element bits.
+      std::string table;
+      for (std::size_t r = 0; r < static_cast<std::size_t>(B.regs()); ++r) {
+        const std::int64_t e = B.element(static_cast<std::int64_t>(r), 0, 0);
+        std::size_t s = 0;
+        while (A.element(static_cast<std::int64_t>(s), 0, 0) != e) ++s;
+        table += (r ? ", " : "") + std::to_string(s);
+      }
+      line(decl(r0) + ";" + comment(op) + " (registers only)");
+      open("{");
+      line("constexpr int from[" + std::to_string(B.regs()) + "] = {" + table + "};");
+      line("CT_REGS(" + std::to_string(B.regs()) + ") " + name(r0) + ".set(r, " + name(x) + ".get(from[r]));");
+      return close();
+    }
+    line(decl(r0) + ";" + comment(op));
+    line("ct::relayout<" + D(x) + ", " + D(r0) + ">(" + name(r0) + ", " + name(x) + ", " + smem(op, ct(x)) + ", " + tp(x) + ", " +
+         own(x) + ", " + tp(r0) + ", team);");
+  }
+
+  // ---- reductions, scans, mma ----
   std::string reduce_op(const ir::Op& op, DType d, bool exact) const {
     const std::string t = ctype(d);
     switch (op.reduce) {
       case ir::ReduceKind::Sum: return "ct::RArith<" + t + ", " + (exact ? "true" : "false") + ", false>";
       case ir::ReduceKind::Prod: return "ct::RArith<" + t + ", " + (exact ? "true" : "false") + ", true>";
-      case ir::ReduceKind::Max: return "ct::RMinMax<" + t + ", true>";
-      case ir::ReduceKind::Min: return "ct::RMinMax<" + t + ", false>";
+      case ir::ReduceKind::Max: return std::string("ct::RMinMax<") + t + ", true" + (op.propagate_nan ? ", true" : "") + ">";
+      case ir::ReduceKind::Min: return std::string("ct::RMinMax<") + t + ", false" + (op.propagate_nan ? ", true" : "") + ">";
       case ir::ReduceKind::ArgMax: return "ct::RArg<" + t + ", true>";
       case ir::ReduceKind::ArgMin: return "ct::RArg<" + t + ", false>";
     }
     throw InternalError("cuda codegen: bad reduce kind");
   }
 
-  // [outer, len, inner] around `axis`
+  void emit_reduce(const ir::Op& op) {
+    const ValueId x = op.operands[0], r = op.results[0];
+    const DType d = type(x).dtype;
+    if (rep(x)) {
+      const std::string o = reduce_op(op, d, true);
+      return line("const " + ct(r) + " " + name(r) + " = " + o + "::finish(" + o + "::lift(" + name(x) + ", 0));" + comment(op));
+    }
+    const Shape& sh = type(x).shape;
+    int shift = 0;
+    for (std::size_t dd = sh.size(); dd-- > static_cast<std::size_t>(op.axis) + 1;) shift += log2i(sh[dd]);
+    const int width = log2i(sh[static_cast<std::size_t>(op.axis)]);
+    const Layout& X = lay(x);
+    const int rmask = reg_mask_in(X, shift, width), lmask = hw_mask_in(X.lane, shift, width), wmask = hw_mask_in(X.warp, shift, width);
+    const std::string scratch = op.smem_offset >= 0 ? smem(op, "unsigned char") : "(unsigned char*)nullptr";
+    const std::string o = reduce_op(op, d, false);
+    if (rep(r))
+      return line("const " + ct(r) + " " + name(r) + " = ct::reduce_one<" + o + ", " + D(x) + ", 0, " + std::to_string(lmask) +
+                  ", " + std::to_string(wmask) + ">(" + name(x) + ", " + scratch + ", " + tp(x) + ", team);" + comment(op));
+    line(decl(r) + ";" + comment(op));
+    line("ct::reduce<" + o + ", " + D(x) + ", " + D(r) + ", " + std::to_string(shift) + ", " +
+         std::to_string(sh[static_cast<std::size_t>(op.axis)]) + ", " + std::to_string(rmask) + ", " + std::to_string(lmask) +
+         ", " + std::to_string(wmask) + ">(" + name(r) + ", " + name(x) + ", " + scratch + ", " + tp(x) + ", " + tp(r) + ", team);");
+  }
+
   static void split(const Shape& s, int axis, std::int64_t& outer, std::int64_t& len, std::int64_t& inner) {
     outer = len = inner = 1;
     for (int d = 0; d < static_cast<int>(s.size()); ++d) {
@@ -923,75 +870,38 @@ class Gen {
     }
   }
 
-  void emit_reduce(const ir::Op& op) {
-    const ValueId x = op.operands[0], r = op.results[0];
-    const DType d = type(x).dtype;
-    if (rep(x)) {
-      const std::string o = reduce_op(op, d, true);
-      return line("const " + ct(r) + " " + name(r) + " = " + o + "::finish(" + o + "::lift(" + name(x) + ", 0));" +
-                  comment(op));
-    }
-    if (rep(r)) {
-      if (nt_ > 32) need_smem(static_cast<std::size_t>(nt_ / 32) * 16, op);
-      return line("const " + ct(r) + " " + name(r) + " = ct::reduce_all<L, " + reduce_op(op, d, false) + ", " +
-                  std::to_string(numel_of(x)) + ">(" + name(x) + ", ct_smem, tid);" + comment(op));
-    }
-    std::int64_t outer, len, inner;
-    split(type(x).shape, op.axis, outer, len, inner);
-    need_smem(align16(bytes_of(x)), op);
-    line(decl(r) + ";" + comment(op));
-    open("{");
-    line(stage(x, 0));
-    line("__syncthreads();");
-    line("ct::reduce_axis<L, " + reduce_op(op, d, true) + ", " + std::to_string(outer) + ", " + std::to_string(len) + ", " +
-         std::to_string(inner) + ">(" + name(r) + ", (const " + ct(x) + "*)ct_smem, tid);");
-    line("__syncthreads();");
-    close();
-  }
-
   void emit_scan(const ir::Op& op) {
     const ValueId x = op.operands[0], r = op.results[0];
     if (rep(x)) return line(decl(r) + " = " + name(x) + ";" + comment(op));
     std::int64_t outer, len, inner;
     split(type(x).shape, op.axis, outer, len, inner);
-    need_smem(align16(bytes_of(x)), op);
     line(decl(r) + ";" + comment(op));
-    open("{");
-    line(stage(x, 0));
-    line("__syncthreads();");
-    line("ct::scan_lines<L, " + std::to_string(outer) + ", " + std::to_string(len) + ", " + std::to_string(inner) + ">((" +
-         ct(x) + "*)ct_smem, tid);");
-    line("__syncthreads();");
-    line("ct::gen<L>(" + name(r) + ", " + std::to_string(numel_of(r)) + ", tid, [&](int i) { return ((const " + ct(x) +
-         "*)ct_smem)[i]; });");
-    line("__syncthreads();");
-    close();
+    line("ct::scan<" + D(x) + ", " + std::to_string(outer) + ", " + std::to_string(len) + ", " + std::to_string(inner) + ">(" +
+         name(r) + ", " + name(x) + ", " + smem(op, ct(x)) + ", " + tp(x) + ", " + own(x) + ", team);");
   }
 
   void emit_mma(const ir::Op& op) {
     const ValueId a = op.operands[0], b = op.operands[1], c = op.operands[2], r = op.results[0];
-    const Shape& as = type(a).shape;
-    const Shape& bs = type(b).shape;
-    const std::int64_t M = as[0], K = as[1], N = bs[1];
-    const std::size_t boff = align16(bytes_of(a));
-    need_smem(boff + align16(bytes_of(b)), op);
-    const std::string sa = "(const " + ct(a) + "*)ct_smem", sb = "(const " + ct(b) + "*)(ct_smem + " + std::to_string(boff) + ")";
+    const std::int64_t M = type(a).shape[0], K = type(a).shape[1], N = type(b).shape[1];
+    const std::int64_t boff = align16(numel_of(a) * dtype_size(type(a).dtype));
+    const std::string sa = smem(op, ct(a)), sb = smem(op, ct(b), boff);
     line(decl(r) + ";" + comment(op));
     open("{");
-    line(stage(a, 0));
-    line(stage(b, boff));
-    line("__syncthreads();");
+    for (auto [v, s] : {std::pair{a, sa}, std::pair{b, sb}}) {
+      if (rep(v)) line("if (team.leader()) " + s + "[0] = " + name(v) + ";");
+      else line("ct::stage<" + D(v) + ">(" + s + ", " + name(v) + ", " + tp(v) + ", " + own(v) + ");");
+    }
+    line("team.sync();");
     if (rep(r))
       line(name(r) + " = ct::mma_elem<" + std::to_string(N) + ", " + std::to_string(K) + ">(" + name(c) + ", " + sa + ", " + sb +
            ", 0, 0);");
     else
-      line("ct::mma<L, " + std::to_string(M) + ", " + std::to_string(N) + ", " + std::to_string(K) + ">(" + name(r) + ", " +
-           name(c) + ", " + sa + ", " + sb + ", tid);");
-    line("__syncthreads();");
+      line("ct::mma<" + D(r) + ", " + std::to_string(M) + ", " + std::to_string(N) + ", " + std::to_string(K) + ">(" + name(r) +
+           ", " + name(c) + ", " + sa + ", " + sb + ", " + tp(r) + ");");
     close();
   }
 
-  // Region arguments bound to the carried state (references), marked used.
+  // ---- control flow ----
   void bind_args(const ir::Region& reg, std::size_t first, const std::vector<std::string>& state) {
     for (std::size_t i = first; i < reg.args.size(); ++i) {
       const ValueId a = reg.args[i];
@@ -999,14 +909,19 @@ class Gen {
       line("(void)" + name(a) + ";");
     }
   }
-  // state[i] = yielded values (through temporaries: a yield may permute the carried values).
   void yield_into(const ir::Region& reg, const std::vector<std::string>& state, const std::vector<ValueId>& types) {
     const ir::Op& y = yield_of(reg);
     const int u = uid_++;
     for (std::size_t i = 0; i < y.operands.size(); ++i)
       line("const " + decl_type(types[i]) + " y" + std::to_string(u) + "_" + std::to_string(i) + " = " + name(y.operands[i]) + ";");
-    for (std::size_t i = 0; i < y.operands.size(); ++i)
-      line(state[i] + " = y" + std::to_string(u) + "_" + std::to_string(i) + ";");
+    for (std::size_t i = 0; i < y.operands.size(); ++i) line(state[i] + " = y" + std::to_string(u) + "_" + std::to_string(i) + ";");
+  }
+
+  bool used(ValueId v) const { return used_[static_cast<std::size_t>(v)] != 0; }
+  // Control-flow results nobody reads are neither declared nor assigned.
+  void declare_results(const ir::Op& op) {
+    for (ValueId r : op.results)
+      if (used(r)) line(decl(r) + ";");
   }
 
   void emit_for(const ir::Op& op) {
@@ -1017,7 +932,7 @@ class Gen {
     open("{" + comment(op));
     line("const long long lb" + us + " = " + name(op.operands[0]) + ", ub" + us + " = " + name(op.operands[1]) + ", st" + us +
          " = " + name(op.operands[2]) + ";");
-    line("if (st" + us + " <= 0) ct::trap_step(" + c_string(loc_str(op.loc)) + ", st" + us + ", tid);");
+    line("if (st" + us + " <= 0) ct::trap_step_t(" + c_string(loc_str(op.loc)) + ", st" + us + ", team.leader());");
     std::vector<std::string> state;
     std::vector<ValueId> types;
     for (std::size_t i = 0; i < nc; ++i) {
@@ -1096,20 +1011,39 @@ class Gen {
 CodegenOptions codegen_options_from_env(int sm) {
   CodegenOptions o;
   o.sm = sm;
-  if (const char* v = std::getenv("CTILE_PREFETCH"); v && *v) o.prefetch = std::strcmp(v, "0") != 0;
+  // Older spellings of the experiment knobs (CTILE_THREADS: threads per tile block; CTILE_PREFETCH:
+  // loads one tile block ahead), then the current ones (core/options.hpp).
   if (const char* v = std::getenv("CTILE_THREADS"); v && *v) {
     char* end = nullptr;
     const long n = std::strtol(v, &end, 10);
-    if (*end != '\0' || n <= 0 || n > 1024)
-      throw UserError(detail::cat("CTILE_THREADS='", v, "' is not a number of threads per block (32 to 1024)"));
-    o.threads = static_cast<int>(n);
+    if (*end != '\0' || n < 32 || n > 1024 || (n & (n - 1)) != 0)
+      throw UserError(detail::cat("CTILE_THREADS='", v, "' is not a power of two from 32 to 1024 (threads per tile block)"));
+    o.options.warps = static_cast<int>(n / 32);
   }
+  if (const char* v = std::getenv("CTILE_PREFETCH"); v && *v && std::strcmp(v, "0") != 0) o.options.stages = 2;
+  o.options = o.options.with_env_overrides();
   return o;
 }
 
-GeneratedKernel generate(const ir::Kernel& k, const CodegenOptions& opt) {
+ir::Kernel lower(const ir::Kernel& k, const CodegenOptions& opt) {
   ir::verify(k);
-  return Gen(k, opt).run();
+  opt.options.validate(k.name);
+  ir::Kernel g = ir::clone(k);
+  passes::PassContext ctx;
+  ctx.options = opt.options;
+  ctx.sm = opt.sm;
+  passes::cuda_pipeline().run(g, ctx);
+  return g;
+}
+
+GeneratedKernel generate(const ir::Kernel& k, const CodegenOptions& opt) {
+  const ir::Kernel g = lower(k, opt);
+  return Emitter(g, opt.sm).run();
+}
+
+std::int64_t launch_blocks(const GeneratedKernel& g, std::int64_t tile_blocks) {
+  const std::int64_t b = std::max(1, g.blocks_per_cta);
+  return (tile_blocks + b - 1) / b;
 }
 
 std::vector<std::byte> pack_params(const ir::Kernel& k, const LaunchConfig& cfg, std::span<const ArgValue> args) {

@@ -278,6 +278,7 @@ class CudaBackend final : public Backend {
     std::vector<std::byte> params = pack_params(c->kernel(), cfg, args);
     void* kernel_params[] = {params.data()};
     const GeneratedKernel& gk = c->generated();
+    blocks = launch_blocks(gk, blocks);  // a CTA may run several tile blocks side by side
     if (c->max_blocks() > 0) blocks = std::min(blocks, c->max_blocks());
     CTILE_CU(cuLaunchKernel,
              (c->fn(), static_cast<unsigned>(blocks), 1u, 1u, static_cast<unsigned>(gk.threads), 1u, 1u,

@@ -2,11 +2,14 @@
 # (include/ctile/device) are embedded into the library at build time by embed_headers.cmake.
 set(CTILE_DEVICE_HEADERS
   ctile/device/config.h
+  ctile/device/arch.h
   ctile/device/types.h
   ctile/device/numeric.h
   ctile/device/layout.h
   ctile/device/memory.h
   ctile/device/block.h
+  ctile/device/regs.h
+  ctile/device/dist.h
   ctile/device/tile.h)
 set(_ctile_embed_out ${CMAKE_CURRENT_BINARY_DIR}/ctile_device_headers.cpp)
 set(_ctile_embed_deps)

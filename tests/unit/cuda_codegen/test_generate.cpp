@@ -19,6 +19,12 @@ using backend::cuda::pack_params;
 using cpu_test::KB;
 using ir::ValueId;
 
+CodegenOptions sm90() {
+  CodegenOptions o;
+  o.sm = 90;
+  return o;
+}
+
 template <class T>
 T at(const std::vector<std::byte>& b, std::size_t off) {
   T v;
@@ -65,7 +71,7 @@ TEST(PackParams, LayoutGridTensorsThenScalars) {
   backend::LaunchConfig cfg;
   cfg.grid = {7, 3};
   const auto b = pack_params(*k, cfg, args);
-  const auto g = generate(*k, CodegenOptions{90});
+  const auto g = generate(*k, sm90());
   ASSERT_EQ(b.size(), 48u + 2 * 104 + 5 * 8);
   EXPECT_EQ(g.params_bytes, b.size());
   // grid
@@ -134,7 +140,7 @@ TEST(PackParams, NoTensorsOrNoScalars) {
   const auto b = pack_params(*k, cfg, std::vector<ArgValue>{scalar_arg(ir::Scalar::of_int(5))});
   EXPECT_EQ(b.size(), 56u);
   EXPECT_EQ(at<std::int64_t>(b, 48), 5);
-  const auto g = generate(*k, CodegenOptions{80});
+  const auto g = generate(*k, CodegenOptions{80, {}});
   EXPECT_EQ(g.source.find("TensorDesc t["), std::string::npos);
   EXPECT_EQ(g.params_bytes, 56u);
 }
@@ -163,44 +169,50 @@ std::shared_ptr<const ir::Kernel> copy_kernel(DType d, Shape tile) {
   return kb.finish();
 }
 
-TEST(Generate, ThreadsAndVectorWidthFollowTheTilesAndTypes) {
+TEST(Generate, WarpsAndVectorsFollowTheTilesAndTypes) {
   struct Want {
     DType d;
     Shape tile;
-    int threads, vec;
+    int warps, blocks_per_cta, vec;
   };
-  // About two vector groups per thread for the largest tile, 32 to 512 threads (256 with reductions).
-  for (const Want& w : {Want{DType::f32, {1024}, 128, 4}, Want{DType::bf16, {1, 4096}, 256, 8},
-                        Want{DType::f32, {1, 16384}, 512, 4}, Want{DType::f64, {16}, 32, 2},
-                        Want{DType::i8, {64, 64}, 256, 8}, Want{DType::b1, {8}, 32, 8}}) {
-    const auto g = generate(*copy_kernel(w.d, w.tile), CodegenOptions{90});
-    EXPECT_EQ(g.threads, w.threads) << dtype_name(w.d) << " " << shape_str(w.tile);
-    EXPECT_NE(g.source.find("typedef ct::Layout<" + std::to_string(w.threads) + ", " + std::to_string(w.vec) + "> L;"),
-              std::string::npos)
-        << g.source;
-    EXPECT_EQ(g.smem_bytes, 0u);
+  // About two 16-byte vectors per thread of the largest tile, 1 to 16 warps per tile block, CTAs of
+  // at least 4 warps (small tile blocks share one).
+  for (const Want& w : {Want{DType::f32, {1024}, 4, 1, 4}, Want{DType::bf16, {1, 4096}, 8, 1, 8},
+                        Want{DType::f32, {1, 16384}, 16, 1, 4}, Want{DType::f64, {16}, 1, 4, 2},
+                        Want{DType::i8, {64, 64}, 8, 1, 8}, Want{DType::b1, {8}, 1, 4, 8}}) {
+    const auto k = copy_kernel(w.d, w.tile);
+    const ir::Kernel g = ctile::backend::cuda::lower(*k, sm90());
+    EXPECT_EQ(g.target.warps, w.warps) << dtype_name(w.d) << " " << shape_str(w.tile);
+    EXPECT_EQ(g.target.blocks_per_cta, w.blocks_per_cta) << dtype_name(w.d) << " " << shape_str(w.tile);
+    const auto gk = generate(*k, sm90());
+    EXPECT_EQ(gk.threads, 32 * w.warps * w.blocks_per_cta);
+    EXPECT_EQ(gk.blocks_per_cta, w.blocks_per_cta);
+    EXPECT_NE(gk.source.find("vec = " + std::to_string(w.vec) + ";"), std::string::npos) << gk.source;
+    EXPECT_EQ(gk.smem_bytes, 0u);
   }
 }
 
 TEST(Generate, DeterministicAndLocated) {
   const auto k = copy_kernel(DType::f32, {256});
-  const auto a = generate(*k, CodegenOptions{90});
-  const auto b = generate(*k, CodegenOptions{90});
+  const auto a = generate(*k, sm90());
+  const auto b = generate(*k, sm90());
   EXPECT_EQ(a.source, b.source);
   EXPECT_EQ(a.entry, "ctile_copy");
   EXPECT_NE(a.source.find("// kernel_test.cpp:1 ct.load"), std::string::npos) << a.source;
-  EXPECT_NE(a.source.find("extern \"C\" __global__ void __launch_bounds__(32) ctile_copy("), std::string::npos);
+  EXPECT_NE(a.source.find("extern \"C\" __global__ void __launch_bounds__(128) ctile_copy("), std::string::npos) << a.source;
 }
 
-TEST(Generate, SharedMemoryIsTheMaximumOverOps) {
-  KB kb("smem");
+TEST(Generate, SharedMemoryComesFromTheConversions) {
+  KB kb("smem", 2);
   const ValueId t = kb.tensor("in", DType::f32, 2);
-  const ValueId o = kb.piece("out", DType::f32, {64});
-  const ValueId x = kb.load(kb.partition(t, {64, 64}), {kb.block_id(0), kb.i64c(0)});
-  const ValueId y = kb.reduce(ir::ReduceKind::Sum, kb.permute(x, {1, 0}), 0);  // permute stages 16 KB
-  kb.store_piece(o, y);
-  const auto g = generate(*kb.finish(), CodegenOptions{90});
+  const ValueId o = kb.piece("out", DType::f32, {64, 64});
+  const ValueId x = kb.load(kb.partition(t, {64, 64}), {kb.block_id(0), kb.block_id(1)});
+  // The transpose relabels registers; the store needs the canonical layout: one conversion
+  // through 16 KB of shared memory.
+  kb.store_piece(o, kb.permute(x, {1, 0}));
+  const auto g = generate(*kb.finish(), sm90());
   EXPECT_EQ(g.smem_bytes, 64u * 64 * 4);
+  EXPECT_NE(g.source.find("ct::relayout<"), std::string::npos) << g.source;
 }
 
 TEST(Generate, SharedMemoryOverTheLimitIsAUserErrorAtTheOp) {
@@ -209,43 +221,36 @@ TEST(Generate, SharedMemoryOverTheLimitIsAUserErrorAtTheOp) {
   const ValueId t = kb.tensor("in", DType::f64, 2);
   const ValueId o = kb.piece("out", DType::f64, {256, 128});
   const ValueId x = kb.load(kb.partition(t, {128, 256}), {kb.block_id(0), kb.block_id(1)});
-  kb.store_piece(o, kb.permute(x, {1, 0}));  // 256 KB staged
+  kb.store_piece(o, kb.permute(x, {1, 0}));  // a 256 KB conversion
   try {
-    generate(*kb.finish(), CodegenOptions{90});
+    generate(*kb.finish(), sm90());
     FAIL() << "expected a UserError";
   } catch (const UserError& e) {
     EXPECT_EQ(e.where().line, 77u);
-    EXPECT_NE(std::string(e.what()).find("shared memory"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("262144 bytes of shared memory"), std::string::npos) << e.what();
   }
 }
 
 TEST(Generate, TilesTooLargeForRegistersAreAUserError) {
-  // 512 threads (a copy has no reductions) hold at most 512 slots each.
-  EXPECT_THROW(generate(*copy_kernel(DType::f32, {1, 1 << 19}), CodegenOptions{90}), UserError);
-  EXPECT_NO_THROW(generate(*copy_kernel(DType::f32, {1, 1 << 16}), CodegenOptions{90}));
+  // 16 warps (512 threads) hold at most 512 elements each.
+  EXPECT_THROW(generate(*copy_kernel(DType::f32, {1, 1 << 19}), sm90()), UserError);
+  EXPECT_NO_THROW(generate(*copy_kernel(DType::f32, {1, 1 << 16}), sm90()));
 }
 
-TEST(Generate, ThreadsOptionIsAPowerOfTwoFrom32To1024) {
-  CodegenOptions o{90};
-  o.threads = 512;
+TEST(Generate, WarpsOptionIsAPowerOfTwoFrom1To32) {
+  CodegenOptions o = sm90();
+  o.options.warps = 16;
   EXPECT_EQ(generate(*copy_kernel(DType::f32, {1024}), o).threads, 512);
-  for (int bad : {16, 96, 2048}) {
-    o.threads = bad;
-    EXPECT_THROW(generate(*copy_kernel(DType::f32, {1024}), o), UserError) << bad;
+  for (int bad : {3, 64, -2}) {
+    o.options.warps = bad;
+    try {
+      generate(*copy_kernel(DType::f32, {1024}), o);
+      ADD_FAILURE() << "no error for warps = " << bad;
+    } catch (const UserError& e) {
+      EXPECT_NE(std::string(e.what()).find("kernel 'copy': compile option warps = " + std::to_string(bad)), std::string::npos)
+          << e.what();
+    }
   }
-}
-
-TEST(Generate, PrefetchPipelinesTheLoadsOfTheNextTileBlock) {
-  CodegenOptions o{90};
-  const auto k = copy_kernel(DType::f32, {1024});
-  const auto plain = generate(*k, o);
-  EXPECT_FALSE(plain.prefetches);
-  EXPECT_EQ(plain.source.find("ct::Packed<"), std::string::npos);
-  o.prefetch = true;
-  const auto pf = generate(*k, o);
-  EXPECT_TRUE(pf.prefetches);
-  EXPECT_NE(pf.source.find("ct::Packed<float, 8> pf"), std::string::npos) << pf.source;
-  EXPECT_NE(pf.source.find("lin + gridDim.x"), std::string::npos) << pf.source;
 }
 
 }  // namespace

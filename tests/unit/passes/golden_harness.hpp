@@ -1,7 +1,7 @@
 // The golden-file harness of the pass tests. A case file holds
 //
 //   // passes: canonicalize, dce        (the pipeline, in order)
-//   // options: fast_math, warps=4      (optional: CompileOptions)
+//   // options: fast_math, warps=4      (optional: KernelOptions)
 //   // sm: 90                           (optional: the target)
 //   <input IR>
 //   // expect:

@@ -12,6 +12,8 @@
 
 #include <barrier>
 #include <functional>
+#include <map>
+#include <mutex>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -35,6 +37,9 @@ struct Team {
   int threads;
   std::barrier<> block;
   std::vector<std::unique_ptr<std::barrier<>>> warps;
+  // Named barriers (bar.sync id, n): one per id and participant count, made on first use.
+  std::mutex named_mu;
+  std::map<std::pair<int, int>, std::unique_ptr<std::barrier<>>> named;
   std::vector<unsigned long long> xchg;
   std::vector<unsigned char> smem_buf;
   unsigned char* smem;
@@ -49,6 +54,21 @@ inline thread_local Dim3 t_thread, t_block, t_grid;
 inline thread_local Team* t_team = nullptr;
 
 inline unsigned char* dynamic_smem() { return t_team->smem; }
+
+// bar.sync id, n: the n threads that reach barrier `id` (all of one tile block's warps).
+inline void named_barrier(int id, int n) {
+  Team& tm = *t_team;
+  std::barrier<>* b;
+  {
+    std::lock_guard<std::mutex> g(tm.named_mu);
+    // Tile blocks of one CTA use different ids: key by id and count.
+    auto& slot = tm.named[{id, n}];
+    if (!slot) slot = std::make_unique<std::barrier<>>(n);
+    b = slot.get();
+  }
+  b->arrive_and_wait();
+}
+inline void warp_barrier();
 
 // A misaligned access faults on the GPU: make it fail here too.
 inline void check_aligned(const void* p, int n, int line) {
@@ -91,6 +111,11 @@ T shuffle(T v, int src_lane) {
   T r;
   memcpy(&r, &o, sizeof(T));
   return r;
+}
+
+inline void warp_barrier() {
+  Team& tm = *t_team;
+  tm.warps[static_cast<size_t>(t_thread.x / 32)]->arrive_and_wait();
 }
 
 template <class T, class F>

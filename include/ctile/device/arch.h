@@ -1,0 +1,147 @@
+// ctile device library, the bottom layer: one function per hardware instruction the generated code
+// needs beyond plain C++ (barriers of part of a CTA, packed 16-bit conversions, the approximate
+// math unit). Each has a portable path for the host emulation, which computes the exact result
+// where the hardware approximates (the documented error bounds cover the difference).
+#pragma once
+
+#include "ctile/device/config.h"
+
+namespace ct {
+
+// ---- barriers ----------------------------------------------------------------------------------------
+// Barrier `id` (1..15) of the `threads` threads (a multiple of 32) that reach it: a tile block that
+// shares its CTA with others synchronises only its own warps. Id 0 is __syncthreads's.
+CT_DEV void bar_sync(int id, int threads) {
+#if defined(CTILE_DEVICE_EMULATION)
+  ::ct_emu::named_barrier(id, threads);
+#else
+  asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
+#endif
+}
+CT_DEV void warp_sync() {
+#if defined(CTILE_DEVICE_EMULATION)
+  ::ct_emu::warp_barrier();
+#else
+  __syncwarp();
+#endif
+}
+
+// ---- packed 16-bit conversions (two elements per 32-bit register; lo = element 2k) --------------------
+// f32 pairs -> bf16x2 / f16x2 rounded to nearest even; a NaN becomes some NaN (docs/ir.md: NaN
+// payloads are unspecified).
+CT_DEV u32 pack_bf16x2(float lo, float hi) {
+#if defined(__CUDA_ARCH__)
+  u32 r;
+  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+  return r;
+#else
+  auto one = [](float f) -> u32 {
+    u32 u = __float_as_uint(f);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return 0x7fffu;
+    u += 0x7fffu + ((u >> 16) & 1u);
+    return u >> 16;
+  };
+  return one(lo) | (one(hi) << 16);
+#endif
+}
+CT_DEV float bf16_lo(u32 w) { return __uint_as_float(w << 16); }
+CT_DEV float bf16_hi(u32 w) { return __uint_as_float(w & 0xffff0000u); }
+
+// ---- the approximate math unit (f32; subnormal inputs and results flushed to zero) ---------------------
+CT_DEV float ex2_approx(float x) {
+#if defined(__CUDA_ARCH__)
+  float r;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+  return r;
+#else
+  return exp2f(x);
+#endif
+}
+CT_DEV float lg2_approx(float x) {
+#if defined(__CUDA_ARCH__)
+  float r;
+  asm("lg2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+  return r;
+#else
+  return log2f(x);
+#endif
+}
+CT_DEV float rcp_approx(float x) {
+#if defined(__CUDA_ARCH__)
+  float r;
+  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+  return r;
+#else
+  return 1.0f / x;
+#endif
+}
+CT_DEV float sqrt_approx(float x) {
+#if defined(__CUDA_ARCH__)
+  float r;
+  asm("sqrt.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+  return r;
+#else
+  return sqrtf(x);
+#endif
+}
+CT_DEV float rsqrt_approx(float x) {
+#if defined(__CUDA_ARCH__)
+  float r;
+  asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+  return r;
+#else
+  return 1.0f / sqrtf(x);
+#endif
+}
+CT_DEV float tanh_approx(float x) {
+#if defined(__CUDA_ARCH__)
+  float r;
+  asm("tanh.approx.f32 %0, %1;" : "=f"(r) : "f"(x));
+  return r;
+#else
+  return tanhf(x);
+#endif
+}
+// x / y within 2 ulp for |y| in [2^-126, 2^126] (full), or one approximate reciprocal and a
+// multiplication (approx).
+CT_DEV float div_full(float x, float y) {
+#if defined(__CUDA_ARCH__)
+  float r;
+  asm("div.full.f32 %0, %1, %2;" : "=f"(r) : "f"(x), "f"(y));
+  return r;
+#else
+  return x / y;
+#endif
+}
+CT_DEV float div_approx(float x, float y) {
+#if defined(__CUDA_ARCH__)
+  float r;
+  asm("div.approx.ftz.f32 %0, %1, %2;" : "=f"(r) : "f"(x), "f"(y));
+  return r;
+#else
+  return x / y;
+#endif
+}
+// max/min that return NaN when either operand is NaN.
+CT_DEV float fmax_nan(float a, float b) {
+#if defined(__CUDA_ARCH__)
+  float r;
+  asm("max.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+  return r;
+#else
+  return (a != a || b != b) ? __uint_as_float(0x7fffffffu) : fmaxf(a, b);
+#endif
+}
+CT_DEV float fmin_nan(float a, float b) {
+#if defined(__CUDA_ARCH__)
+  float r;
+  asm("min.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+  return r;
+#else
+  return (a != a || b != b) ? __uint_as_float(0x7fffffffu) : fminf(a, b);
+#endif
+}
+CT_DEV double fmax_nan(double a, double b) { return (a != a || b != b) ? a + b : fmax(a, b); }
+CT_DEV double fmin_nan(double a, double b) { return (a != a || b != b) ? a + b : fmin(a, b); }
+
+}  // namespace ct

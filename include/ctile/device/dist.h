@@ -1,0 +1,514 @@
+// ctile device library: tile algorithms over distributed layouts (regs.h describes the layout
+// structs D the generated code defines). Loads and stores move 16-byte vectors along the last axis;
+// a tile block whose window is full (every element inside the tensor) and whose rows are aligned
+// takes the unmasked path, decided once per tile block. Reductions combine in registers, then with
+// warp shuffles, then across warps through shared memory. Layout conversions that move data between
+// threads go through shared memory. Functions that synchronise must be reached by the whole team.
+#pragma once
+
+#include "ctile/device/block.h"
+#include "ctile/device/memory.h"
+#include "ctile/device/regs.h"
+
+namespace ct {
+
+// ---- windows: the tile's place in the tensor, with the per-tile-block facts of the fast path ----------
+template <int R>
+struct Win {
+  Window<R> w;
+  bool full;    // every element of the tile is inside the tensor
+  bool vec_ok;  // unit last stride, and every vector of VB bytes the layout forms is aligned
+};
+
+// VB: the bytes one vector moves (0: no vectors).
+template <class Sh, int VB>
+CT_DEV Win<Sh::rank> make_win(const TensorDesc& td, const Idx<Sh::rank>& ti, int elem_bytes) {
+  Win<Sh::rank> r;
+  r.w = make_window<Sh>(td, ti);
+  bool full = true;
+#pragma unroll
+  for (int d = 0; d < Sh::rank; ++d) full = full && r.w.lo[d] == 0 && r.w.hi[d] == Sh::ext(d);
+  r.full = full;
+  bool ok = VB > 0 && (Sh::rank == 0 || td.stride[Sh::rank - 1] == 1);
+  if constexpr (VB > 0) {
+    long long origin = 0;
+#pragma unroll
+    for (int d = 0; d < Sh::rank; ++d) {
+      origin += r.w.base[d] * td.stride[d];
+      if (d + 1 < Sh::rank) ok = ok && ((td.stride[d] * elem_bytes) % VB == 0 || Sh::ext(d) == 1);
+    }
+    ok = ok && aligned_to((const unsigned char*)td.data + origin * elem_bytes, VB);
+  }
+  r.vec_ok = ok;
+  return r;
+}
+
+// The coordinates along axis d of element `tp + reg` (disjoint bits: the sum of the two parts, the
+// register part a compile-time constant once unrolled).
+template <class Sh>
+CT_DEV int coord_of(int d, int tp, int reg) {
+  return Sh::coord(d, tp) + Sh::coord(d, reg);
+}
+
+// ---- loads -----------------------------------------------------------------------------------------------
+// VM: elements per memory vector (a divisor of D::vec and of the tile's last extent; 1: no vectors).
+// FULL / ALIGNED: the facts prove every tile block full / every vector aligned (no run-time test).
+// O32: every in-bounds offset fits in 32 bits (the tensor's `small` fact).
+template <class D, class Sh, bool RO, int VM, bool FULL, bool ALIGNED, bool O32, class T>
+CT_DEV void load(Regs<T, D::regs>& out, const TensorDesc& td, const Win<Sh::rank>& wn, T pad, int tp) {
+  typedef typename Traits<T>::Mem M;
+  constexpr int R = Sh::rank;
+  const M* base = (const M*)td.data;
+  const Window<R>& w = wn.w;
+  if constexpr (VM > 1) {
+    typedef VecOf<M, VM> Vec;
+    if ((FULL || wn.full) && (ALIGNED || wn.vec_ok)) {
+      // Every group in bounds and aligned: back-to-back vector loads, offsets from the thread's part
+      // (once) and each group's constant part.
+      typedef typename Cond<O32, int, long long>::type Off;
+      Off toff = 0;
+#pragma unroll
+      for (int d = 0; d < R; ++d) toff += (Off)(w.base[d] + Sh::coord(d, tp)) * (d + 1 == R ? (Off)1 : (Off)td.stride[d]);
+#pragma unroll
+      for (int g = 0; g < D::regs / VM; ++g) {
+        Off off = toff;
+#pragma unroll
+        for (int d = 0; d < R; ++d) {
+          const int c = Sh::coord(d, D::reg(g * VM));
+          if (c != 0) off += (Off)c * (d + 1 == R ? (Off)1 : (Off)td.stride[d]);
+        }
+        typename Vec::U u;
+#pragma unroll
+        for (int c = 0; c < Vec::C; ++c) u.c[c] = ld_chunk<RO>((const Chunk<Vec::W>*)(base + off) + c);
+        if constexpr (sizeof(T) == 2 && VM % 2 == 0 && D::regs % 2 == 0) {
+          const u32* words = (const u32*)&u;
+#pragma unroll
+          for (int k = 0; k < VM / 2; ++k) out.w[(g * VM) / 2 + k] = words[k];
+        } else {
+#pragma unroll
+          for (int j = 0; j < VM; ++j) out.set(g * VM + j, from_mem<T>(u.m[j]));
+        }
+      }
+      return;
+    }
+  }
+  // Partial tiles, strided or misaligned views: element by element, in 64 bits.
+  const long long sl = td.stride[R - 1];
+#pragma unroll
+  for (int r = 0; r < D::regs; ++r) {
+    bool in = true;
+    long long off = 0;
+#pragma unroll
+    for (int d = 0; d < R; ++d) {
+      const int c = coord_of<Sh>(d, tp, D::reg(r));
+      in = in & (c >= w.lo[d]) & (c < w.hi[d]);
+      off += (w.base[d] + c) * (d + 1 == R ? sl : td.stride[d]);
+    }
+    out.set(r, in ? from_mem<T>(base[off]) : pad);
+  }
+}
+
+// ---- stores (copies of an element are held by several threads: only the owner writes) --------------------
+template <class D, class Sh, int VM, bool FULL, bool ALIGNED, bool O32, class T>
+CT_DEV void store(const Regs<T, D::regs>& x, const TensorDesc& td, const Win<Sh::rank>& wn, int tp, bool owner) {
+  typedef typename Traits<T>::Mem M;
+  constexpr int R = Sh::rank;
+  M* base = (M*)td.data;
+  const Window<R>& w = wn.w;
+  if (!owner) return;
+  if constexpr (VM > 1) {
+    typedef VecOf<M, VM> Vec;
+    if ((FULL || wn.full) && (ALIGNED || wn.vec_ok)) {
+      typedef typename Cond<O32, int, long long>::type Off;
+      Off toff = 0;
+#pragma unroll
+      for (int d = 0; d < R; ++d) toff += (Off)(w.base[d] + Sh::coord(d, tp)) * (d + 1 == R ? (Off)1 : (Off)td.stride[d]);
+#pragma unroll
+      for (int g = 0; g < D::regs / VM; ++g) {
+        Off off = toff;
+#pragma unroll
+        for (int d = 0; d < R; ++d) {
+          const int c = Sh::coord(d, D::reg(g * VM));
+          if (c != 0) off += (Off)c * (d + 1 == R ? (Off)1 : (Off)td.stride[d]);
+        }
+        typename Vec::U u;
+        if constexpr (sizeof(T) == 2 && VM % 2 == 0 && D::regs % 2 == 0) {
+          u32* words = (u32*)&u;
+#pragma unroll
+          for (int k = 0; k < VM / 2; ++k) words[k] = x.w[(g * VM) / 2 + k];
+        } else {
+#pragma unroll
+          for (int j = 0; j < VM; ++j) u.m[j] = to_mem<T>(x.get(g * VM + j));
+        }
+#pragma unroll
+        for (int c = 0; c < Vec::C; ++c) {
+          CT_CHECK_ALIGNED((Chunk<Vec::W>*)(base + off) + c, Vec::W);
+          ((Chunk<Vec::W>*)(base + off))[c] = u.c[c];
+        }
+      }
+      return;
+    }
+  }
+  const long long sl = td.stride[R - 1];
+#pragma unroll
+  for (int r = 0; r < D::regs; ++r) {
+    bool in = true;
+    long long off = 0;
+#pragma unroll
+    for (int d = 0; d < R; ++d) {
+      const int c = coord_of<Sh>(d, tp, D::reg(r));
+      in = in & (c >= w.lo[d]) & (c < w.hi[d]);
+      off += (w.base[d] + c) * (d + 1 == R ? sl : td.stride[d]);
+    }
+    if (in) {
+      CT_CHECK_ALIGNED(base + off, sizeof(M));
+      base[off] = to_mem<T>(x.get(r));
+    }
+  }
+}
+
+// ---- shared memory: a tile by linear element index ------------------------------------------------------
+template <class D, class T>
+CT_DEV void stage(T* s, const Regs<T, D::regs>& x, int tp, bool owner) {
+  if (!owner) return;
+#pragma unroll
+  for (int r = 0; r < D::regs; ++r) s[tp + D::reg(r)] = x.get(r);
+}
+template <class D, class T, class F>
+CT_DEV void gen(Regs<T, D::regs>& out, int tp, F f) {
+#pragma unroll
+  for (int r = 0; r < D::regs; ++r) out.set(r, f(tp + D::reg(r)));
+}
+
+// ct.convert_layout through shared memory: owners in A write, the team syncs, every thread reads
+// its elements of B.
+template <class DA, class DB, class Team, class T>
+CT_DEV void relayout(Regs<T, DB::regs>& out, const Regs<T, DA::regs>& x, T* s, int tpa, bool owner_a, int tpb,
+                     const Team& team) {
+  stage<DA>(s, x, tpa, owner_a);
+  team.sync();
+  gen<DB>(out, tpb, [&](int e) { return s[e]; });
+}
+
+// ---- reductions -------------------------------------------------------------------------------------------
+// Reduction of x (layout DX) along an axis whose element bits are [SHIFT, SHIFT + log2(LEN)), into
+// out (layout DR, the slice of DX). RMASK / LMASK / WMASK: the register / lane / warp bits of DX on
+// the axis. RR: registers of the result. The result element of result register i is tpr + DR::reg(i).
+template <class Op, class DX, class DR, int SHIFT, int LEN, int RMASK, int LMASK, int WMASK, class Team, class T>
+CT_DEV void reduce(Regs<typename Op::R, DR::regs>& out, const Regs<T, DX::regs>& x, unsigned char* scratch, int tpx,
+                   int tpr, const Team& team) {
+  typedef typename Op::Acc Acc;
+  constexpr int RR = DR::regs;
+  constexpr int KEEP = (DX::regs - 1) & ~RMASK;
+  Acc acc[RR];
+#pragma unroll
+  for (int i = 0; i < RR; ++i) acc[i] = Op::identity();
+#pragma unroll
+  for (int r = 0; r < DX::regs; ++r) {
+    const int i = pext(r, KEEP);
+    const int k = ((tpx + DX::reg(r)) >> SHIFT) & (LEN - 1);
+    acc[i] = Op::combine(acc[i], Op::lift(x.get(r), k));
+  }
+  if constexpr (LMASK != 0) {
+#pragma unroll
+    for (int b = 0; b < 5; ++b)
+      if ((LMASK >> b) & 1) {
+#pragma unroll
+        for (int i = 0; i < RR; ++i) acc[i] = Op::combine(acc[i], shfl_xor(acc[i], 1 << b));
+      }
+    // The lowest lane's bits everywhere (max of +0 and -0 need not commute).
+#pragma unroll
+    for (int i = 0; i < RR; ++i) acc[i] = shfl_from(acc[i], team.lane & ~LMASK);
+  }
+  if constexpr (WMASK != 0) {
+    constexpr int NW = 1 << popcount(WMASK);
+    Acc* sc = (Acc*)scratch;
+    const bool writer = (team.lane & DR::copy_lanes) == 0 && (team.warp & DR::copy_warps & ~WMASK) == 0;
+    if (writer) {
+#pragma unroll
+      for (int i = 0; i < RR; ++i) sc[(tpr + DR::reg(i)) * NW + pext(team.warp, WMASK)] = acc[i];
+    }
+    team.sync();
+#pragma unroll
+    for (int i = 0; i < RR; ++i) {
+      const Acc* p = sc + (tpr + DR::reg(i)) * NW;
+      Acc a = p[0];
+#pragma unroll
+      for (int j = 1; j < NW; ++j) a = Op::combine(a, p[j]);
+      acc[i] = a;
+    }
+  }
+#pragma unroll
+  for (int i = 0; i < RR; ++i) out.set(i, Op::finish(acc[i]));
+}
+
+// A reduction whose result is one element (a plain value in every thread).
+template <class Op, class DX, int RMASK_UNUSED, int LMASK, int WMASK, class Team, class T>
+CT_DEV typename Op::R reduce_one(const Regs<T, DX::regs>& x, unsigned char* scratch, int tpx, const Team& team) {
+  typedef typename Op::Acc Acc;
+  Acc a = Op::identity();
+#pragma unroll
+  for (int r = 0; r < DX::regs; ++r) a = Op::combine(a, Op::lift(x.get(r), tpx + DX::reg(r)));
+  if constexpr (LMASK != 0) {
+#pragma unroll
+    for (int b = 0; b < 5; ++b)
+      if ((LMASK >> b) & 1) a = Op::combine(a, shfl_xor(a, 1 << b));
+    a = shfl_from(a, team.lane & ~LMASK);
+  }
+  if constexpr (WMASK != 0) {
+    constexpr int NW = 1 << popcount(WMASK);
+    Acc* sc = (Acc*)scratch;
+    if (team.lane == 0 && (team.warp & ~WMASK) == 0) sc[pext(team.warp, WMASK)] = a;
+    team.sync();
+    a = sc[0];
+#pragma unroll
+    for (int j = 1; j < NW; ++j) a = Op::combine(a, sc[j]);
+  }
+  return Op::finish(a);
+}
+
+// ---- scans (staged: one thread per line walks it in order, like the reference) ----------------------------
+template <class D, int OUTER, int LEN, int INNER, class Team, class T>
+CT_DEV void scan(Regs<T, D::regs>& out, const Regs<T, D::regs>& x, T* s, int tp, bool owner, const Team& team) {
+  stage<D>(s, x, tp, owner);
+  team.sync();
+  for (int line = team.tid; line < OUTER * INNER; line += Team::threads) {
+    const unsigned o = (unsigned)line / INNER, in = (unsigned)line % INNER;
+    if constexpr (is_floaty_v<T>) {
+      double run = 0.0;
+      for (int k = 0; k < LEN; ++k) {
+        T& e = s[(o * LEN + k) * INNER + in];
+        run += (double)up(e);
+        e = float_from_double<T>(run);
+      }
+    } else {
+      typename Traits<T>::W run = 0;
+      for (int k = 0; k < LEN; ++k) {
+        T& e = s[(o * LEN + k) * INNER + in];
+        run = (typename Traits<T>::W)(run + (typename Traits<T>::W)e);
+        e = (T)run;
+      }
+    }
+  }
+  team.sync();
+  gen<D>(out, tp, [&](int e) { return s[e]; });
+}
+
+// ---- matrix multiply-accumulate from staged operands (rows of a and b in shared memory) --------------------
+template <class D, int M, int N, int K, class TA, class TC>
+CT_DEV void mma(Regs<TC, D::regs>& out, const Regs<TC, D::regs>& acc, const TA* sa, const TA* sb, int tp) {
+  typedef typename MmaAcc<TA, TC>::type Acc;
+  constexpr int V = (D::vec < N ? D::vec : N);
+#pragma unroll
+  for (int g = 0; g < D::regs / V; ++g) {
+    const int e0 = tp + D::reg(g * V);
+    const int row = e0 / N, c0 = e0 % N;
+    Acc s[V];
+#pragma unroll
+    for (int j = 0; j < V; ++j) s[j] = mma_start<TC, Acc>(acc.get(g * V + j));
+#pragma unroll 2
+    for (int k = 0; k < K; ++k) {
+      const TA a = sa[row * K + k];
+#pragma unroll
+      for (int j = 0; j < V; ++j) s[j] = mac(a, sb[k * N + c0 + j], s[j]);
+    }
+#pragma unroll
+    for (int j = 0; j < V; ++j) out.set(g * V + j, mma_finish<TC>(s[j]));
+  }
+}
+
+// ---- gathers, scatters, atomics over a distributed tile ----------------------------------------------------
+template <class D, bool SHARED, class T, class... I>
+CT_DEV void gather_d(Regs<T, D::regs>& out, const TensorDesc& td, T pad, const I&... idx) {
+#pragma unroll
+  for (int r = 0; r < D::regs; ++r) {
+    long long off = 0;
+    out.set(r, locate(td, off, to_index(idx.get(r))...) ? load_elem<SHARED, T>(td, off) : pad);
+  }
+}
+
+// ScatterPiece (see block.h's scatter_piece for the rules): duplicates resolved in shared memory,
+// the last element in row-major order wins.
+template <class D, class PSh, class Team, class T, class... I>
+CT_DEV void scatter_piece_d(const TensorDesc& td, const Idx<PSh::rank>& blk, const Regs<T, D::regs>& val, int* win, int tp,
+                            bool owner, const Team& team, const I&... idx) {
+  Idx<PSh::rank> org;
+  const bool ok = piece_origin<PSh>(blk, org);
+  team.sync();
+  for (int k = team.tid; k < PSh::numel; k += Team::threads) win[k] = -1;
+  team.sync();
+  int lin[D::regs];
+  long long off[D::regs];
+  bool in[D::regs];
+#pragma unroll
+  for (int r = 0; r < D::regs; ++r) {
+    const int e = tp + D::reg(r);
+    const long long c[sizeof...(I)] = {to_index(idx.get(r))...};
+    bool w = ok && owner;
+    int l = 0;
+    long long o = 0;
+#pragma unroll
+    for (int d = 0; d < PSh::rank; ++d) {
+      const bool cd = c[d] >= 0 && c[d] < PSh::ext(d);
+      const long long gd = org.v[d] + (cd ? c[d] : 0);
+      w = w && cd && gd >= 0 && gd < td.shape[d];
+      l += cd ? (int)c[d] << PSh::shift(d) : 0;
+      o += gd * td.stride[d];
+    }
+    if (w) atomicMax(&win[l], e);
+    lin[r] = l;
+    off[r] = o;
+    in[r] = w;
+  }
+  team.sync();
+#pragma unroll
+  for (int r = 0; r < D::regs; ++r)
+    if (in[r] && win[lin[r]] == tp + D::reg(r)) store_at<T>(td, off[r], val.get(r));
+  team.sync();
+}
+
+template <class D, int N, class Team, class T, class... I>
+CT_DEV void scatter_unchecked_d(const TensorDesc& td, const Regs<T, D::regs>& val, long long* soff, int tp, bool owner,
+                                const Team& team, const I&... idx) {
+  long long off[D::regs];
+  team.sync();
+#pragma unroll
+  for (int r = 0; r < D::regs; ++r) {
+    long long o = 0;
+    off[r] = locate(td, o, to_index(idx.get(r))...) ? o : -1;
+    if (owner) soff[tp + D::reg(r)] = off[r];
+  }
+  team.sync();
+#pragma unroll
+  for (int r = 0; r < D::regs; ++r) {
+    if (!owner || off[r] < 0) continue;
+    bool last = true;
+    for (int k = tp + D::reg(r) + 1; k < N; ++k)
+      if (soff[k] == off[r]) {
+        last = false;
+        break;
+      }
+    if (last) store_at<T>(td, off[r], val.get(r));
+  }
+  team.sync();
+}
+
+// Atomics: the owner of each element performs it; copies get the old value through `share`
+// (shared memory, one slot per element) when the layout has copies (SHARE).
+template <int OP, class D, bool SHARE, class Team, class T, class... I>
+CT_DEV void atomic_d(Regs<T, D::regs>& old, const TensorDesc& td, const Regs<T, D::regs>& val, T* share, int tp, bool owner,
+                     const Team& team, const I&... idx) {
+  team.sync();
+#pragma unroll
+  for (int r = 0; r < D::regs; ++r) {
+    long long off = 0;
+    T o = (T)0;
+    if (owner && locate(td, off, to_index(idx.get(r))...)) o = atomic_rmw<OP>(ptr_at<T>(td, off), val.get(r));
+    old.set(r, o);
+    if constexpr (SHARE)
+      if (owner) share[tp + D::reg(r)] = o;
+  }
+  team.sync();
+  if constexpr (SHARE) {
+    gen<D>(old, tp, [&](int e) { return share[e]; });
+    team.sync();
+  }
+}
+template <class D, bool SHARE, class Team, class T, class... I>
+CT_DEV void cas_d(Regs<T, D::regs>& old, const TensorDesc& td, const Regs<T, D::regs>& expected, const Regs<T, D::regs>& desired,
+                  T* share, int tp, bool owner, const Team& team, const I&... idx) {
+  team.sync();
+#pragma unroll
+  for (int r = 0; r < D::regs; ++r) {
+    long long off = 0;
+    T o = (T)0;
+    if (owner && locate(td, off, to_index(idx.get(r))...)) o = atomic_cas(ptr_at<T>(td, off), expected.get(r), desired.get(r));
+    old.set(r, o);
+    if constexpr (SHARE)
+      if (owner) share[tp + D::reg(r)] = o;
+  }
+  team.sync();
+  if constexpr (SHARE) {
+    gen<D>(old, tp, [&](int e) { return share[e]; });
+    team.sync();
+  }
+}
+
+// ---- one-element tiles (every thread holds the value; the leader writes) -----------------------------------
+template <class Sh, class Team, class T>
+CT_DEV void store_one_t(T x, const TensorDesc& td, const Window<Sh::rank>& w, const Team& team) {
+  team.sync();
+  long long off = 0;
+  if (team.leader() && window_locate<Sh>(td, w, 0, off)) ((typename Traits<T>::Mem*)td.data)[off] = to_mem<T>(x);
+  team.sync();
+}
+template <class T, class Team, class... I>
+CT_DEV T gather_one_shared_t(const TensorDesc& td, T pad, unsigned char* scratch, const Team& team, I... idx) {
+  team.sync();
+  if (team.leader()) {
+    long long off = 0;
+    T v = pad;
+    if (locate(td, off, to_index(idx)...)) v = load_elem<true, T>(td, off);
+    *(T*)scratch = v;
+  }
+  team.sync();
+  const T r = *(T*)scratch;
+  team.sync();
+  return r;
+}
+template <class PSh, class Team, class T, class... I>
+CT_DEV void scatter_piece_one_t(const TensorDesc& td, const Idx<PSh::rank>& blk, T val, const Team& team, I... idx) {
+  team.sync();
+  if (team.leader()) {
+    Idx<PSh::rank> org;
+    bool w = piece_origin<PSh>(blk, org);
+    const long long c[sizeof...(I)] = {to_index(idx)...};
+    long long o = 0;
+#pragma unroll
+    for (int d = 0; d < PSh::rank; ++d) {
+      const long long gd = org.v[d] + c[d];
+      w = w && c[d] >= 0 && c[d] < PSh::ext(d) && gd >= 0 && gd < td.shape[d];
+      o += gd * td.stride[d];
+    }
+    if (w) store_at<T>(td, o, val);
+  }
+  team.sync();
+}
+template <class T, class Team, class... I>
+CT_DEV void scatter_unchecked_one_t(const TensorDesc& td, T val, const Team& team, I... idx) {
+  team.sync();
+  long long off = 0;
+  if (team.leader() && locate(td, off, to_index(idx)...)) store_at<T>(td, off, val);
+  team.sync();
+}
+template <int OP, class T, class Team, class... I>
+CT_DEV T atomic_one_t(const TensorDesc& td, T val, unsigned char* scratch, const Team& team, I... idx) {
+  team.sync();
+  if (team.leader()) {
+    long long off = 0;
+    *(T*)scratch = locate(td, off, to_index(idx)...) ? atomic_rmw<OP>(ptr_at<T>(td, off), val) : (T)0;
+  }
+  team.sync();
+  const T r = *(T*)scratch;
+  team.sync();
+  return r;
+}
+template <class T, class Team, class... I>
+CT_DEV T cas_one_t(const TensorDesc& td, T expected, T desired, unsigned char* scratch, const Team& team, I... idx) {
+  team.sync();
+  if (team.leader()) {
+    long long off = 0;
+    *(T*)scratch = locate(td, off, to_index(idx)...) ? atomic_cas(ptr_at<T>(td, off), expected, desired) : (T)0;
+  }
+  team.sync();
+  const T r = *(T*)scratch;
+  team.sync();
+  return r;
+}
+
+CT_DEV void trap_step_t(const char* where, long long step, bool leader) {
+  if (leader) printf("ctile: %s: ct.for step must be positive (got %lld)\n", where, step);
+  __trap();
+}
+
+}  // namespace ct

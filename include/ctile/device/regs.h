@@ -1,0 +1,96 @@
+// ctile device library: where a tile value lives in a thread (registers) and which threads run a
+// tile block (a team). The generated code describes each distributed layout (ir/layout.hpp) as a
+// struct with
+//   regs, vec                   registers per thread; leading registers that hold consecutive elements
+//   copy_lanes, copy_warps      lane / warp bits that select copies (not other elements)
+//   thread(lane, warp)          the element bits a thread contributes (its "thread part" tp)
+//   reg(r)                      the element bits register r contributes (a compile-time constant)
+// so register r of a thread holds element tp + reg(r) (the bits are disjoint).
+#pragma once
+
+#include "ctile/device/arch.h"
+#include "ctile/device/types.h"
+
+namespace ct {
+
+template <class T>
+union Bits16 {
+  T t;
+  u16 u;
+};
+
+// A thread's registers of one tile value. 16-bit elements are packed two per 32-bit register
+// (element 2k in the low half), so a bf16 tile takes half the registers of its f32 version.
+template <class T, int R, bool PACKED = (sizeof(T) == 2 && R % 2 == 0)>
+struct Regs {
+  T v[R];
+  CT_DEV T get(int r) const { return v[r]; }
+  CT_DEV void set(int r, T x) { v[r] = x; }
+  CT_DEV void set2(int p, T lo, T hi) {
+    v[2 * p] = lo;
+    v[2 * p + 1] = hi;
+  }
+};
+template <class T, int R>
+struct Regs<T, R, true> {
+  u32 w[R / 2];
+  CT_DEV T get(int r) const {
+    Bits16<T> b;
+    b.u = (u16)((r & 1) ? (w[r >> 1] >> 16) : (w[r >> 1] & 0xffffu));
+    return b.t;
+  }
+  CT_DEV void set2(int p, T lo, T hi) {
+    Bits16<T> a, b;
+    a.t = lo;
+    b.t = hi;
+    w[p] = (u32)a.u | ((u32)b.u << 16);
+  }
+  // One half at a time (the other half is kept): only for ops that write single elements.
+  CT_DEV void set(int r, T x) {
+    Bits16<T> b;
+    b.t = x;
+    const u32 keep = (r & 1) ? 0x0000ffffu : 0xffff0000u;
+    w[r >> 1] = (w[r >> 1] & keep) | ((r & 1) ? ((u32)b.u << 16) : (u32)b.u);
+  }
+};
+
+// The threads that run one tile block: W warps; B tile blocks share a CTA, each on its own warps.
+// sync() is the barrier of this tile block only (a whole-CTA barrier when B == 1).
+template <int W, int B>
+struct Team {
+  static constexpr int warps = W;
+  static constexpr int threads = 32 * W;
+  int lane, warp, tid, sub;  // lane, warp within the tile block, thread within it, tile block within the CTA
+  CT_DEV void sync() const {
+    if constexpr (B == 1) __syncthreads();
+    else if constexpr (W == 1) warp_sync();
+    else bar_sync(1 + sub, threads);
+  }
+  CT_DEV bool leader() const { return tid == 0; }
+};
+
+// Bit tricks over compile-time masks: the bits of x at the set positions of MASK, packed (pext);
+// the low bits of x spread to the set positions of MASK (pdep).
+CT_DEV constexpr int pext(int x, int mask) {
+  int r = 0, k = 0;
+  for (int b = 0; b < 31; ++b)
+    if ((mask >> b) & 1) r |= ((x >> b) & 1) << k++;
+  return r;
+}
+CT_DEV constexpr int pdep(int x, int mask) {
+  int r = 0, k = 0;
+  for (int b = 0; b < 31; ++b)
+    if ((mask >> b) & 1) r |= ((x >> k++) & 1) << b;
+  return r;
+}
+CT_DEV constexpr int popcount(int x) {
+  int n = 0;
+  for (int b = 0; b < 31; ++b) n += (x >> b) & 1;
+  return n;
+}
+
+}  // namespace ct
+
+// Loops over a thread's registers of a tile value (always unrolled: registers need constant indices).
+#define CT_REGS(R) _Pragma("unroll") for (int r = 0; r < (R); ++r)
+#define CT_PAIRS(R) _Pragma("unroll") for (int q = 0; q < (R) / 2; ++q)
