@@ -5,8 +5,11 @@
 // CHECK records a failure and goes on; REQUIRE records it and ends the test. An exception that
 // escapes a test fails it. main() (harness.cpp) runs the tests whose names contain one of the
 // command-line arguments (all without arguments), prints one line per test and a summary, and
-// exits 0 when all passed, 1 otherwise, 77 (CTest's skip code) when no GPU can be used.
-// `test_gpu --list` lists the tests; `test_gpu --probe` prints the GPU (exit 0) or why there is none (77).
+// exits 0 when all passed, 1 otherwise. It refuses to start (exit 1) with CTILE_RACE_CHECK set,
+// with CTILE_BACKEND other than cuda, or without a usable GPU: the GPU suite never passes or skips
+// without running on the GPU. A test in which no kernel was launched on the GPU fails
+// (gpu_launches()). `test_gpu --list` lists the tests; `test_gpu --probe` prints the GPU (exit 0)
+// or why there is none (77). Tests named selftest_* run only when a filter names them.
 #pragma once
 
 #include <cmath>
@@ -55,6 +58,9 @@ std::uint64_t seed(std::uint64_t salt);
 ct::Device gpu();
 // Number of failures recorded so far in the running test.
 int failures();
+// Kernels launched on the GPUs so far (ctile::cuda_launch_count over every device). main() fails a
+// test in which it does not grow.
+std::uint64_t gpu_launches();
 
 // ---- comparisons of GPU output with CPU output ----
 
