@@ -36,18 +36,21 @@ std::string refusal() {
   return "";
 }
 
-class RequireGpu : public ::testing::Environment {
- public:
+// Every test's fixture: a refusal fails the test (a failure, not a skip: CTest would count a
+// GoogleTest skip as passed).
+template <class Base>
+class RequireGpu : public Base {
+ protected:
   void SetUp() override {
     const std::string r = refusal();
-    if (!r.empty()) GTEST_FAIL() << "REFUSED: " << r;
+    if (!r.empty()) FAIL() << "REFUSED: " << r;
   }
 };
-[[maybe_unused]] const auto* const g_env = ::testing::AddGlobalTestEnvironment(new RequireGpu);
+using GpuTest = RequireGpu<::testing::Test>;
 
 cuda_gpu::Driver* drv() {
   cuda_gpu::Driver* d = cuda_gpu::driver();
-  if (!d) throw std::runtime_error("no GPU");  // RequireGpu failed already
+  if (!d) throw std::runtime_error("no GPU");  // the fixture has failed the test already
   return d;
 }
 
@@ -99,7 +102,7 @@ void run_on_gpu(const std::shared_ptr<const ir::Kernel>& k, const backend::Launc
   run_generated(cu::generate(*k, cu::CodegenOptions{sm}), *k, cfg, in);
 }
 
-class GpuDifferential : public ::testing::TestWithParam<std::size_t> {};
+class GpuDifferential : public RequireGpu<::testing::TestWithParam<std::size_t>> {};
 
 TEST_P(GpuDifferential, GeneratedCodeMatchesTheInterpreter) {
   const Case& c = all_cases()[GetParam()];
@@ -118,7 +121,7 @@ TEST_P(GpuDifferential, GeneratedCodeMatchesTheInterpreter) {
 INSTANTIATE_TEST_SUITE_P(AllKernels, GpuDifferential, ::testing::Range<std::size_t>(0, all_cases().size()),
                          [](const ::testing::TestParamInfo<std::size_t>& i) { return all_cases()[i.param].name; });
 
-class GpuSpecialValues : public ::testing::TestWithParam<std::size_t> {};
+class GpuSpecialValues : public RequireGpu<::testing::TestWithParam<std::size_t>> {};
 
 TEST_P(GpuSpecialValues, GeneratedCodeGivesThePrescribedResults) {
   const SpecialCase& sc = special_cases()[GetParam()];
@@ -131,7 +134,9 @@ INSTANTIATE_TEST_SUITE_P(Ops, GpuSpecialValues, ::testing::Range<std::size_t>(0,
                          [](const ::testing::TestParamInfo<std::size_t>& i) { return special_cases()[i.param].name; });
 
 // The comparison on the GPU rejects a wrong kernel: vector_add's add emitted as a subtract.
-TEST(GpuDifferentialSelfTest, AGeneratedKernelWithOneOpAlteredFails) {
+class GpuDifferentialSelfTest : public GpuTest {};
+
+TEST_F(GpuDifferentialSelfTest, AGeneratedKernelWithOneOpAlteredFails) {
   const Case* c = nullptr;
   for (const Case& x : all_cases())
     if (x.name == "example_vector_add") c = &x;
@@ -152,7 +157,9 @@ TEST(GpuDifferentialSelfTest, AGeneratedKernelWithOneOpAlteredFails) {
 
 // Rough throughput of the generated code on large problems (no assertions on speed; the benchmark
 // suite measures properly): bytes moved once over time, and TFLOP/s for the matmul.
-TEST(GpuThroughput, LargeProblems) {
+class GpuThroughput : public GpuTest {};
+
+TEST_F(GpuThroughput, LargeProblems) {
   struct Problem {
     const char* kernel;
     std::vector<Shape> shapes;  // per param (scalars: {})
