@@ -106,6 +106,7 @@ def measure(impl, kernel, dtype, shape, nbytes, fn, check, extra=None):
 
 
 def compiled(fn):
+    """torch.compile in its default mode, specialised to the shape (as ctile and Triton are)."""
     return torch.compile(fn, dynamic=False)
 
 
@@ -487,9 +488,9 @@ def main():
         REPS, WARMUP = 10, 2
     torch.manual_seed(0)
     # Specialised per shape (dynamic=False), and room for every shape of one function.
-    torch._dynamo.config.cache_size_limit = 64
-    if hasattr(torch._dynamo.config, "recompile_limit"):
-        torch._dynamo.config.recompile_limit = 64
+    for knob in ("cache_size_limit", "recompile_limit"):  # the name changed across torch versions
+        if hasattr(torch._dynamo.config, knob):
+            setattr(torch._dynamo.config, knob, 64)
     FLUSH = torch.empty(256 << 20, dtype=torch.int8, device="cuda")
     print(f"peers on {torch.cuda.get_device_name()}, torch {torch.__version__}, triton "
           f"{triton.__version__ if triton else 'absent: ' + TRITON_ERROR}; per-call device time, L2 flushed "

@@ -231,6 +231,7 @@ struct Tolerance {
   bool signed_zeros = true;  // false: -0 and +0 match (the sign of a zero from float min/max is unspecified)
   DType c = DType::f32;
   double ulps = 0, c_ulps = 0, mag = 0, scale = 0;
+  double abs = 0;  // an absolute floor (f32 atomic adds flush subnormals on the GPU)
   std::string model = "exact";
 };
 
@@ -509,8 +510,10 @@ inline Tolerances tolerances(const std::string& name, const ir::Kernel& k, const
           ++roundings;
         } else if (op->kind == OpKind::AtomicRMW) {
           const ValueId val = op->operands.back();
-          terms *= static_cast<double>(numel(k.type(val).shape)) * static_cast<double>(blocks);
+          const double contributions = static_cast<double>(numel(k.type(val).shape)) * static_cast<double>(blocks);
+          terms *= contributions;
           ++roundings;
+          if (acc_t == DType::f32) tol.abs += 2 * contributions * eb::kAtomicAddF32FlushBound;
         } else {  // Mma: K of the whole product, from the tensor the a operand is loaded from
           const ValueId t = loaded_tensor(defs, op->operands[0]);
           const auto it = param_of.find(t);
@@ -607,7 +610,8 @@ inline std::string compare(const Buffer& want, const Buffer& got, const Toleranc
           m = std::isfinite(v) ? std::fabs(v) : 0;
         }
         const double aa = std::isinf(a) ? top : std::fabs(a);
-        const double bound = tol.ulps * eb::ulp(want.d, aa) + tol.c_ulps * eb::ulp(tol.c, aa) + tol.mag * m + tol.scale * scale;
+        const double bound =
+            tol.ulps * eb::ulp(want.d, aa) + tol.c_ulps * eb::ulp(tol.c, aa) + tol.mag * m + tol.scale * scale + tol.abs;
         const double da = std::isinf(a) ? std::copysign(top, a) : a, db = std::isinf(b) ? std::copysign(top, b) : b;
         if (!(std::fabs(da - db) <= bound)) {
           char why[200];

@@ -92,6 +92,10 @@ inline bool family(ctile::ir::BinaryFn b, Fn& out) {
 // roundings of every term.
 inline double accumulation_ulps(std::int64_t k) { return std::sqrt(static_cast<double>(k < 1 ? 1 : k)); }
 
+// f32 atomic adds on the GPU (PTX atom/red.add.f32) flush subnormal inputs and results to zero:
+// each changes the sum by less than the smallest normal f32.
+constexpr double kAtomicAddF32FlushBound = 0x1p-126;
+
 // NVRTC contracts a float multiply feeding an add into one FMA (-fmad=true, its default), which
 // skips the product's rounding: at most one ulp of the product's magnitude, in f32 and f64 (16-bit
 // arithmetic rounds to 16 bits between the two ops, so nothing is contracted there).
