@@ -7,9 +7,10 @@
 #      (bench/peers.py: torch, torch.compile, autotuned Triton; cut off at the time budget, the rest
 #      marked skipped), the report (bench/report.py)
 #   3. a short summary, printed last
-# Everything goes under ${OUT:-results}: summary.txt, tests/ (gpu_run.sh's logs and summary),
-# bench/ (records and logs), report.md, report_summary.txt, results.json, plot.png. Exit status: 0
-# when every step passed.
+# Seven files go to ${OUT:-results} (a device call brings back at most 8): summary.txt,
+# gpu_summary.txt and gpu_suite_results.txt (the GPU suites), report.md, results.json (every record),
+# plot.png, and logs.tar.gz (every log and record: tests/ from gpu_run.sh, bench/, report/). Exit
+# status: 0 when every step passed.
 # Environment: OUT, BUDGET_S (seconds for the whole call, default 540), BENCH_QUICK=1 (small
 # benchmark sizes), SKIP_TESTS=1 / SKIP_BENCH=1, CTILE_COMMIT, and gpu_run.sh's (SANITIZE, JOBS, ...).
 #
@@ -21,9 +22,12 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 t_start=$(date +%s)
 budget="${BUDGET_S:-540}"
-out="${OUT:-$root/results}"
-mkdir -p "$out/tests" "$out/bench"
-out="$(cd "$out" && pwd)"
+dest="${OUT:-$root/results}"
+mkdir -p "$dest"
+dest="$(cd "$dest" && pwd)"
+out="$root/build/gpu-all"  # the work folder: logs and records, packed into $dest at the end
+rm -rf "$out"
+mkdir -p "$out/tests" "$out/bench" "$out/report"
 summary="$out/summary.txt"
 : >"$summary"
 failed=0
@@ -76,7 +80,7 @@ if [[ "${SKIP_BENCH:-0}" != 1 ]]; then
   stage "peers.py (torch, compile, Triton)" "$b/peers.log" env PYTHONUNBUFFERED=1 TRITON_CACHE_DIR="$b/triton-cache" \
     python3 bench/peers.py "${quick[@]}" --out "$b/peers.jsonl" --ctile-results "$b/ctile.jsonl" --deadline "$deadline"
   stage "report.py" "$b/report.log" python3 bench/report.py --ctile "$b/ctile.jsonl" --peers "$b/peers.jsonl" \
-    --jit-warm "$b/jit_warm.jsonl" --launch "$b/launch.jsonl" --out "$out" \
+    --jit-warm "$b/jit_warm.jsonl" --launch "$b/launch.jsonl" --out "$out/report" \
     --meta "date $(date -u +%F), commit $CTILE_COMMIT, $(head -n 2 "$summary" | tail -n 1)"
   rm -rf "$CTILE_CACHE_DIR" "$b/triton-cache"
 fi
@@ -87,11 +91,15 @@ fi
   echo "== GPU suites"
   grep -E '^(device|NO USABLE|GoogleTest)|tests/gpu:|cuda_codegen_gpu|label gpu:|memcheck:|racecheck:|ctest examples|STEPS' \
     "$out/tests/gpu_summary.txt" 2>/dev/null | sed 's/^/  /'
-  if [[ -f "$out/report_summary.txt" ]]; then
+  if [[ -f "$out/report/report_summary.txt" ]]; then
     echo "== Benchmarks (report.md)"
-    sed 's/^/  /' "$out/report_summary.txt"
+    sed 's/^/  /' "$out/report/report_summary.txt"
   fi
   echo "total: $(elapsed)s of ${budget}s; $([[ $failed == 0 ]] && echo 'ALL STEPS PASSED' || echo 'SOME STEPS FAILED (logs under the output folder)')"
 } >>"$summary"
+for f in summary.txt tests/gpu_summary.txt tests/gpu_suite_results.txt report/report.md report/results.json report/plot.png; do
+  [[ -f "$out/$f" ]] && cp "$out/$f" "$dest/"
+done
+tar -czf "$dest/logs.tar.gz" -C "$out" --exclude=kernel-cache --exclude=triton-cache . 2>/dev/null
 cat "$summary"
 exit "$failed"

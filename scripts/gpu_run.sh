@@ -12,7 +12,9 @@
 #      backend or without a GPU, and every test checks that kernels ran on the GPU.
 #   4. the tests/gpu suite under compute-sanitizer --tool memcheck, then --tool racecheck
 #      (EXTRA_MEMCHECK=1 adds memcheck with leak and stream-ordered-race tracking, informational)
-# Logs and a summary (gpu_summary.txt) go to ${OUT:-results}/. Exits non-zero if any step failed,
+# Logs and a summary (gpu_summary.txt) go to ${OUT:-results}/ (more than the 8 files a device call
+# brings back: there, run scripts/gpu_all.sh, SKIP_BENCH=1 for the tests alone, which packs them).
+# Exits non-zero if any step failed,
 # including when GoogleTest is missing (test_cuda_codegen_gpu would not run): GPU_ONLY=1 accepts
 # that and builds only tests/gpu and the examples.
 # Environment: OUT, CTILE_GPU_SEED and CTILE_TEST_SEED (reproduce a run), SANITIZE=0 (skip step 4),
