@@ -1,4 +1,7 @@
-// The kernels measured by the benchmark suite (memory-bound: element-wise, row norms, reductions).
+// The kernels measured by the benchmark suite (memory-bound: element-wise, row norms, a fused
+// residual add + RMSNorm, reductions), and the UncheckedMut variants that measure what the safe
+// stores cost. Row kernels hold a row in one tile whose width is the next power of two of the
+// row's length; loads past the end pad (0, or -inf for softmax) and stores past it are dropped.
 #pragma once
 
 #include <cmath>
@@ -14,46 +17,84 @@ void add(ct::Mut<T, 1> z, ct::Ref<T, 1> x, ct::Ref<T, 1> y) {
   z.store((ct::load_like(x, z).template to<float>() + ct::load_like(y, z).template to<float>()).template to<T>());
 }
 
+// The same add through UncheckedMut: each block scatters its B elements (indices past the end are
+// dropped, as a piece store drops them).
+template <class T, std::int64_t B>
+void add_unchecked(ct::UncheckedMut<T, 1> z, ct::Ref<T, 1> x, ct::Ref<T, 1> y) {
+  auto b = ct::block_id(0);
+  auto v = x.tiles({B}).load({b}).template to<float>() + y.tiles({B}).load({b}).template to<float>();
+  z.scatter(ct::unchecked, ct::iota<std::int64_t>(B) + b * B, v.template to<T>());
+}
+
 // y = a * x + y (math in f32).
 template <class T>
 void saxpy(ct::Mut<T, 1> y, ct::Scalar<float> a, ct::Ref<T, 1> x) {
   y.store((a * ct::load_like(x, y).template to<float>() + y.load().template to<float>()).template to<T>());
 }
 
-// Row softmax; one block per row, the row in one tile (columns past the end load -inf).
-inline void softmax(ct::Mut<ct::bf16, 2> out, ct::Ref<ct::bf16, 2> x) {
-  auto r = ct::load_like(x, out, ct::bf16(-INFINITY)).to<float>();
+// Row softmax; one block per row (columns past the end load -inf).
+template <class T>
+void softmax(ct::Mut<T, 2> out, ct::Ref<T, 2> x) {
+  auto r = ct::load_like(x, out, T(-INFINITY)).template to<float>();
   auto e = ct::exp(r - ct::max(r, 1, true));
-  out.store((e / ct::sum(e, 1, true)).to<ct::bf16>());
+  out.store((e / ct::sum(e, 1, true)).template to<T>());
+}
+
+// The same softmax through UncheckedMut: block b scatters row b (a row of at most BN columns).
+template <class T, std::int64_t BN>
+void softmax_unchecked(ct::UncheckedMut<T, 2> out, ct::Ref<T, 2> x) {
+  auto row = ct::block_id(0);
+  auto r = x.tiles({1, BN}).load({row, 0}, T(-INFINITY)).template to<float>();
+  auto e = ct::exp(r - ct::max(r, 1, true));
+  auto rows = (ct::iota<std::int64_t>(BN) * 0 + row).reshape({1, BN});
+  auto cols = ct::iota<std::int64_t>(BN).reshape({1, BN});
+  out.scatter(ct::unchecked, {rows, cols}, (e / ct::sum(e, 1, true)).template to<T>());
 }
 
 // RMSNorm: y = x / sqrt(mean(x^2) + eps) * w.
-inline void rms_norm(ct::Mut<ct::bf16, 2> y, ct::Ref<ct::bf16, 2> x, ct::Ref<ct::bf16, 1> w, ct::Scalar<float> eps) {
+template <class T>
+void rms_norm(ct::Mut<T, 2> y, ct::Ref<T, 2> x, ct::Ref<T, 1> w, ct::Scalar<float> eps) {
   const auto [bm, bn] = y.tile_shape();
   auto [row, col] = y.tile_index();
   (void)row;
-  auto xf = ct::load_like(x, y).to<float>();
-  auto inv = ct::rsqrt(ct::sum(xf * xf, 1, true) / x.extent(1).to<float>() + eps);
-  auto wf = w.tiles({bn}).load({col}).to<float>().reshape({bm, bn});
-  y.store((xf * inv * wf).to<ct::bf16>());
+  auto xf = ct::load_like(x, y).template to<float>();
+  auto inv = ct::rsqrt(ct::sum(xf * xf, 1, true) / x.extent(1).template to<float>() + eps);
+  auto wf = w.tiles({bn}).load({col}).template to<float>().reshape({bm, bn});
+  y.store((xf * inv * wf).template to<T>());
 }
 
 // LayerNorm: y = (x - mean) / sqrt(var + eps) * w + b; padded columns are masked out of the variance.
-inline void layer_norm(ct::Mut<ct::bf16, 2> y, ct::Ref<ct::bf16, 2> x, ct::Ref<ct::bf16, 1> w, ct::Ref<ct::bf16, 1> b,
-                       ct::Scalar<float> eps) {
+template <class T>
+void layer_norm(ct::Mut<T, 2> y, ct::Ref<T, 2> x, ct::Ref<T, 1> w, ct::Ref<T, 1> b, ct::Scalar<float> eps) {
   const auto [bm, bn] = y.tile_shape();
   auto [row, col] = y.tile_index();
   (void)row;
-  auto xf = ct::load_like(x, y).to<float>();
+  auto xf = ct::load_like(x, y).template to<float>();
   auto n = x.extent(1);
-  auto nf = n.to<float>();
+  auto nf = n.template to<float>();
   auto mean = ct::sum(xf, 1, true) / nf;
   auto inside = (ct::iota<std::int64_t>(bn) + col * bn).reshape({bm, bn}) < n;
   auto d = ct::where(inside, xf - mean, 0.0f);
   auto rstd = ct::rsqrt(ct::sum(d * d, 1, true) / nf + eps);
-  auto wf = w.tiles({bn}).load({col}).to<float>().reshape({bm, bn});
-  auto bf = b.tiles({bn}).load({col}).to<float>().reshape({bm, bn});
-  y.store((d * rstd * wf + bf).to<ct::bf16>());
+  auto wf = w.tiles({bn}).load({col}).template to<float>().reshape({bm, bn});
+  auto bf = b.tiles({bn}).load({col}).template to<float>().reshape({bm, bn});
+  y.store((d * rstd * wf + bf).template to<T>());
+}
+
+// Residual add + RMSNorm in one kernel, writing both outputs: h = x + r (rounded to T, as the
+// unfused version stores it), y = rmsnorm(h) * w. Unfused, this is two launches and h is read back.
+template <class T>
+void add_rms_norm(ct::Mut<T, 2> h, ct::Mut<T, 2> y, ct::Ref<T, 2> x, ct::Ref<T, 2> r, ct::Ref<T, 1> w,
+                  ct::Scalar<float> eps) {
+  const auto [bm, bn] = y.tile_shape();
+  auto [row, col] = y.tile_index();
+  (void)row;
+  auto hs = (ct::load_like(x, y).template to<float>() + ct::load_like(r, y).template to<float>()).template to<T>();
+  h.store(hs);
+  auto hf = hs.template to<float>();
+  auto inv = ct::rsqrt(ct::sum(hf * hf, 1, true) / x.extent(1).template to<float>() + eps);
+  auto wf = w.tiles({bn}).load({col}).template to<float>().reshape({bm, bn});
+  y.store((hf * inv * wf).template to<T>());
 }
 
 // Sum of a whole tensor: per-block partial sums added atomically.
@@ -61,5 +102,8 @@ template <std::int64_t Block>
 void sum(ct::Atomic<float, 1> total, ct::Ref<float, 1> x) {
   total.add({0}, ct::sum(x.tiles({Block}).load({ct::block_id(0)}), 0));
 }
+
+// Writes every element: the L2 flush before each timed call (the same as the peers').
+inline void fill(ct::Mut<float, 1> z, ct::Scalar<float> v) { z.store(v); }
 
 }  // namespace bench

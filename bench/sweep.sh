@@ -4,7 +4,8 @@
 # caches flushed, DRAM bytes, registers, occupancy) and summarises achieved bandwidth per kernel and
 # setting. Results under ${OUT:-results/sweep}: ncu_<setting>.csv, summary.txt, sweep.log.
 # Usage: bench/sweep.sh ["PF:THREADS" ...]   (default: 0:0 0:128 0:256 0:512 1:0; THREADS 0 = default)
-# BENCH_ONLY=name limits the benchmarks (ctile_bench --only).
+# BENCH_ONLY=kernel[,kernel...] limits the benchmarks (ctile_bench --only, exact kernel names). The
+# L2 flush between timed calls is a kernel too (ctile_fill): skip its rows in the summary.
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -28,7 +29,7 @@ for c in "${configs[@]}"; do
   th_env=""
   [[ "$th" != 0 ]] && th_env="$th"
   CTILE_PREFETCH="$pf" CTILE_THREADS="$th_env" ncu --clock-control none --csv --page raw --print-units base --metrics "$metrics" \
-    -k regex:ctile_ "$bin" --quick --iters 1 --trials 1 "${only[@]}" >"$out/ncu_pf${pf}_th${th}.csv" 2>>"$log"
+    -k regex:ctile_ "$bin" --quick --reps 1 "${only[@]}" >"$out/ncu_pf${pf}_th${th}.csv" 2>>"$log"
   echo "ncu exit $?" >>"$log"
 done
 python3 bench/ncu_summary.py "$out"/ncu_*.csv | tee "$out/summary.txt"

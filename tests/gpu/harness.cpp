@@ -49,6 +49,12 @@ ct::Device gpu() { return ct::Device{ct::DeviceKind::Cuda, 0}; }
 
 int failures() { return g_failures; }
 
+std::uint64_t gpu_launches() {
+  std::uint64_t n = 0;
+  for (int d = 0; d < ct::cuda_device_count(); ++d) n += ct::cuda_launch_count(d);
+  return n;
+}
+
 }  // namespace gpu_test
 
 int main(int argc, char** argv) {
@@ -58,13 +64,30 @@ int main(int argc, char** argv) {
     for (const auto& [name, fn] : registry().tests) std::printf("%s\n", name.c_str());
     return 0;
   }
-  if (!ct::cuda_available()) {
-    std::printf("SKIPPED: no usable GPU: %s\n", ct::cuda_unavailable_reason().c_str());
-    return 77;
+  const bool probe = !filters.empty() && filters[0] == "--probe";  // is the GPU usable? (scripts/gpu_run.sh)
+  // Refuse to run where passing would prove nothing about the GPU: with the race checker every
+  // launch runs on the CPU interpreter, with another backend nothing runs on the GPU at all.
+  if (const char* r = std::getenv("CTILE_RACE_CHECK"); r && *r && !probe) {
+    std::printf("REFUSED: CTILE_RACE_CHECK=%s is set: every launch would run on the CPU interpreter, not on the "
+                "GPU. Unset it to run the GPU suite.\n", r);
+    return 1;
   }
-  if (!filters.empty() && filters[0] == "--probe") {  // is the GPU usable? (scripts/gpu_run.sh)
+  if (const char* b = std::getenv("CTILE_BACKEND"); b && *b && std::strcmp(b, "cuda") != 0 && !probe) {
+    std::printf("REFUSED: CTILE_BACKEND=%s: the GPU suite runs on the CUDA backend only (unset it or set it to cuda).\n", b);
+    return 1;
+  }
+  if (!ct::cuda_available()) {
+    // Asked for the GPU suite where there is no GPU: a failure, never a pass or a skip.
+    std::printf("FAILED: the GPU suite needs a usable GPU: %s\n", ct::cuda_unavailable_reason().c_str());
+    return probe ? 77 : 1;
+  }
+  if (probe) {
     std::printf("%s\n", ct::describe(gpu()).c_str());
     return 0;
+  }
+  if (ct::backend_name(ct::default_device()) != "cuda") {
+    std::printf("REFUSED: the default device is %s, not the GPU.\n", ct::default_device().str().c_str());
+    return 1;
   }
   if (const char* s = std::getenv("CTILE_GPU_SEED"); s && *s)
     g_seed = std::strtoull(s, nullptr, 0);
@@ -76,13 +99,17 @@ int main(int argc, char** argv) {
   std::vector<std::string> failed_names;
   const auto t_all = std::chrono::steady_clock::now();
   for (const auto& [name, fn] : registry().tests) {
-    bool selected = filters.empty();
-    for (const auto& f : filters) selected = selected || name.find(f) != std::string::npos;
+    // selftest_* prove the harness's own checks (they must fail, see CMakeLists.txt): only when
+    // a filter names them.
+    const bool self = name.rfind("selftest_", 0) == 0;
+    bool selected = filters.empty() && !self;
+    for (const auto& f : filters) selected = selected || (name.find(f) != std::string::npos && (!self || f.rfind("selftest_", 0) == 0));
     if (!selected) continue;
     ++run;
     std::printf("[ RUN  ] %s\n", name.c_str());
     std::fflush(stdout);
     const int before = g_failures;
+    const std::uint64_t launches = gpu_launches();
     const auto t0 = std::chrono::steady_clock::now();
     try {
       fn();
@@ -93,6 +120,11 @@ int main(int argc, char** argv) {
     } catch (...) {
       ++g_failures;
       std::printf("    unknown exception\n");
+    }
+    // Proof that the GPU ran: every test launches at least one kernel through the CUDA backend.
+    if (gpu_launches() == launches) {
+      ++g_failures;
+      std::printf("    FAILED: no kernel ran on the GPU in this test (ctile::cuda_launch_count did not grow)\n");
     }
     const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     const bool ok = g_failures == before;

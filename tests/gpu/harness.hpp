@@ -5,8 +5,11 @@
 // CHECK records a failure and goes on; REQUIRE records it and ends the test. An exception that
 // escapes a test fails it. main() (harness.cpp) runs the tests whose names contain one of the
 // command-line arguments (all without arguments), prints one line per test and a summary, and
-// exits 0 when all passed, 1 otherwise, 77 (CTest's skip code) when no GPU can be used.
-// `test_gpu --list` lists the tests; `test_gpu --probe` prints the GPU (exit 0) or why there is none (77).
+// exits 0 when all passed, 1 otherwise. It refuses to start (exit 1) with CTILE_RACE_CHECK set,
+// with CTILE_BACKEND other than cuda, or without a usable GPU: the GPU suite never passes or skips
+// without running on the GPU. A test in which no kernel was launched on the GPU fails
+// (gpu_launches()). `test_gpu --list` lists the tests; `test_gpu --probe` prints the GPU (exit 0)
+// or why there is none (77). Tests named selftest_* run only when a filter names them.
 #pragma once
 
 #include <cmath>
@@ -55,6 +58,9 @@ std::uint64_t seed(std::uint64_t salt);
 ct::Device gpu();
 // Number of failures recorded so far in the running test.
 int failures();
+// Kernels launched on the GPUs so far (ctile::cuda_launch_count over every device). main() fails a
+// test in which it does not grow.
+std::uint64_t gpu_launches();
 
 // ---- comparisons of GPU output with CPU output ----
 
@@ -134,6 +140,31 @@ bool expect_close(const std::vector<T>& got, const std::vector<T>& want, double 
   return bad == 0;
 }
 
+// |got - want| <= bound[i] for every element (bounds from the error-bound table,
+// tests/unit/cuda_codegen/error_bounds.hpp); a NaN only matches a NaN, an infinity only itself.
+template <class T>
+bool expect_within(const std::vector<T>& got, const std::vector<T>& want, const std::vector<double>& bound,
+                   const std::string& what, const char* file, int line) {
+  if (got.size() != want.size() || bound.size() != want.size()) {
+    FailureMessage(file, line, what.c_str(), false) << "size " << got.size() << " != " << want.size() << " (bounds "
+                                                    << bound.size() << ")";
+    return false;
+  }
+  std::size_t bad = 0;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    const double g = as_double(got[i]), w = as_double(want[i]);
+    bool ok;
+    if (std::isnan(g) || std::isnan(w)) ok = std::isnan(g) && std::isnan(w);
+    else if (std::isinf(g) || std::isinf(w)) ok = g == w;
+    else ok = std::abs(g - w) <= bound[i];
+    if (!ok && bad++ < 8)
+      FailureMessage(file, line, what.c_str(), false) << "element " << i << ": GPU " << show(got[i]) << ", CPU "
+                                                      << show(want[i]) << " (bound " << bound[i] << ")";
+  }
+  if (bad > 8) FailureMessage(file, line, what.c_str(), false) << bad << " elements differ in all (of " << got.size() << ")";
+  return bad == 0;
+}
+
 // The largest |v| (for tolerances relative to the output's scale).
 template <class T>
 double max_abs(const std::vector<T>& v) {
@@ -160,3 +191,4 @@ double max_abs(const std::vector<T>& v) {
     ::gpu_test::FailureMessage(__FILE__, __LINE__, #cond, true)
 #define CHECK_EQUAL(got, want, what) ::gpu_test::expect_equal(got, want, what, __FILE__, __LINE__)
 #define CHECK_CLOSE(got, want, rtol, atol, what) ::gpu_test::expect_close(got, want, rtol, atol, what, __FILE__, __LINE__)
+#define CHECK_WITHIN(got, want, bounds, what) ::gpu_test::expect_within(got, want, bounds, what, __FILE__, __LINE__)

@@ -1,7 +1,8 @@
 // Every example kernel and every kernel of tests/correctness/test_kernels.cpp, run on the CPU
 // backend and on the GPU with the same fresh random inputs (outputs poisoned first on both), and
-// compared element by element: exactly for integer results, copies and conversions; with a
-// relative tolerance for floating-point math. Also: every element type, misaligned views (slice
+// compared element by element: exactly for integer results, copies, conversions and exact float
+// ops; within the bound the error-bound table gives (tests/unit/cuda_codegen/error_bounds.hpp,
+// docs/ir.md "Numerics: error bounds") for the rest. Also: every element type, misaligned views (slice
 // offset 1, with guard elements that must stay untouched), non-divisible and strided shapes.
 #include <algorithm>
 #include <cmath>
@@ -9,6 +10,7 @@
 #include <numeric>
 #include <random>
 
+#include "../unit/cuda_codegen/error_bounds.hpp"
 #include "harness.hpp"
 
 namespace ct = ctile;
@@ -266,13 +268,28 @@ auto both(F&& body) {
 template <class T>
 constexpr bool is_float_t = std::is_floating_point_v<T> || std::is_same_v<T, ct::f16> || std::is_same_v<T, ct::bf16>;
 
-// Tolerances for results rounded to T after float math.
+namespace eb = error_bounds;
+constexpr double kEps32 = eb::eps(ct::DType::f32);
+
+// One ulp of T at v when T is narrower than the f32 the math ran in (0 for f32 and f64 results).
 template <class T>
-double rtol_for() {
-  if constexpr (std::is_same_v<T, ct::bf16>) return 1.6e-2;
-  else if constexpr (std::is_same_v<T, ct::f16>) return 2e-3;
-  else if constexpr (std::is_same_v<T, float>) return 2e-6;
-  else return 1e-13;
+double narrowing_ulp(double v) {
+  return eb::eps(ct::dtype_of<T>) > kEps32 ? eb::kNarrowingUlps * eb::ulp(ct::dtype_of<T>, v) : 0.0;
+}
+
+// The table's softmax bound (relative to each result) for rows of `cols` f32 elements.
+std::vector<double> softmax_bound(const std::vector<float>& want, std::int64_t cols) {
+  std::vector<double> b;
+  for (float w : want) b.push_back(eb::softmax_rel_ulps(cols) * eb::ulp(ct::DType::f32, w));
+  return b;
+}
+
+// Host copies of what a creation function makes on any device (same seed, same values).
+template <class T>
+std::vector<double> host_values(const ct::Tensor<T>& t) {
+  std::vector<double> v;
+  for (const T& x : t.to_host()) v.push_back(gpu_test::as_double(x));
+  return v;
 }
 
 template <class T>
@@ -295,10 +312,12 @@ void check_axpby(int offset) {
     auto [z2, x2, y2] = ct::launch(axpby<T>, std::move(z.view).partition({512}), x, y).sync();
     return read_guarded(std::move(z2).unpartition(), offset, "axpby<" + tname<T>() + ">");
   });
-  // The kernel does its math in f32 whatever T is, so f64 results carry f32 rounding (GPU and CPU
-  // expf differ in the last bits).
-  const double tol = std::max(rtol_for<T>(), rtol_for<float>());
-  CHECK_CLOSE(g, c, tol, tol, "axpby<" + tname<T>() + "> offset " + std::to_string(offset));
+  // The kernel does its math in f32 whatever T is: the table's axpby model, relative to the
+  // output's scale, plus one ulp of T when T is narrower.
+  const double scale = gpu_test::max_abs(c) * (eb::ulps(eb::Fn::Exp, ct::DType::f32) + eb::kContractionUlps + 2) * kEps32;
+  std::vector<double> bound;
+  for (const T& w : c) bound.push_back(scale + narrowing_ulp<T>(gpu_test::as_double(w)));
+  CHECK_WITHIN(g, c, bound, "axpby<" + tname<T>() + "> offset " + std::to_string(offset));
 }
 
 GPU_TEST(kernels_axpby_f32) { check_axpby<float>(0), check_axpby<float>(1); }
@@ -344,9 +363,17 @@ GPU_TEST(kernels_reduce_rows_sum_argmax_cumsum) {
     return std::make_tuple(std::move(s).unpartition().to_host(), std::move(a).unpartition().to_host(),
                            std::move(cs).unpartition().to_host());
   });
-  CHECK_CLOSE(std::get<0>(g), std::get<0>(c), 1e-5, 1e-5, "row sums");
+  // Row sums: sqrt(K) ulps of sum |x| over the row, plus the rounding; argmax and scans are exact.
+  const auto hx = host_values(ct::randn<float>({m, n}, seed(6), 0.0, 1.0, kCpu));
+  std::vector<double> bound;
+  for (std::int64_t r = 0; r < m; ++r) {
+    double mag = 0;
+    for (std::int64_t j = 0; j < n; ++j) mag += std::abs(hx[std::size_t(r * n + j)]);
+    bound.push_back((eb::accumulation_ulps(n) + 1) * kEps32 * mag);
+  }
+  CHECK_WITHIN(std::get<0>(g), std::get<0>(c), bound, "row sums");
   CHECK_EQUAL(std::get<1>(g), std::get<1>(c), "row argmax");
-  CHECK_CLOSE(std::get<2>(g), std::get<2>(c), 1e-5, 1e-5, "row cumsum");
+  CHECK_EQUAL(std::get<2>(g), std::get<2>(c), "row cumsum (scans accumulate in f64 in order on both)");
 }
 
 template <class In, class Acc>
@@ -357,9 +384,20 @@ void check_mm(std::int64_t m, std::int64_t n, std::int64_t k) {
     auto [cc, a2, b2] = ct::launch(mm<In, Acc, 16>, poisoned<Acc>({m, n}, d).partition({32, 16}), a, b).sync();
     return std::move(cc).unpartition().to_host();
   });
-  // Sums of k products in another order: relative to the scale of the results.
-  const double tol = (std::is_same_v<Acc, double> ? 1e-12 : 1e-5) * std::sqrt(double(k));
-  CHECK_CLOSE(g, c, tol, tol * gpu_test::max_abs(c), "mma " + tname<In>() + " -> " + tname<Acc>());
+  // Sums of k products in another precision and order: sqrt(k) ulps of sum |a| |b| plus one ulp
+  // per k-step's rounding (the table's accumulation bound).
+  const auto ha = host_values(ct::randn<In>({m, k}, seed(7), 0.0, 1.0, kCpu));
+  const auto hb = host_values(ct::randn<In>({k, n}, seed(8), 0.0, 1.0, kCpu));
+  const double e = eb::eps(std::is_same_v<Acc, double> ? ct::DType::f64 : ct::DType::f32);
+  const double per = (eb::accumulation_ulps(k) + static_cast<double>((k + 15) / 16)) * e;
+  std::vector<double> bound;
+  for (std::int64_t i = 0; i < m; ++i)
+    for (std::int64_t j = 0; j < n; ++j) {
+      double mag = 0;
+      for (std::int64_t q = 0; q < k; ++q) mag += std::abs(ha[std::size_t(i * k + q)] * hb[std::size_t(q * n + j)]);
+      bound.push_back(per * mag);
+    }
+  CHECK_WITHIN(g, c, bound, "mma " + tname<In>() + " -> " + tname<Acc>());
 }
 
 GPU_TEST(kernels_mma_f16_to_f32) { check_mm<ct::f16, float>(70, 50, 90); }
@@ -429,7 +467,7 @@ GPU_TEST(kernels_const_parameters_specialise) {
       auto [z, x2, kk] = ct::launch(scale_by, poisoned<float>({100}, d).partition({64}), x, k).sync();
       return std::move(z).unpartition().to_host();
     });
-    CHECK_CLOSE(g, c, 1e-6, 1e-6, "scale_by k=" + std::to_string(k));
+    CHECK_EQUAL(g, c, "scale_by k=" + std::to_string(k));  // adds of exact values: exact
   }
 }
 
@@ -479,8 +517,15 @@ GPU_TEST(examples_saxpy_bf16) {
       auto [y2, a, x2] = ct::launch(saxpy, std::move(y).partition({2048}), 2.5f, x).sync();
       return std::move(y2).unpartition().to_host();
     });
-    // a * x + y may be fused on the GPU: one bf16 rounding step apart at most.
-    CHECK_CLOSE(g, c, rtol_for<ct::bf16>(), 1e-2, "saxpy offset " + std::to_string(offset));
+    // a * x + y may be contracted into an FMA on the GPU (one ulp of |a x| in f32), then rounded
+    // to bf16 (one ulp of bf16).
+    const auto hx = host_values(ct::randn<ct::bf16>({n + offset}, seed(18), 0.0, 1.0, kCpu));
+    const auto hy = host_values(ct::randn<ct::bf16>({n + 2 * offset}, seed(19), 0.0, 1.0, kCpu));
+    std::vector<double> bound;
+    for (std::int64_t i = 0; i < n; ++i)
+      bound.push_back(narrowing_ulp<ct::bf16>(gpu_test::as_double(c[std::size_t(i)])) +
+                      2 * kEps32 * (2.5 * std::abs(hx[std::size_t(i + offset)]) + std::abs(hy[std::size_t(i + offset)])));
+    CHECK_WITHIN(g, c, bound, "saxpy offset " + std::to_string(offset));
   }
 }
 
@@ -491,7 +536,7 @@ GPU_TEST(examples_softmax) {
     auto [o, x2] = ct::launch(softmax, poisoned<float>({rows, cols}, d).partition({1, 1024}), x).sync();
     return std::move(o).unpartition().to_host();
   });
-  CHECK_CLOSE(g, c, 1e-5, 1e-9, "softmax");
+  CHECK_WITHIN(g, c, softmax_bound(c, cols), "softmax");
 }
 
 GPU_TEST(examples_softmax_strided_misaligned_rows) {
@@ -503,7 +548,7 @@ GPU_TEST(examples_softmax_strided_misaligned_rows) {
     auto [o, x2] = ct::launch(softmax, poisoned<float>({rows, cols}, d).partition({1, 1024}), x).sync();
     return std::move(o).unpartition().to_host();
   });
-  CHECK_CLOSE(g, c, 1e-5, 1e-9, "softmax of a strided view");
+  CHECK_WITHIN(g, c, softmax_bound(c, cols), "softmax of a strided view");
 }
 
 GPU_TEST(examples_rms_norm) {
@@ -514,7 +559,12 @@ GPU_TEST(examples_rms_norm) {
     auto [y2, x2, w2, e] = ct::launch(rms_norm, poisoned<ct::bf16>({rows, cols}, d).partition({1, 4096}), x, w, 1e-6f).sync();
     return std::move(y2).unpartition().to_host();
   });
-  CHECK_CLOSE(g, c, rtol_for<ct::bf16>(), 1e-2, "rms_norm");
+  std::vector<double> bound;
+  for (const ct::bf16& w : c) {
+    const double v = gpu_test::as_double(w);
+    bound.push_back(narrowing_ulp<ct::bf16>(v) + eb::rms_norm_rel_ulps(cols) * eb::ulp(ct::DType::f32, v));
+  }
+  CHECK_WITHIN(g, c, bound, "rms_norm");
 }
 
 GPU_TEST(examples_matmul_bf16) {
@@ -525,7 +575,17 @@ GPU_TEST(examples_matmul_bf16) {
     auto [c2, a2, b2] = ct::launch(matmul<32>, poisoned<float>({m, n}, d).partition({64, 64}), a, b).sync();
     return std::move(c2).unpartition().to_host();
   });
-  CHECK_CLOSE(g, c, 1e-4, 1e-4 * gpu_test::max_abs(c), "matmul");
+  const auto ha = host_values(ct::randn<ct::bf16>({m, k}, seed(24), 0.0, 1.0, kCpu));
+  const auto hb = host_values(ct::randn<ct::bf16>({k, n}, seed(25), 0.0, 1.0, kCpu));
+  const double per = (eb::accumulation_ulps(k) + static_cast<double>((k + 31) / 32)) * kEps32;
+  std::vector<double> bound;
+  for (std::int64_t i = 0; i < m; ++i)
+    for (std::int64_t j = 0; j < n; ++j) {
+      double mag = 0;
+      for (std::int64_t q = 0; q < k; ++q) mag += std::abs(ha[std::size_t(i * k + q)] * hb[std::size_t(q * n + j)]);
+      bound.push_back(per * mag);
+    }
+  CHECK_WITHIN(g, c, bound, "matmul");
 }
 
 GPU_TEST(examples_reduce_sum_atomic_f64) {
@@ -535,7 +595,11 @@ GPU_TEST(examples_reduce_sum_atomic_f64) {
     auto [total, x2] = ct::launch(reduce_sum, ct::zeros<double>({1}, d), x).grid({ct::ceil_div(n, kSumBlock)}).sync();
     return total.to_host();
   });
-  CHECK_CLOSE(g, c, 1e-10, 1e-9, "sum (atomic adds in any order)");
+  // Block sums in a tree, then atomic adds in any order: sqrt(n) ulps of sum |x| in f64.
+  double mag = 0;
+  for (double v : host_values(ct::randn<double>({n}, seed(26), 0.0, 1.0, kCpu))) mag += std::abs(v);
+  const double bound = (eb::accumulation_ulps(n) + 2) * eb::eps(ct::DType::f64) * mag;
+  CHECK_WITHIN(g, c, std::vector<double>{bound}, "sum (atomic adds in any order)");
 }
 
 GPU_TEST(examples_unsafe_scatter) {

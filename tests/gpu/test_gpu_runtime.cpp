@@ -54,6 +54,16 @@ GPU_TEST(runtime_backend_selection) {
   CHECK(ct::backend_name(gpu()) == "cuda");
   CHECK(ct::cuda_device_count() >= 1);
   std::printf("    %s\n", ct::describe(gpu()).c_str());
+  // With CTILE_BACKEND unset, a launch without a device runs on the GPU.
+  ::unsetenv("CTILE_BACKEND");
+  const std::uint64_t before = ct::cuda_launch_count(0);
+  auto x = ct::arange<float>(1000).share();
+  auto [z, x2] = ct::launch(times2, ct::zeros<float>({1000}).partition({256}), x).sync();
+  CHECK(ct::cuda_launch_count(0) == before + 1) << "the default device's launch did not reach cuLaunchKernel";
+  std::vector<float> want(1000);
+  for (int i = 0; i < 1000; ++i) want[std::size_t(i)] = 2.0f * static_cast<float>(i);
+  CHECK(std::move(z).unpartition().to_host() == want);
+  if (old) ::setenv("CTILE_BACKEND", saved.c_str(), 1);
 }
 
 GPU_TEST(runtime_zeros_and_creation_match_the_cpu) {
@@ -64,6 +74,13 @@ GPU_TEST(runtime_zeros_and_creation_match_the_cpu) {
               "arange");
   CHECK_EQUAL(ct::rand<ct::bf16>({777}, seed(2), gpu()).to_host(), ct::rand<ct::bf16>({777}, seed(2), ct::cpu()).to_host(),
               "rand bf16");
+  // What was created on the GPU is what a GPU kernel reads.
+  auto on = [&](ct::Device d) {
+    auto x = ct::randn<float>({4097}, seed(1), 0.0, 1.0, d).share();
+    auto [z, x2] = ct::launch(times2, ct::zeros<float>({4097}, d).partition({512}), x).sync();
+    return std::move(z).unpartition().to_host();
+  };
+  CHECK_EQUAL(on(gpu()), on(ct::cpu()), "times2 of randn");
 }
 
 GPU_TEST(runtime_large_copies_through_pinned_staging) {
@@ -76,6 +93,11 @@ GPU_TEST(runtime_large_copies_through_pinned_staging) {
   auto s = std::move(g).share();
   auto copy = s.to(gpu());  // device to device
   CHECK(copy.to_host() == hx) << "GPU -> GPU copy changed the data";
+  // A kernel reads the copied data (every element, through the device's own view of it).
+  auto [twice, s2] = ct::launch(times2, ct::zeros<float>({n}, gpu()).partition({1024}), s).sync();
+  std::vector<float> want(hx.size());
+  for (std::size_t i = 0; i < hx.size(); ++i) want[i] = 2.0f * hx[i];
+  CHECK(std::move(twice).unpartition().to_host() == want) << "a kernel saw other data than was copied";
   if (ct::cuda_device_count() >= 2) {
     auto peer = s.to(ct::Device{ct::DeviceKind::Cuda, 1});
     CHECK(peer.to_host() == hx) << "GPU 0 -> GPU 1 copy changed the data";
@@ -89,8 +111,9 @@ GPU_TEST(runtime_allocation_churn) {
     auto t = ct::zeros<std::uint8_t>({(i * 7919) % 100'000 + 1}, gpu());
     total += t.numel();
   }
-  auto last = ct::full<std::int32_t>({1000}, 7, gpu());
-  CHECK(last.to_host() == std::vector<std::int32_t>(1000, 7));
+  auto last = ct::full<float>({1000}, 7.0f, gpu());
+  auto [bumped, v] = ct::launch(add_scalar, std::move(last).partition({256}), 1.0f).sync();
+  CHECK(std::move(bumped).unpartition().to_host() == std::vector<float>(1000, 8.0f));
   CHECK(total > 0);
 }
 
@@ -195,4 +218,7 @@ GPU_TEST(runtime_errors_name_the_problem) {
     caught = std::string(e.what()).find("does not exist") != std::string::npos;
   }
   CHECK(caught);
+  // The refused launches left the GPU usable.
+  auto [z, v] = ct::launch(add_scalar, ct::zeros<float>({64}, gpu()).partition({64}), 3.0f).sync();
+  CHECK(std::move(z).unpartition().to_host() == std::vector<float>(64, 3.0f));
 }

@@ -1,6 +1,7 @@
 // Devices: where a tensor's storage lives and where a stream runs its work.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 namespace ctile {
@@ -34,6 +35,10 @@ struct Device {
 [[nodiscard]] std::string cuda_unavailable_reason();
 // CUDA devices the driver reports (0 when the CUDA backend cannot be used).
 [[nodiscard]] int cuda_device_count();
+// Kernels the CUDA backend has launched on cuda:index in this process (successful cuLaunchKernel
+// calls; race-checked launches run on the CPU interpreter and do not count). 0 for a device never
+// used or out of range. The GPU test suites check that it grew, so they cannot pass on the CPU.
+[[nodiscard]] std::uint64_t cuda_launch_count(int index = 0);
 
 // The name of the backend that runs work on `d`: "cpu" (the interpreter) or "cuda".
 [[nodiscard]] std::string backend_name(Device d);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -29,6 +30,10 @@ namespace ctile::backend::cuda {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+constexpr int kMaxDevices = 64;
+// Successful cuLaunchKernel calls per device (ctile::cuda_launch_count).
+std::array<std::atomic<std::uint64_t>, kMaxDevices> g_launches{};
 
 bool env_flag(const char* name) {
   const char* v = std::getenv(name);
@@ -285,6 +290,7 @@ class CudaBackend final : public Backend {
               static_cast<unsigned>(gk.smem_bytes), cur->stream, kernel_params, nullptr),
              "launching kernel '", kname, "' on cuda:", index_, " (", blocks, " blocks of ", gk.threads, " threads, ",
              gk.smem_bytes, " bytes of dynamic shared memory)");
+    g_launches[static_cast<std::size_t>(index_)].fetch_add(1, std::memory_order_relaxed);
   }
 
  private:
@@ -295,7 +301,6 @@ class CudaBackend final : public Backend {
 }  // namespace
 
 Backend& backend(int index) {
-  constexpr int kMaxDevices = 64;
   static std::mutex mu;
   static std::array<CudaBackend*, kMaxDevices> backends{};  // leaked: kernels stay loaded until exit
   (void)DeviceContext::get(index);                           // validates the index (UserError)
@@ -306,3 +311,10 @@ Backend& backend(int index) {
 }
 
 }  // namespace ctile::backend::cuda
+
+namespace ctile {
+std::uint64_t cuda_launch_count(int index) {
+  if (index < 0 || index >= backend::cuda::kMaxDevices) return 0;
+  return backend::cuda::g_launches[static_cast<std::size_t>(index)].load(std::memory_order_relaxed);
+}
+}  // namespace ctile

@@ -2,6 +2,8 @@
 
 #include <dlfcn.h>
 
+#include <atomic>
+#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 
@@ -32,6 +34,7 @@ struct Driver {
   CUresult (*sync)() = nullptr;
   CUresult (*error_string)(CUresult, const char**) = nullptr;
   CUdevice dev = 0;
+  std::atomic<unsigned long long> launched{0};
 
   std::string err(CUresult r) const {
     const char* s = nullptr;
@@ -53,9 +56,11 @@ bool sym(void* h, const char* n, F& f) {
 }
 
 Driver* open(std::string& why) {
-  void* h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  const char* env = std::getenv("CTILE_LIBCUDA");
+  const std::string lib = env && *env ? env : "libcuda.so.1";
+  void* h = dlopen(lib.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!h) {
-    why = std::string("libcuda.so.1: ") + dlerror();
+    why = lib + ": " + dlerror();
     return nullptr;
   }
   auto* d = new Driver;
@@ -116,6 +121,7 @@ std::string launch(Driver* d, void* fn, long long blocks, int threads, std::size
   void* kp[] = {params};
   CUresult r = d->launch(static_cast<Ptr>(fn), static_cast<unsigned>(blocks), 1, 1, static_cast<unsigned>(threads), 1, 1,
                          static_cast<unsigned>(smem), nullptr, kp, nullptr);
+  if (r == 0) d->launched.fetch_add(1);
   if (r == 0) r = d->sync();
   return r == 0 ? std::string() : d->err(r);
 }
@@ -124,12 +130,15 @@ std::string launch_async(Driver* d, void* fn, long long blocks, int threads, std
   void* kp[] = {params};
   const CUresult r = d->launch(static_cast<Ptr>(fn), static_cast<unsigned>(blocks), 1, 1, static_cast<unsigned>(threads), 1,
                                1, static_cast<unsigned>(smem), nullptr, kp, nullptr);
+  if (r == 0) d->launched.fetch_add(1);
   return r == 0 ? std::string() : d->err(r);
 }
 std::string synchronize(Driver* d) {
   const CUresult r = d->sync();
   return r == 0 ? std::string() : d->err(r);
 }
+
+unsigned long long launches(Driver* d) { return d->launched.load(); }
 
 int compute_capability(Driver* d) {
   int major = 0, minor = 0;

@@ -10,7 +10,10 @@ namespace cuda_gpu {
 
 struct Driver;
 // The driver on device 0 with its primary context current; null (and `why`) without a usable GPU.
+// Loads $CTILE_LIBCUDA when set (as the library does), else libcuda.so.1.
 Driver* driver(std::string* why = nullptr);
+// Successful cuLaunchKernel calls so far: the tests check it grew (the GPU ran).
+unsigned long long launches(Driver* d);
 
 std::uint64_t alloc(Driver* d, std::size_t bytes);
 void free_mem(Driver* d, std::uint64_t p);

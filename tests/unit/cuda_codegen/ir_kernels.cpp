@@ -227,6 +227,19 @@ void memory_cases(std::vector<Case>& out) {
                        kb.store_piece(o, acc);
                        return kb.finish();
                      }});
+      // Only add, max and min, each into its own tensor, results unused: the final values do
+      // not depend on the order the blocks' atomics land in (float adds up to rounding).
+      out.push_back({"atomics_commutative_" + dn(d) + sfx, [=] {
+                       KB kb("atomics_commutative_" + dn(d));
+                       const ValueId src = kb.tensor("src", d, 1);
+                       const ValueId v = kb.load(kb.partition(src, {n}), {kb.block_id(0)});
+                       const ValueId idx = kb.binary(BinaryFn::Rem, kb.iota(DType::i64, n), kb.constant(DType::i64, {n}, ir::Scalar::of_int(5)));
+                       for (auto a : {ir::AtomicKind::Add, ir::AtomicKind::Max, ir::AtomicKind::Min}) {
+                         const ValueId t = kb.tensor(std::string("t_") + ir::atomic_name(a), d, 1, ir::Access::Atomic);
+                         kb.atomic(a, t, {idx}, v);
+                       }
+                       return kb.finish();
+                     }});
     }
   }
 }

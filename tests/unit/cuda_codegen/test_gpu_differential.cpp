@@ -1,91 +1,165 @@
 // The differential tests on a real GPU: every kernel of cases.hpp generated, compiled by NVRTC for
-// the device, launched through the driver API, and compared with the CPU interpreter. Skips when
-// there is no GPU (built with CTILE_GPU_TESTS=ON; label gpu).
+// the device, launched through the driver API, and compared with the CPU interpreter within the
+// bounds of the error-bound table (differential.hpp); the special-value cases with their
+// prescribed results; and a deliberately altered kernel that must fail. Built always, registered
+// with CTest (label gpu) when CTILE_GPU_TESTS=ON. Without a usable GPU, with CTILE_RACE_CHECK set
+// or with CTILE_BACKEND other than cuda every test fails: the GPU suite never passes or skips
+// without running on the GPU. Every test checks that kernels were launched (gpu_driver launches()).
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <cstdio>
+#include <cstring>
+#include <map>
 
 #include "../../../src/backend/cuda/codegen.hpp"
 #include "../../../src/backend/cuda/nvrtc.hpp"
 #include "cases.hpp"
 #include "differential.hpp"
 #include "gpu_driver.hpp"
+#include "special_values.hpp"
 
 namespace cuda_codegen_test {
 namespace {
 
 namespace cu = backend::cuda;
 
-class GpuDifferential : public ::testing::TestWithParam<std::size_t> {};
+// Why the GPU suite cannot run here ("" when it can).
+std::string refusal() {
+  if (const char* r = std::getenv("CTILE_RACE_CHECK"); r && *r)
+    return std::string("CTILE_RACE_CHECK=") + r + " is set: the GPU suite refuses to run under it (unset it)";
+  if (const char* b = std::getenv("CTILE_BACKEND"); b && *b && std::strcmp(b, "cuda") != 0)
+    return std::string("CTILE_BACKEND=") + b + ": the GPU suite runs on the GPU only";
+  std::string why;
+  if (!cuda_gpu::driver(&why)) return "the GPU suite needs a usable GPU: " + why;
+  if (!cu::nvrtc()) return "the GPU suite needs NVRTC: " + cu::nvrtc_unavailable_reason();
+  return "";
+}
+
+// Every test's fixture: a refusal fails the test (a failure, not a skip: CTest would count a
+// GoogleTest skip as passed).
+template <class Base>
+class RequireGpu : public Base {
+ protected:
+  void SetUp() override {
+    const std::string r = refusal();
+    if (!r.empty()) FAIL() << "REFUSED: " << r;
+  }
+};
+using GpuTest = RequireGpu<::testing::Test>;
+
+cuda_gpu::Driver* drv() {
+  cuda_gpu::Driver* d = cuda_gpu::driver();
+  if (!d) throw std::runtime_error("no GPU");  // the fixture has failed the test already
+  return d;
+}
+
+struct Loaded {
+  void* fn;
+  int threads;
+  std::size_t smem;
+  double nvrtc_ms;
+};
+
+// Compiles (once per generated source) and loads the kernel on the device.
+Loaded load(const cu::GeneratedKernel& g) {
+  static std::map<std::string, Loaded> cache;
+  if (auto it = cache.find(g.source); it != cache.end()) return it->second;
+  const int sm = cuda_gpu::compute_capability(drv());
+  const auto bin = cu::nvrtc()->compile(g, sm, cu::Output::Cubin);
+  const Loaded l{cuda_gpu::load(drv(), bin.image, g.entry, g.smem_bytes), g.threads, g.smem_bytes, bin.compile_ms};
+  cache.emplace(g.source, l);
+  return l;
+}
+
+// Runs `g` (generated from k) on the GPU over device copies of `in`'s buffers (whole buffers, so
+// views keep their offsets and strides), then copies them back.
+void run_generated(const cu::GeneratedKernel& g, const ir::Kernel& k, const backend::LaunchConfig& cfg, Inputs& in) {
+  const Loaded l = load(g);
+  std::vector<std::uint64_t> dev(k.params.size(), 0);
+  std::vector<ArgValue> dargs = in.args;
+  for (std::size_t i = 0; i < k.params.size(); ++i) {
+    if (k.params[i].type.kind == ir::TypeKind::Tile) continue;
+    Buffer& b = in.bufs[i];
+    dev[i] = cuda_gpu::alloc(drv(), b.mem.size());
+    cuda_gpu::to_device(drv(), dev[i], b.mem.data(), b.mem.size());
+    dargs[i].tensor.data = reinterpret_cast<void*>(dev[i] + b.offset * static_cast<std::size_t>(dtype_size(b.d)));
+  }
+  auto params = cu::pack_params(k, cfg, dargs);
+  std::int64_t blocks = 1;
+  for (auto e : cfg.grid) blocks *= e;
+  const std::string err = cuda_gpu::launch(drv(), l.fn, blocks, l.threads, l.smem, params.data());
+  if (!err.empty()) throw std::runtime_error("kernel " + k.name + " failed on the GPU: " + err);
+  for (std::size_t i = 0; i < k.params.size(); ++i) {
+    if (!dev[i]) continue;
+    cuda_gpu::to_host(drv(), in.bufs[i].mem.data(), dev[i], in.bufs[i].mem.size());
+    cuda_gpu::free_mem(drv(), dev[i]);
+  }
+}
+
+void run_on_gpu(const std::shared_ptr<const ir::Kernel>& k, const backend::LaunchConfig& cfg, Inputs& in) {
+  const int sm = cuda_gpu::compute_capability(drv());
+  run_generated(cu::generate(*k, cu::CodegenOptions{sm}), *k, cfg, in);
+}
+
+class GpuDifferential : public RequireGpu<::testing::TestWithParam<std::size_t>> {};
 
 TEST_P(GpuDifferential, GeneratedCodeMatchesTheInterpreter) {
-  std::string why;
-  cuda_gpu::Driver* drv = cuda_gpu::driver(&why);
-  if (!drv) GTEST_SKIP() << "no GPU: " << why;
-  cu::Nvrtc* rtc = cu::nvrtc();
-  ASSERT_NE(rtc, nullptr) << cu::nvrtc_unavailable_reason();
   const Case& c = all_cases()[GetParam()];
   const auto k = c.make();
-  const int sm = cuda_gpu::compute_capability(drv);
-  const auto g = cu::generate(*k, cu::CodegenOptions{sm});
-  const auto bin = rtc->compile(g, sm, cu::Output::Cubin);
-  void* fn = cuda_gpu::load(drv, bin.image, g.entry, g.smem_bytes);
-  const Policy pol = policy(c.name);
-  for (unsigned seed : {1u, 2u, 3u}) {
-    Inputs cpu = make_inputs(*k, pol.one_block, seed);
-    Inputs gpu = make_inputs(*k, pol.one_block, seed);
-    backend::LaunchConfig cfg;
-    cfg.grid = cpu.grid;
-    cfg.kernel_name = c.name;
-    auto cb = backend::cpu_backend();
-    cb->run(*cb->compile(k), cfg, cpu.args);
-    // device copies of every tensor (whole buffers, so views keep their offsets and strides)
-    std::vector<std::uint64_t> dev(k->params.size(), 0);
-    std::vector<ArgValue> dargs = gpu.args;
-    for (std::size_t i = 0; i < k->params.size(); ++i) {
-      if (k->params[i].type.kind == ir::TypeKind::Tile) continue;
-      Buffer& b = gpu.bufs[i];
-      dev[i] = cuda_gpu::alloc(drv, b.mem.size());
-      cuda_gpu::to_device(drv, dev[i], b.mem.data(), b.mem.size());
-      dargs[i].tensor.data = reinterpret_cast<void*>(dev[i] + b.offset * static_cast<std::size_t>(dtype_size(b.d)));
-    }
-    auto params = cu::pack_params(*k, cfg, dargs);
-    std::int64_t blocks = 1;
-    for (auto e : cfg.grid) blocks *= e;
-    const auto t0 = std::chrono::steady_clock::now();
-    const std::string err = cuda_gpu::launch(drv, fn, blocks, g.threads, g.smem_bytes, params.data());
-    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    ASSERT_EQ(err, "") << c.name << " failed on the GPU";
-    for (std::size_t i = 0; i < k->params.size(); ++i) {
-      if (!dev[i]) continue;
-      cuda_gpu::to_host(drv, gpu.bufs[i].mem.data(), dev[i], gpu.bufs[i].mem.size());
-      cuda_gpu::free_mem(drv, dev[i]);
-    }
-    if (seed == 1)
-      std::printf("[ gpu      ] %-36s %4d threads %6zu B smem  nvrtc %7.1f ms  launch+sync %.3f ms\n", c.name.c_str(),
-                  g.threads, g.smem_bytes, bin.compile_ms, ms);
-    if (pol.racy) continue;
-    for (std::size_t i = 0; i < k->params.size(); ++i) {
-      const ir::Param& p = k->params[i];
-      if (p.type.kind == ir::TypeKind::Tile || p.type.access == ir::Access::Read) continue;
-      const std::string e = compare(cpu.bufs[i], gpu.bufs[i], pol.scale, pol.min_tol);
-      EXPECT_EQ(e, "") << c.name << ", parameter '" << p.name << "' (" << type_str(p.type) << "), seed " << seed;
-    }
-  }
+  const auto before = cuda_gpu::launches(drv());
+  const auto t0 = std::chrono::steady_clock::now();
+  for (const auto& [seed, fill] : run_inputs())
+    for (const std::string& f : check_case(c, k, run_on_gpu, seed, fill)) ADD_FAILURE() << f;
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_GT(cuda_gpu::launches(drv()), before) << "no kernel was launched on the GPU";
+  const auto g = cu::generate(*k, cu::CodegenOptions{cuda_gpu::compute_capability(drv())});
+  std::printf("[ gpu      ] %-36s %4d threads %6zu B smem  nvrtc %7.1f ms  3 runs %.1f ms\n", c.name.c_str(), g.threads,
+              g.smem_bytes, load(g).nvrtc_ms, ms);
 }
 
 INSTANTIATE_TEST_SUITE_P(AllKernels, GpuDifferential, ::testing::Range<std::size_t>(0, all_cases().size()),
                          [](const ::testing::TestParamInfo<std::size_t>& i) { return all_cases()[i.param].name; });
 
-// Rough throughput of the generated code on large problems (no assertions; the benchmark suite
-// measures properly): bytes moved once over time, and TFLOP/s for the matmul.
-TEST(GpuThroughput, LargeProblems) {
-  std::string why;
-  cuda_gpu::Driver* drv = cuda_gpu::driver(&why);
-  if (!drv) GTEST_SKIP() << "no GPU: " << why;
-  cu::Nvrtc* rtc = cu::nvrtc();
-  ASSERT_NE(rtc, nullptr) << cu::nvrtc_unavailable_reason();
+class GpuSpecialValues : public RequireGpu<::testing::TestWithParam<std::size_t>> {};
+
+TEST_P(GpuSpecialValues, GeneratedCodeGivesThePrescribedResults) {
+  const SpecialCase& sc = special_cases()[GetParam()];
+  const auto before = cuda_gpu::launches(drv());
+  for (const std::string& f : check_special(sc, run_on_gpu)) ADD_FAILURE() << f;
+  EXPECT_EQ(cuda_gpu::launches(drv()), before + 1) << "the kernel was not launched on the GPU";
+}
+
+INSTANTIATE_TEST_SUITE_P(Ops, GpuSpecialValues, ::testing::Range<std::size_t>(0, special_cases().size()),
+                         [](const ::testing::TestParamInfo<std::size_t>& i) { return special_cases()[i.param].name; });
+
+// The comparison on the GPU rejects a wrong kernel: vector_add's add emitted as a subtract.
+class GpuDifferentialSelfTest : public GpuTest {};
+
+TEST_F(GpuDifferentialSelfTest, AGeneratedKernelWithOneOpAlteredFails) {
+  const Case* c = nullptr;
+  for (const Case& x : all_cases())
+    if (x.name == "example_vector_add") c = &x;
+  ASSERT_NE(c, nullptr);
+  const auto k = c->make();
+  const auto before = cuda_gpu::launches(drv());
+  Runner altered = [](const std::shared_ptr<const ir::Kernel>& kk, const backend::LaunchConfig& cfg, Inputs& in) {
+    auto g = cu::generate(*kk, cu::CodegenOptions{cuda_gpu::compute_capability(drv())});
+    const auto at = g.source.find("ct::op_add(");
+    ASSERT_NE(at, std::string::npos);
+    g.source.replace(at, 11, "ct::op_sub(");
+    run_generated(g, *kk, cfg, in);
+  };
+  const auto fails = check_case(*c, k, altered, 8, Fill::Clean);
+  EXPECT_FALSE(fails.empty()) << "an altered kernel passed the differential comparison on the GPU";
+  EXPECT_GT(cuda_gpu::launches(drv()), before);
+}
+
+// Rough throughput of the generated code on large problems (no assertions on speed; the benchmark
+// suite measures properly): bytes moved once over time, and TFLOP/s for the matmul.
+class GpuThroughput : public GpuTest {};
+
+TEST_F(GpuThroughput, LargeProblems) {
   struct Problem {
     const char* kernel;
     std::vector<Shape> shapes;  // per param (scalars: {})
@@ -103,7 +177,8 @@ TEST(GpuThroughput, LargeProblems) {
       {"example_matmul", {{2048, 2048}, {2048, 2048}, {2048, 2048}}, {32, 32}, 0, 2.0 * 2048 * 2048 * 2048},
       {"matmul_128x128x32", {{2048, 2048}, {2048, 2048}, {2048, 2048}}, {16, 16}, 0, 2.0 * 2048 * 2048 * 2048},
   };
-  const int sm = cuda_gpu::compute_capability(drv);
+  const auto launched = cuda_gpu::launches(drv());
+  const int sm = cuda_gpu::compute_capability(drv());
   for (const Problem& pr : problems) {
     const Case* c = nullptr;
     for (const Case& x : all_cases())
@@ -111,8 +186,7 @@ TEST(GpuThroughput, LargeProblems) {
     ASSERT_NE(c, nullptr) << pr.kernel;
     const auto k = c->make();
     const auto g = cu::generate(*k, cu::CodegenOptions{sm});
-    const auto bin = rtc->compile(g, sm, cu::Output::Cubin);
-    void* fn = cuda_gpu::load(drv, bin.image, g.entry, g.smem_bytes);
+    const Loaded l = load(g);
     std::vector<ArgValue> args(k->params.size());
     std::vector<std::uint64_t> dev;
     for (std::size_t i = 0; i < k->params.size(); ++i) {
@@ -123,9 +197,9 @@ TEST(GpuThroughput, LargeProblems) {
       }
       const Shape& s = pr.shapes[i];
       const std::size_t bytes = static_cast<std::size_t>(numel(s)) * static_cast<std::size_t>(dtype_size(p.type.dtype));
-      dev.push_back(cuda_gpu::alloc(drv, bytes));
+      dev.push_back(cuda_gpu::alloc(drv(), bytes));
       std::vector<std::byte> zero(bytes);
-      cuda_gpu::to_device(drv, dev.back(), zero.data(), bytes);
+      cuda_gpu::to_device(drv(), dev.back(), zero.data(), bytes);
       args[i].tensor.data = reinterpret_cast<void*>(dev.back());
       args[i].tensor.dtype = p.type.dtype;
       args[i].tensor.shape = s;
@@ -135,20 +209,21 @@ TEST(GpuThroughput, LargeProblems) {
     cfg.grid = pr.grid;
     auto params = cu::pack_params(*k, cfg, args);
     const std::int64_t blocks = numel(pr.grid);
-    for (int w = 0; w < 2; ++w) ASSERT_EQ(cuda_gpu::launch(drv, fn, blocks, g.threads, g.smem_bytes, params.data()), "");
+    for (int w = 0; w < 2; ++w) ASSERT_EQ(cuda_gpu::launch(drv(), l.fn, blocks, l.threads, l.smem, params.data()), "");
     const int reps = 10;
     const auto t0 = std::chrono::steady_clock::now();
-    for (int r = 0; r < reps; ++r) ASSERT_EQ(cuda_gpu::launch_async(drv, fn, blocks, g.threads, g.smem_bytes, params.data()), "");
-    ASSERT_EQ(cuda_gpu::synchronize(drv), "");
+    for (int r = 0; r < reps; ++r) ASSERT_EQ(cuda_gpu::launch_async(drv(), l.fn, blocks, l.threads, l.smem, params.data()), "");
+    ASSERT_EQ(cuda_gpu::synchronize(drv()), "");
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / reps;
     if (pr.flops > 0)
-      std::printf("[ perf     ] %-22s %4d thr %6zu B smem  %8.3f ms  %7.1f TFLOP/s  (nvrtc %.0f ms)\n", pr.kernel, g.threads,
-                  g.smem_bytes, s * 1e3, pr.flops / s * 1e-12, bin.compile_ms);
+      std::printf("[ perf     ] %-22s %4d thr %6zu B smem  %8.3f ms  %7.1f TFLOP/s  (nvrtc %.0f ms)\n", pr.kernel, l.threads,
+                  l.smem, s * 1e3, pr.flops / s * 1e-12, l.nvrtc_ms);
     else
-      std::printf("[ perf     ] %-22s %4d thr %6zu B smem  %8.3f ms  %7.2f TB/s     (nvrtc %.0f ms)\n", pr.kernel, g.threads,
-                  g.smem_bytes, s * 1e3, pr.bytes / s * 1e-12, bin.compile_ms);
-    for (auto d : dev) cuda_gpu::free_mem(drv, d);
+      std::printf("[ perf     ] %-22s %4d thr %6zu B smem  %8.3f ms  %7.2f TB/s     (nvrtc %.0f ms)\n", pr.kernel, l.threads,
+                  l.smem, s * 1e3, pr.bytes / s * 1e-12, l.nvrtc_ms);
+    for (auto d : dev) cuda_gpu::free_mem(drv(), d);
   }
+  EXPECT_EQ(cuda_gpu::launches(drv()), launched + problems.size() * 12);
 }
 
 }  // namespace
