@@ -41,6 +41,9 @@ void KernelOptions::validate(const std::string& kernel) const {
   if (stages < 0 || stages > 4) bad(detail::cat("stages = ", stages, " is not in 1..4 (0: the compiler chooses)"));
   if (blocks_per_cta != 0 && !pow2_in(blocks_per_cta, 1, 32))
     bad(detail::cat("blocks_per_cta = ", blocks_per_cta, " is not a power of two from 1 to 32"));
+  if (warps > 1 && blocks_per_cta > 8)
+    bad(detail::cat("blocks_per_cta = ", blocks_per_cta, " with warps = ", warps,
+                    ": tile blocks of several warps synchronise on named barriers, at most 8 per CTA here"));
   if (warps != 0 && blocks_per_cta != 0 && warps * blocks_per_cta > 32)
     bad(detail::cat("warps = ", warps, " with blocks_per_cta = ", blocks_per_cta, " needs ", warps * blocks_per_cta * 32,
                     " threads per CTA, more than 1024"));

@@ -71,6 +71,7 @@ void clone_region(const Region& from, Region& to) {
     c->smem_bytes = op->smem_bytes;
     c->in_bounds = op->in_bounds;
     c->sync_after = op->sync_after;
+    c->grid_indices = op->grid_indices;
     c->regions.resize(op->regions.size());
     for (std::size_t i = 0; i < op->regions.size(); ++i) clone_region(op->regions[i], c->regions[i]);
     to.ops.push_back(std::move(c));
@@ -86,6 +87,7 @@ Kernel clone(const Kernel& k) {
   c.values = k.values;
   c.layouts = k.layouts;
   c.target = k.target;
+  c.options = k.options;
   clone_region(k.body, c.body);
   return c;
 }

@@ -38,6 +38,8 @@ class Parser {
     expect_word("grid_rank");
     k_.grid_rank = static_cast<int>(parse_int());
     skip_space();
+    if (try_word("options")) parse_options();
+    skip_space();
     if (try_word("target")) parse_target();
     expect('(');
     if (!try_char(')')) {
@@ -323,6 +325,24 @@ class Parser {
     expect('}');
     gpu_ = true;
   }
+  void parse_options() {
+    expect('{');
+    KernelOptions& o = k_.options;
+    do {
+      const std::string key = word();
+      if (key == "fast_math") {
+        o.fast_math = true;
+        continue;
+      }
+      expect('=');
+      const int v = static_cast<int>(parse_int());
+      if (key == "warps") o.warps = v;
+      else if (key == "stages") o.stages = v;
+      else if (key == "blocks_per_cta") o.blocks_per_cta = v;
+      else fail(cat("unknown kernel option '", key, "'"));
+    } while (try_char(','));
+    expect('}');
+  }
   std::uint32_t parse_axes() {
     std::uint32_t bits = 0;
     for (std::int64_t a : parse_list()) {
@@ -423,6 +443,7 @@ class Parser {
       if (key == "propagate_nan") { op.propagate_nan = true; continue; }
       if (key == "in_bounds") { op.in_bounds = true; continue; }
       if (key == "sync_after") { op.sync_after = true; continue; }
+      if (key == "grid_indices") { op.grid_indices = true; continue; }
       expect('=');
       if (key == "axis") op.axis = static_cast<int>(parse_int());
       else if (key == "tile") op.shape = parse_list();

@@ -23,6 +23,7 @@ class Printer {
     for (ValueId a : k_.body.args) number(a);
     number_region(k_.body);
     os_ << "ct.kernel @" << k_.name << " grid_rank " << k_.grid_rank;
+    if (!k_.options.str().empty()) os_ << " options {" << k_.options.str() << "}";
     if (k_.gpu_level()) {
       const KernelTarget& t = k_.target;
       os_ << " target {sm = " << t.sm << ", warps = " << t.warps << ", blocks_per_cta = " << t.blocks_per_cta
@@ -127,6 +128,7 @@ class Printer {
     if (op.propagate_nan) more("propagate_nan");
     if (op.in_bounds) more("in_bounds");
     if (op.sync_after) more("sync_after");
+    if (op.grid_indices) more("grid_indices");
     if (op.smem_offset >= 0) more("smem = [" + std::to_string(op.smem_offset) + ", " + std::to_string(op.smem_bytes) + "]");
     return a.str();
   }

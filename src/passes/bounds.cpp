@@ -1,9 +1,12 @@
-// bounds: marks the loads and stores of a kernel's own piece that the tensor facts prove in bounds
-// for every tile block (in_bounds: the code generator drops their bounds tests). A piece's tile
-// along an axis is always full when its extent there is 1, or when the tensor's extent is a
-// multiple of 16 (the div16 fact) and the tile's extent divides 16. Other accesses keep their
-// tests (one uniform test per tile block on the GPU: docs/compiler.md).
+// bounds: what the tensor facts and the grid prove about the tile windows of loads and stores.
+// - in_bounds: a load or store of the kernel's own piece is full in every tile block (the code
+//   generator drops its bounds tests): along each axis the tile's extent is 1, or the tensor's
+//   extent is a multiple of 16 (the div16 fact) and the tile's extent divides 16.
+// - grid_indices: a load whose tile indices are all block ids: they lie in [0, 2^31), so the
+//   window needs no overflow or negative-origin tests.
+// Other accesses keep their tests (one uniform test per tile block on the GPU: docs/compiler.md).
 #include "passes.hpp"
+#include "rewrite.hpp"
 
 namespace ctile::passes {
 namespace {
@@ -25,9 +28,18 @@ class Bounds : public Pass {
  public:
   std::string_view name() const override { return "bounds"; }
   void run(ir::Kernel& k, const PassContext&) override {
+    const Defs defs(k);
     ir::walk_mut(k.body, [&](ir::Op& op) {
       if (op.kind == ir::OpKind::LoadPiece || op.kind == ir::OpKind::StorePiece)
         op.in_bounds = piece_always_full(k, op.operands[0]);
+      if (op.kind == ir::OpKind::Load) {
+        bool grid = true;
+        for (std::size_t i = 1; i < op.operands.size(); ++i) {
+          const ir::Op* d = defs.of(op.operands[i]);
+          grid = grid && d && d->kind == ir::OpKind::BlockId;
+        }
+        op.grid_indices = grid;
+      }
     });
   }
 };

@@ -86,6 +86,7 @@ class LayoutAssignment : public Pass {
     int blocks = std::max(1, 4 / warps);  // CTAs of at least 4 warps
     if (o.blocks_per_cta) blocks = o.blocks_per_cta;
     if (warps * blocks > 32) blocks = std::max(1, 32 / warps);
+    if (warps > 1 && blocks > 8) blocks = 8;  // named barriers (1..15), one per tile block of a CTA
     warps_ = warps;
     k.target.sm = ctx.sm != 0 ? ctx.sm : 90;
     k.target.warps = warps;

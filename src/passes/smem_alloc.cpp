@@ -5,7 +5,7 @@
 // and that barrier orders the op before it. Where the alternation breaks (a loop body with an odd
 // number of scratch ops meets itself on the next iteration; the two branches of an if end on
 // different halves), the op gets sync_after. What needs scratch (docs/compiler.md): layout
-// conversions between threads, reductions across warps, scans, mma operands, extract and cat,
+// conversions between threads, reductions across warps, float products (in index order), scans, mma operands, extract and cat,
 // scatters (duplicate resolution), atomics on tiles with copies, and one-element atomics and
 // shared gathers.
 #include <algorithm>
@@ -33,6 +33,8 @@ std::int64_t scratch_bytes(const ir::Kernel& k, const ir::Op& op) {
       return align16(bytes_of(op.operands[0]));
     case OpKind::Reduce: {
       if (rep(op.operands[0])) return 0;
+      // Float products walk each line in index order from shared memory (like the reference).
+      if (op.reduce == ir::ReduceKind::Prod && is_float(k.type(op.operands[0]).dtype)) return align16(bytes_of(op.operands[0]));
       // Slots of 16 bytes (the widest accumulator) per result element and warp along the axis.
       const ir::Layout& x = k.layout(op.operands[0]);
       const Shape& sh = k.type(op.operands[0]).shape;

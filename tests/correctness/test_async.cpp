@@ -8,13 +8,12 @@
 
 #include <ctile/ctile.hpp>
 
+#include "test_kernels.hpp"
+
 namespace ct = ctile;
+using namespace test_kernels;  // NOLINT(google-build-using-namespace): the shared test kernels
 
 namespace {
-
-void add_scalar(ct::Mut<float, 1> z, ct::Scalar<float> v) { z.store(z.load() + v); }
-void times2(ct::Mut<float, 1> z, ct::Ref<float, 1> x) { z.store(ct::load_like(x, z) * 2.0f); }
-void fill(ct::Mut<float, 1> z, ct::Scalar<float> v) { z.store(v); }
 
 // Blocks a stream until released, so tests can observe work that is still in flight.
 struct Gate {

@@ -8,7 +8,10 @@
 
 #include <ctile/ctile.hpp>
 
+#include "test_kernels.hpp"
+
 namespace ct = ctile;
+using namespace test_kernels;  // NOLINT(google-build-using-namespace): the shared test kernels
 
 namespace {
 
@@ -40,13 +43,6 @@ ct::Tensor<T> poisoned(ct::Shape s) {
 
 // ---- element-wise over every float type, non-divisible extents ----
 template <class T>
-void axpby(ct::Mut<T, 1> z, ct::Ref<T, 1> x, ct::Ref<T, 1> y) {
-  auto a = ct::load_like(x, z).template to<float>();
-  auto b = ct::load_like(y, z).template to<float>();
-  z.store((ct::exp(a * 0.5f) - b * b + ct::maximum(a, b)).template to<T>());
-}
-
-template <class T>
 void check_axpby(double tol) {
   const std::int64_t n = 10'007;
   auto x = ct::randn<T>({n}, 21).share();
@@ -68,13 +64,6 @@ TEST(Elementwise, F16) { check_axpby<ct::f16>(2e-3); }
 TEST(Elementwise, BF16) { check_axpby<ct::bf16>(1e-2); }
 
 // ---- integer arithmetic, bit ops, comparisons, select ----
-void int_ops(ct::Mut<std::int32_t, 1> z, ct::Ref<std::int32_t, 1> x, ct::Ref<std::int32_t, 1> y) {
-  auto a = ct::load_like(x, z);
-  auto b = ct::load_like(y, z, 1);
-  auto q = a / b + a % b * 3 - (a & 0xff) + (b << 2) - (a >> 1) + (a ^ b);
-  z.store(ct::where(a > b, q, -q));
-}
-
 TEST(Elementwise, Int32OpsMatchCSemantics) {
   const std::int64_t n = 3000;
   auto x = ct::rand<std::int32_t>({n}, 23, -1000, 1000).share();
@@ -90,12 +79,6 @@ TEST(Elementwise, Int32OpsMatchCSemantics) {
 }
 
 // ---- conversions round like the hardware ----
-void convert_k(ct::Mut<ct::bf16, 1> b, ct::Mut<std::int8_t, 1> i8, ct::Ref<float, 1> x) {
-  auto v = ct::load_like(x, b);
-  b.store(v.to<ct::bf16>());
-  i8.store((v * 100.0f).to<std::int8_t>());  // saturates
-}
-
 TEST(Convert, Bf16RoundsToNearestEvenAndIntsSaturate) {
   const std::int64_t n = 4096;
   auto x = ct::randn<float>({n}, 25, 0.0, 3.0).share();
@@ -113,13 +96,6 @@ TEST(Convert, Bf16RoundsToNearestEvenAndIntsSaturate) {
 }
 
 // ---- reductions and scans along each axis of 2-D tiles ----
-void reduce_rows(ct::Mut<float, 2> sums, ct::Mut<std::int64_t, 2> arg, ct::Mut<float, 2> csum, ct::Ref<float, 2> x) {
-  auto t = ct::load_like(x, csum, 0.0f);  // [BM, BN]
-  sums.store(ct::sum(t, 1, true));        // [BM, 1]
-  arg.store(ct::argmax(t, 1, true));
-  csum.store(ct::cumsum(t, 1));
-}
-
 TEST(Reduce, RowSumArgmaxCumsum) {
   const std::int64_t m = 37, n = 64;
   auto x = ct::randn<float>({m, n}, 26).share();
@@ -148,17 +124,6 @@ TEST(Reduce, RowSumArgmaxCumsum) {
 }
 
 // ---- matrix multiply with a run-time K loop, every input type ----
-template <class In, class Acc, int BK>
-void mm(ct::Mut<Acc, 2> c, ct::Ref<In, 2> a, ct::Ref<In, 2> b) {
-  const auto [bm, bn] = c.tile_shape();
-  auto [i, j] = c.tile_index();
-  auto pa = a.tiles({bm, BK});
-  auto pb = b.tiles({BK, bn});
-  auto acc = ct::Tile<Acc>::zeros({bm, bn});
-  for (auto k : ct::range(pa.count(1))) acc = ct::mma(pa.load({i, k}), pb.load({k, j}), acc);
-  c.store(acc);
-}
-
 template <class In, class Acc>
 void check_mm(double tol) {
   const std::int64_t m = 70, n = 50, k = 90;
@@ -180,14 +145,6 @@ TEST(Mma, F32ToF32) { check_mm<float, float>(1e-6); }
 TEST(Mma, F64ToF64) { check_mm<double, double>(1e-12); }
 
 // ---- gather, scatter within the piece, atomics ----
-void gather_rows(ct::Mut<float, 2> out, ct::Ref<float, 2> table, ct::Ref<std::int32_t, 1> ids) {
-  auto [r, c] = out.tile_index();
-  const auto [bm, bn] = out.tile_shape();
-  auto rows = ids.tiles({bm}).load({r}, -1).to<std::int64_t>().reshape({bm, 1});
-  auto cols = (ct::iota<std::int64_t>(bn) + c * bn).reshape({1, bn});
-  out.store(table.gather({rows, cols}, -7.0f));
-}
-
 TEST(Memory, GatherRowsWithOutOfRangeIds) {
   const std::int64_t vocab = 50, dim = 24, tokens = 20;
   auto table = ct::randn<float>({vocab, dim}, 29).share();
@@ -206,13 +163,6 @@ TEST(Memory, GatherRowsWithOutOfRangeIds) {
     }
 }
 
-void reverse_piece(ct::Mut<float, 1> z, ct::Ref<float, 1> x) {
-  const auto [b] = z.tile_shape();
-  auto v = ct::load_like(x, z);
-  auto idx = ct::iota<std::int64_t>(b) * -1 + (b - 1);
-  z.scatter({idx}, v);
-}
-
 TEST(Memory, ScatterStaysInsideThePiece) {
   const std::int64_t n = 100;  // last piece is partial: its reversed indices past the end are dropped
   auto x = ct::randn<float>({n}, 31).share();
@@ -229,11 +179,6 @@ TEST(Memory, ScatterStaysInsideThePiece) {
   for (std::int64_t i = 96; i < n; ++i) EXPECT_EQ(hz[std::size_t(i)], 0.0f) << "slot " << i;
 }
 
-void histogram(ct::Atomic<std::int64_t, 1> hist, ct::Ref<std::int32_t, 1> x) {
-  auto v = x.tiles({128}).load({ct::block_id(0)}, -1).to<std::int64_t>();
-  hist.add({v}, ct::Tile<std::int64_t>::full({128}, 1));  // -1 padding is out of bounds: dropped
-}
-
 TEST(Memory, AtomicHistogramAcrossBlocks) {
   const std::int64_t n = 5000, bins = 17;
   auto x = ct::rand<std::int32_t>({n}, 32, 0, bins).share();
@@ -245,16 +190,6 @@ TEST(Memory, AtomicHistogramAcrossBlocks) {
 }
 
 // ---- control flow: per-block while loop and branch ----
-void collatz(ct::Mut<std::int64_t, 1> steps, ct::Ref<std::int64_t, 1> start) {
-  auto n = ct::load_like(start, steps).reshape({});  // tile [1] -> scalar
-  auto count = ct::constant<std::int64_t>(0);
-  ct::while_([&] { return n > 1; }, [&] {
-    ct::if_((n % 2) == 0, [&] { n = n / 2; }, [&] { n = n * 3 + 1; });
-    count = count + 1;
-  });
-  steps.store(count);
-}
-
 TEST(ControlFlow, WhileWithNestedIfPerBlock) {
   const std::int64_t n = 64;
   auto s = ct::rand<std::int64_t>({n}, 33, 1, 1000).share();
@@ -272,8 +207,6 @@ TEST(ControlFlow, WhileWithNestedIfPerBlock) {
 }
 
 // ---- rank 6 inputs and outputs ----
-void copy6(ct::Mut<float, 6> z, ct::Ref<float, 6> x) { z.store(ct::load_like(x, z) * 2.0f); }
-
 TEST(Ranks, SixDimensionalPartitions) {
   const ct::Shape s = {3, 2, 5, 2, 3, 7};
   auto x = ct::randn<float>(s, 34).share();
@@ -284,12 +217,6 @@ TEST(Ranks, SixDimensionalPartitions) {
 }
 
 // ---- trace-time constants specialise the kernel ----
-void scale_by(ct::Mut<float, 1> z, ct::Ref<float, 1> x, ct::Const<int> k) {
-  auto v = ct::load_like(x, z);
-  for (int i = 1; i < k; ++i) v = v + ct::load_like(x, z);  // unrolled k times at trace time
-  z.store(v);
-}
-
 TEST(Specialisation, ConstParametersAreTraceTimeValues) {
   auto x = ct::randn<float>({100}, 35).share();
   for (int k : {1, 3, 5}) {
@@ -303,9 +230,6 @@ TEST(Specialisation, ConstParametersAreTraceTimeValues) {
 }  // namespace
 
 namespace {
-void pick_tile(ct::Mut<float, 1> out, ct::Ref<float, 1> x, ct::Scalar<std::int64_t> t) {
-  out.store(x.tiles({16}).load({t}));
-}
 }  // namespace
 
 TEST(Ranks, IndicesPast2To32Elements) {

@@ -11,9 +11,11 @@
 #include <random>
 
 #include "../unit/cuda_codegen/error_bounds.hpp"
+#include "test_kernels.hpp"
 #include "harness.hpp"
 
 namespace ct = ctile;
+using namespace test_kernels;  // NOLINT(google-build-using-namespace): the shared test kernels
 using gpu_test::gpu;
 using gpu_test::seed;
 
@@ -91,143 +93,9 @@ std::vector<T> read_guarded(const ct::Tensor<T>& view, int offset, const std::st
 
 // ---- kernels (from tests/correctness/test_kernels.cpp) ----
 
-template <class T>
-void axpby(ct::Mut<T, 1> z, ct::Ref<T, 1> x, ct::Ref<T, 1> y) {
-  auto a = ct::load_like(x, z).template to<float>();
-  auto b = ct::load_like(y, z).template to<float>();
-  z.store((ct::exp(a * 0.5f) - b * b + ct::maximum(a, b)).template to<T>());
-}
-
-void int_ops(ct::Mut<std::int32_t, 1> z, ct::Ref<std::int32_t, 1> x, ct::Ref<std::int32_t, 1> y) {
-  auto a = ct::load_like(x, z);
-  auto b = ct::load_like(y, z, 1);
-  auto q = a / b + a % b * 3 - (a & 0xff) + (b << 2) - (a >> 1) + (a ^ b);
-  z.store(ct::where(a > b, q, -q));
-}
-
-void convert_k(ct::Mut<ct::bf16, 1> b, ct::Mut<std::int8_t, 1> i8, ct::Ref<float, 1> x) {
-  auto v = ct::load_like(x, b);
-  b.store(v.to<ct::bf16>());
-  i8.store((v * 100.0f).to<std::int8_t>());  // saturates
-}
-
-void reduce_rows(ct::Mut<float, 2> sums, ct::Mut<std::int64_t, 2> arg, ct::Mut<float, 2> csum, ct::Ref<float, 2> x) {
-  auto t = ct::load_like(x, csum, 0.0f);  // [BM, BN]
-  sums.store(ct::sum(t, 1, true));        // [BM, 1]
-  arg.store(ct::argmax(t, 1, true));
-  csum.store(ct::cumsum(t, 1));
-}
-
-template <class In, class Acc, int BK>
-void mm(ct::Mut<Acc, 2> c, ct::Ref<In, 2> a, ct::Ref<In, 2> b) {
-  const auto [bm, bn] = c.tile_shape();
-  auto [i, j] = c.tile_index();
-  auto pa = a.tiles({bm, BK});
-  auto pb = b.tiles({BK, bn});
-  auto acc = ct::Tile<Acc>::zeros({bm, bn});
-  for (auto k : ct::range(pa.count(1))) acc = ct::mma(pa.load({i, k}), pb.load({k, j}), acc);
-  c.store(acc);
-}
-
-void gather_rows(ct::Mut<float, 2> out, ct::Ref<float, 2> table, ct::Ref<std::int32_t, 1> ids) {
-  auto [r, c] = out.tile_index();
-  const auto [bm, bn] = out.tile_shape();
-  auto rows = ids.tiles({bm}).load({r}, -1).to<std::int64_t>().reshape({bm, 1});
-  auto cols = (ct::iota<std::int64_t>(bn) + c * bn).reshape({1, bn});
-  out.store(table.gather({rows, cols}, -7.0f));
-}
-
-void reverse_piece(ct::Mut<float, 1> z, ct::Ref<float, 1> x) {
-  const auto [b] = z.tile_shape();
-  auto v = ct::load_like(x, z);
-  auto idx = ct::iota<std::int64_t>(b) * -1 + (b - 1);
-  z.scatter({idx}, v);
-}
-
-void histogram(ct::Atomic<std::int64_t, 1> hist, ct::Ref<std::int32_t, 1> x) {
-  auto v = x.tiles({128}).load({ct::block_id(0)}, -1).to<std::int64_t>();
-  hist.add({v}, ct::Tile<std::int64_t>::full({128}, 1));  // -1 padding is out of bounds: dropped
-}
-
-void collatz(ct::Mut<std::int64_t, 1> steps, ct::Ref<std::int64_t, 1> start) {
-  auto n = ct::load_like(start, steps).reshape({});  // tile [1] -> scalar
-  auto count = ct::constant<std::int64_t>(0);
-  ct::while_([&] { return n > 1; }, [&] {
-    ct::if_((n % 2) == 0, [&] { n = n / 2; }, [&] { n = n * 3 + 1; });
-    count = count + 1;
-  });
-  steps.store(count);
-}
-
-void copy6(ct::Mut<float, 6> z, ct::Ref<float, 6> x) { z.store(ct::load_like(x, z) * 2.0f); }
-
-void scale_by(ct::Mut<float, 1> z, ct::Ref<float, 1> x, ct::Const<int> k) {
-  auto v = ct::load_like(x, z);
-  for (int i = 1; i < k; ++i) v = v + ct::load_like(x, z);  // unrolled k times at trace time
-  z.store(v);
-}
-
-void pick_tile(ct::Mut<float, 1> out, ct::Ref<float, 1> x, ct::Scalar<std::int64_t> t) {
-  out.store(x.tiles({16}).load({t}));
-}
-
 // ---- kernels (from the examples) ----
 
-void hello(ct::Mut<std::int64_t, 2> ids) {
-  auto [i, j] = ids.tile_index();
-  ids.store(i * 100 + j);
-}
-
-void vector_add(ct::Mut<float, 1> z, ct::Ref<float, 1> x, ct::Ref<float, 1> y) {
-  z.store(ct::load_like(x, z) + ct::load_like(y, z));
-}
-
-void saxpy(ct::Mut<ct::bf16, 1> y, ct::Scalar<float> a, ct::Ref<ct::bf16, 1> x) {
-  auto xf = ct::load_like(x, y).to<float>();
-  auto yf = y.load().to<float>();
-  y.store((a * xf + yf).to<ct::bf16>());
-}
-
-void softmax(ct::Mut<float, 2> out, ct::Ref<float, 2> x) {
-  auto row = ct::load_like(x, out, -INFINITY);
-  auto e = ct::exp(row - ct::max(row, 1, /*keepdims=*/true));
-  out.store(e / ct::sum(e, 1, true));
-}
-
-void rms_norm(ct::Mut<ct::bf16, 2> y, ct::Ref<ct::bf16, 2> x, ct::Ref<ct::bf16, 1> w, ct::Scalar<float> eps) {
-  const auto [bm, bn] = y.tile_shape();
-  auto [row, col] = y.tile_index();
-  auto xf = ct::load_like(x, y).to<float>();
-  auto n = x.extent(1).to<float>();
-  auto inv = ct::rsqrt(ct::sum(xf * xf, 1, true) / n + eps);
-  auto wf = w.tiles({bn}).load({col}).to<float>().reshape({1, bn});
-  y.store((xf * inv * wf).to<ct::bf16>());
-}
-
-template <int BK>
-void matmul(ct::Mut<float, 2> c, ct::Ref<ct::bf16, 2> a, ct::Ref<ct::bf16, 2> b) {
-  const auto [bm, bn] = c.tile_shape();
-  auto [i, j] = c.tile_index();
-  auto pa = a.tiles({bm, BK});
-  auto pb = b.tiles({BK, bn});
-  auto acc = ct::Tile<float>::zeros({bm, bn});
-  for (auto k : ct::range(pa.count(1))) acc = ct::mma(pa.load({i, k}), pb.load({k, j}), acc);
-  c.store(acc);
-}
-
 constexpr std::int64_t kSumBlock = 4096;
-void reduce_sum(ct::Atomic<double, 1> total, ct::Ref<double, 1> x) {
-  auto tile = x.tiles({kSumBlock}).load({ct::block_id(0)});
-  total.add({0}, ct::sum(tile, 0));
-}
-
-void scatter(ct::UncheckedMut<float, 1> dst, ct::Ref<std::int64_t, 1> idx, ct::Ref<float, 1> src) {
-  auto b = ct::block_id(0);
-  auto where = idx.tiles({256}).load({b}, -1);
-  auto what = src.tiles({256}).load({b});
-  dst.scatter(ct::unchecked, where, what);
-}
-
 // ---- kernels for every element type ----
 
 template <class T>

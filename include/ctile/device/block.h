@@ -53,7 +53,9 @@ struct ArithAcc<T, EXACT, true> {
 template <class T, bool EXACT, bool PROD>
 struct RArith {
   static constexpr bool fl = is_floaty_v<T>;
-  typedef typename ArithAcc<T, EXACT>::type Acc;
+  // Float products accumulate in f64 in any case: in f32 a partial product of a tree can underflow
+  // or overflow where the reference's f64 product in index order does not (0 * inf = NaN).
+  typedef typename ArithAcc<T, EXACT || PROD>::type Acc;
   typedef T R;
   static CT_DEV Acc identity() { return (Acc)(PROD ? 1 : 0); }
   static CT_DEV Acc lift(T x, int) {

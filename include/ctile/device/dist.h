@@ -43,6 +43,39 @@ CT_DEV Win<Sh::rank> make_win(const TensorDesc& td, const Idx<Sh::rank>& ti, int
   return r;
 }
 
+// The window of a tile whose indices are block ids (in [0, 2^31): no overflow, no negative origin).
+// PIECE: the tile is the kernel's own piece, whose block index is below ceil(extent / tile), so an
+// axis of tile extent 1 is always inside. VB as in make_win (0: the facts prove vectors aligned).
+template <class Sh, int VB, bool PIECE>
+CT_DEV Win<Sh::rank> make_win_grid(const TensorDesc& td, const Idx<Sh::rank>& ti, int elem_bytes) {
+  Win<Sh::rank> r;
+  bool full = true;
+  long long origin = 0;
+#pragma unroll
+  for (int d = 0; d < Sh::rank; ++d) {
+    const long long base = ti.v[d] << Sh::lg(d);
+    r.w.base[d] = base;
+    r.w.lo[d] = 0;
+    if (PIECE && Sh::ext(d) == 1) {
+      r.w.hi[d] = 1;
+    } else {
+      const long long room = td.shape[d] - base;
+      r.w.hi[d] = room < Sh::ext(d) ? (room < 0 ? 0 : room) : Sh::ext(d);
+      full = full && room >= Sh::ext(d);
+    }
+    if constexpr (VB > 0) origin += base * td.stride[d];
+  }
+  r.full = full;
+  bool ok = VB > 0 && (Sh::rank == 0 || td.stride[Sh::rank - 1] == 1);
+  if constexpr (VB > 0) {
+#pragma unroll
+    for (int d = 0; d + 1 < Sh::rank; ++d) ok = ok && ((td.stride[d] * elem_bytes) % VB == 0 || Sh::ext(d) == 1);
+    ok = ok && aligned_to((const unsigned char*)td.data + origin * elem_bytes, VB);
+  }
+  r.vec_ok = ok;
+  return r;
+}
+
 // The coordinates along axis d of element `tp + reg` (disjoint bits: the sum of the two parts, the
 // register part a compile-time constant once unrolled).
 template <class Sh>
@@ -264,6 +297,31 @@ CT_DEV typename Op::R reduce_one(const Regs<T, DX::regs>& x, unsigned char* scra
 #pragma unroll
     for (int j = 1; j < NW; ++j) a = Op::combine(a, sc[j]);
   }
+  return Op::finish(a);
+}
+
+// A reduction along an axis in index order, like the reference (float products: a tree of partial
+// products may underflow or overflow where the reference does not): x staged in shared memory as
+// [OUTER, LEN, INNER], each result element walks its line. RR: registers of the result (1 and a
+// plain value when the result has one element).
+template <class Op, class DX, class DR, int OUTER, int LEN, int INNER, class Team, class T>
+CT_DEV void reduce_in_order(Regs<typename Op::R, DR::regs>& out, const Regs<T, DX::regs>& x, T* s, int tpx, bool ownx,
+                            int tpr, const Team& team) {
+  stage<DX>(s, x, tpx, ownx);
+  team.sync();
+  gen<DR>(out, tpr, [&](int i) {
+    const unsigned o = (unsigned)i / INNER, in = (unsigned)i % INNER;
+    typename Op::Acc a = Op::identity();
+    for (int k = 0; k < LEN; ++k) a = Op::combine(a, Op::lift(s[(o * LEN + k) * INNER + in], k));
+    return Op::finish(a);
+  });
+}
+template <class Op, class DX, int N, class Team, class T>
+CT_DEV typename Op::R reduce_one_in_order(const Regs<T, DX::regs>& x, T* s, int tpx, bool ownx, const Team& team) {
+  stage<DX>(s, x, tpx, ownx);
+  team.sync();
+  typename Op::Acc a = Op::identity();
+  for (int k = 0; k < N; ++k) a = Op::combine(a, Op::lift(s[k], k));
   return Op::finish(a);
 }
 

@@ -19,6 +19,7 @@
 
 #include "ctile/core/dtype.hpp"
 #include "ctile/core/error.hpp"
+#include "ctile/core/options.hpp"
 #include "ctile/core/shape.hpp"
 #include "ctile/ir/layout.hpp"
 
@@ -176,7 +177,8 @@ struct Op {
   std::int64_t smem_offset = -1;  // byte offset of this op's shared-memory scratch (-1: none)
   std::int64_t smem_bytes = 0;
   bool in_bounds = false;         // load/store: every element of every tile block is inside the tensor
-  bool sync_after = false;        // the tile block synchronises after this op (a ct.for: after each iteration)
+  bool sync_after = false;        // the tile block synchronises after this op (a region's yield: at its end)
+  bool grid_indices = false;      // load: every tile index is a block id (in [0, 2^31): no overflow, none negative)
 };
 
 // Facts about a tensor parameter that hold for every launch of one specialisation. The launcher
@@ -242,6 +244,9 @@ struct Kernel {
   // other values None). Empty in the tile-level IR.
   std::vector<Layout> layouts;
   KernelTarget target;
+  // The options the kernel is compiled with (a launch's .options(), compile_only's, warm_up's):
+  // part of the specialisation, printed in the IR.
+  KernelOptions options;
 
   const Type& type(ValueId v) const { return values.at(static_cast<std::size_t>(v)); }
   bool gpu_level() const { return target.sm != 0; }

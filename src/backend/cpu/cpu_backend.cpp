@@ -49,7 +49,9 @@ class CpuBackend final : public Backend {
     // The tile-level pipeline (canonicalize, fold, cse, dce, precision): the interpreter runs the
     // same optimised IR every backend starts from, with the same results.
     auto opt = std::make_shared<ir::Kernel>(ir::clone(*k));
-    passes::tile_pipeline().run(*opt, {});
+    passes::PassContext ctx;
+    ctx.options = k->options;  // fast_math sets approximate roundings; the interpreter computes exactly
+    passes::tile_pipeline().run(*opt, ctx);
     return std::make_shared<CpuCompiled>(std::move(opt));
   }
 

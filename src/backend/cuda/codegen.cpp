@@ -724,8 +724,13 @@ class Emitter {
       ti = "blk";
     }
     const std::string w = "w" + std::to_string(uid_++);
-    line("const auto " + w + " = ct::make_win<" + shape_t(sh) + ", " + std::to_string(vb) + ">(" + td(tensor) + ", " + ti +
-         ", " + std::to_string(mb) + ");");
+    const bool piece = op.kind != OpKind::Load;
+    if (piece || op.grid_indices)
+      line("const auto " + w + " = ct::make_win_grid<" + shape_t(sh) + ", " + std::to_string(vb) + ", " +
+           (piece ? "true" : "false") + ">(" + td(tensor) + ", " + ti + ", " + std::to_string(mb) + ");");
+    else
+      line("const auto " + w + " = ct::make_win<" + shape_t(sh) + ", " + std::to_string(vb) + ">(" + td(tensor) + ", " + ti +
+           ", " + std::to_string(mb) + ");");
     return w;
   }
 
@@ -752,7 +757,7 @@ class Emitter {
     const bool aligned = vm > 1 && aligned_by_facts(p, sh, vm, mb);
     const bool ro = op.kind == OpKind::Load && access_[static_cast<std::size_t>(tindex(t))] == ir::Access::Read;
     line(decl(r0) + ";" + comment(op));
-    const std::string w = window_of(op, t, sh, vm > 1 ? vm * mb : 0, mb);
+    const std::string w = window_of(op, t, sh, vm > 1 && !aligned ? vm * mb : 0, mb);
     line("ct::load<" + D(r0) + ", " + shape_t(sh) + ", " + (ro ? "true" : "false") + ", " + std::to_string(vm) + ", " +
          (op.in_bounds ? "true" : "false") + ", " + (aligned ? "true" : "false") + ", " + (p.facts.small ? "true" : "false") +
          ">(" + name(r0) + ", " + td(t) + ", " + w + ", " + pad + ", " + tp(r0) + ");");
@@ -771,7 +776,7 @@ class Emitter {
     const ir::Param& p = param_of(t);
     const bool aligned = vm > 1 && aligned_by_facts(p, sh, vm, mb);
     if (fence) line("team.sync();  // the piece is also written by ct.scatter_piece");
-    const std::string w = window_of(op, t, sh, vm > 1 ? vm * mb : 0, mb);
+    const std::string w = window_of(op, t, sh, vm > 1 && !aligned ? vm * mb : 0, mb);
     line("ct::store<" + D(x) + ", " + shape_t(sh) + ", " + std::to_string(vm) + ", " + (op.in_bounds ? "true" : "false") +
          ", " + (aligned ? "true" : "false") + ", " + (p.facts.small ? "true" : "false") + ">(" + name(x) + ", " + td(t) + ", " +
          w + ", " + tp(x) + ", " + own(x) + ");" + comment(op));
@@ -844,6 +849,20 @@ class Emitter {
       return line("const " + ct(r) + " " + name(r) + " = " + o + "::finish(" + o + "::lift(" + name(x) + ", 0));" + comment(op));
     }
     const Shape& sh = type(x).shape;
+    if (op.reduce == ir::ReduceKind::Prod && is_float(d)) {
+      // In index order, from shared memory (see dist.h's reduce_in_order).
+      const std::string o = reduce_op(op, d, true);
+      if (rep(r))
+        return line("const " + ct(r) + " " + name(r) + " = ct::reduce_one_in_order<" + o + ", " + D(x) + ", " +
+                    std::to_string(numel_of(x)) + ">(" + name(x) + ", " + smem(op, ct(x)) + ", " + tp(x) + ", " + own(x) +
+                    ", team);" + comment(op));
+      std::int64_t outer, len, inner;
+      split(sh, op.axis, outer, len, inner);
+      line(decl(r) + ";" + comment(op));
+      return line("ct::reduce_in_order<" + o + ", " + D(x) + ", " + D(r) + ", " + std::to_string(outer) + ", " +
+                  std::to_string(len) + ", " + std::to_string(inner) + ">(" + name(r) + ", " + name(x) + ", " + smem(op, ct(x)) +
+                  ", " + tp(x) + ", " + own(x) + ", " + tp(r) + ", team);");
+    }
     int shift = 0;
     for (std::size_t dd = sh.size(); dd-- > static_cast<std::size_t>(op.axis) + 1;) shift += log2i(sh[dd]);
     const int width = log2i(sh[static_cast<std::size_t>(op.axis)]);
@@ -1027,10 +1046,18 @@ CodegenOptions codegen_options_from_env(int sm) {
 
 ir::Kernel lower(const ir::Kernel& k, const CodegenOptions& opt) {
   ir::verify(k);
-  opt.options.validate(k.name);
+  // The kernel's own options (from its launch), each overridden by one set in `opt` (the
+  // environment's experiments, or a caller's explicit choice).
+  KernelOptions o = k.options;
+  if (opt.options.warps) o.warps = opt.options.warps;
+  if (opt.options.stages) o.stages = opt.options.stages;
+  if (opt.options.blocks_per_cta) o.blocks_per_cta = opt.options.blocks_per_cta;
+  o.fast_math = o.fast_math || opt.options.fast_math;
+  o.validate(k.name);
   ir::Kernel g = ir::clone(k);
+  g.options = o;
   passes::PassContext ctx;
-  ctx.options = opt.options;
+  ctx.options = o;
   ctx.sm = opt.sm;
   passes::cuda_pipeline().run(g, ctx);
   return g;

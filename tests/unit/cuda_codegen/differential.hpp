@@ -343,6 +343,20 @@ inline std::string dn(DType d) { return std::string(dtype_name(d)); }
 inline bool declared_model(const std::string& name, DType out, std::int64_t width, Tolerance& t) {
   auto narrow = [&] { return out != DType::f32 && out != DType::f64 ? eb::kNarrowingUlps : 0.0; };
   t.exact = false;
+  if (name == "approx_math") {
+    // Four approximate functions selected per row: the widest of their bounds (bound()).
+    using R = ctile::ir::Rounding;
+    t.c_ulps = eb::bound(eb::Fn::Exp, DType::f32, R::Approx).ulps;
+    t.abs = eb::bound(eb::Fn::Log2, DType::f32, R::Approx).abs;
+    t.model = "approx exp/log2/rsqrt/div: " + std::to_string(t.c_ulps) + " ulps f32 + 2^-22 absolute";
+    return true;
+  }
+  if (name.rfind("softmax_fast", 0) == 0) {
+    t.c_ulps = eb::softmax_fast_rel_ulps(width);
+    t.ulps = narrow();
+    t.model = "softmax (fast_math): " + std::to_string(eb::softmax_fast_rel_ulps(width)) + " ulps f32 relative";
+    return true;
+  }
   if (name == "example_softmax" || name.rfind("softmax_bf16", 0) == 0) {
     t.c_ulps = eb::softmax_rel_ulps(width);
     t.ulps = narrow();
@@ -436,8 +450,9 @@ inline Tolerances tolerances(const std::string& name, const ir::Kernel& k, const
     bool mono = true;
     for (const ir::Op* op : ops) {
       eb::Fn f;
-      if (op->kind == OpKind::Unary && float_result(k, *op) && eb::family(op->unary, f)) fns.push_back(op);
-      if (op->kind == OpKind::Binary && float_result(k, *op) && eb::family(op->binary, f)) fns.push_back(op);
+      if ((op->kind == OpKind::Unary || op->kind == OpKind::Binary) && float_result(k, *op) &&
+          eb::inexact(k, *op, result_dtype(k, *op), f))
+        fns.push_back(op);
       if ((op->kind == OpKind::Reduce && float_result(k, *op) &&
            (op->reduce == ir::ReduceKind::Sum || op->reduce == ir::ReduceKind::Prod)) ||
           (op->kind == OpKind::Mma && float_result(k, *op)) ||
@@ -474,12 +489,13 @@ inline Tolerances tolerances(const std::string& name, const ir::Kernel& k, const
       }
       if (plain) {
         eb::Fn fam;
-        if (f.kind == OpKind::Unary) eb::family(f.unary, fam);
-        else eb::family(f.binary, fam);
+        (void)eb::inexact(k, f, result_dtype(k, f), fam);
         const DType c = eb::compute_type(result_dtype(k, f));
-        const double u = eb::ulps(fam, c);
+        const eb::Bound b = eb::bound(fam, c, eb::effective_rounding(k, f, result_dtype(k, f)));
+        const double u = b.ulps;
         tol.c = c;
         tol.c_ulps = u;
+        tol.abs += b.abs;
         // 16-bit results of an f32 computation, or any narrowing conversion after it.
         tol.ulps = eb::eps(p.type.dtype) > eb::eps(c) ? eb::kNarrowingUlps : 0.0;
         tol.model = std::string(f.kind == OpKind::Unary ? ir::unary_name(f.unary) : ir::binary_name(f.binary)) + " " +
@@ -533,6 +549,9 @@ inline Tolerances tolerances(const std::string& name, const ir::Kernel& k, const
       if (narrowest == 0) narrowest = eb::eps(c);
       const double sq = eb::accumulation_ulps(static_cast<std::int64_t>(terms));
       tol.mag = sq * eb::eps(c) + roundings * narrowest;
+      // Each rounding of a partial sum in the subnormal range errs by up to half the smallest
+      // subnormal: an absolute floor the relative terms do not cover.
+      tol.abs += (terms + roundings) * eb::ulp(c, 0.0) / 2;
       tol.ulps = eb::eps(p.type.dtype) > narrowest ? eb::kNarrowingUlps : 0.0;
       char m[200];
       std::snprintf(m, sizeof m, "accumulation of %lld terms in %s: %.2f ulps of sum|term| + %d roundings (eps %g)%s",

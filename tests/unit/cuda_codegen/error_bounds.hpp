@@ -38,7 +38,7 @@ constexpr DType compute_type(DType d) { return d == DType::f64 ? DType::f64 : DT
 // rem fma (IEEE, one rounding), rsqrt (1 / sqrt, two correct roundings on both), floor ceil abs neg
 // min max, comparisons, selects, conversions, shapes, loads and stores, integer arithmetic, and the
 // reductions and scans along an axis that both accumulate in f64 in index order.
-enum class Fn { Exp, Exp2, Log, Log2, Tanh, Sin, Cos, Pow };
+enum class Fn { Exp, Exp2, Log, Log2, Tanh, Sin, Cos, Pow, Div, Sqrt, Rsqrt };
 
 // Worst case of one op, in ulps of the compute type: CUDA's documented maximum ulp error (CUDA
 // Programming Guide, "Mathematical Functions", default -prec-div/-prec-sqrt, no fast math) plus the
@@ -56,12 +56,58 @@ constexpr FnBound fn_bound(Fn f) {
     case Fn::Sin: return {2, 1, 2, 1};
     case Fn::Cos: return {2, 1, 2, 1};
     case Fn::Pow: return {4, 1, 2, 1};
+    // Exact (correctly rounded) in the default rounding (rn); inexact only in the modes below.
+    case Fn::Div: case Fn::Sqrt: case Fn::Rsqrt: return {0, 0, 0, 0};
   }
   return {0, 0, 0, 0};
 }
 constexpr double ulps(Fn f, DType compute) {
   const FnBound b = fn_bound(f);
   return compute == DType::f64 ? b.cuda_f64 + b.cpu_f64 : b.cuda_f32 + b.cpu_f32;
+}
+
+// The precision modes (docs/ir.md, "Numerics"; op attribute `rounding`, kernel option fast_math).
+// full: CUDA's accurate functions (the table above) and div.full.f32 (2 ulps for |y| in
+// [2^-126, 2^126]). approx (f32 compute only; subnormal inputs and results flushed): the PTX ISA's
+// documented maxima: ex2.approx 2^-22.5 relative (2 ulps); exp(x) = ex2(x * log2 e), whose
+// rounded product adds |x| * 2^-24 relative, at most 45 ulps for a finite result (|x| < 88.8);
+// lg2.approx 2^-22 absolute (log multiplies it by ln 2); sqrt.approx 2^-23 and rsqrt.approx
+// 2^-22.9 relative (1 and 2 ulps); tanh.approx 2^-10.987 relative (4096 ulps); div.approx 2 ulps
+// for |y| in [2^-126, 2^126]. Flushing adds at most the smallest normal (2^-126), absolutely.
+struct Bound {
+  double ulps = 0;  // in ulps of the compute type, at the reference value
+  double abs = 0;   // an absolute term
+};
+inline Bound bound(Fn f, DType compute, ctile::ir::Rounding r) {
+  using ctile::ir::Rounding;
+  const double cpu = compute == DType::f64 ? fn_bound(f).cpu_f64 : fn_bound(f).cpu_f32;
+  if (r != Rounding::Approx) {
+    if (r == Rounding::Full && f == Fn::Div) return {2 + cpu, 0};
+    if (r == Rounding::Full && f == Fn::Rsqrt) return {2 + cpu, 0};  // rsqrtf
+    return {ulps(f, compute), 0};
+  }
+  constexpr double flush = 0x1p-126;
+  switch (f) {
+    case Fn::Exp: return {2 + 45 + cpu, flush};
+    case Fn::Exp2: return {2 + cpu, flush};
+    case Fn::Log: return {cpu, 0x1p-22 * 0.6931471805599453 + flush};
+    case Fn::Log2: return {cpu, 0x1p-22 + flush};
+    case Fn::Sqrt: return {1 + cpu, flush};
+    case Fn::Rsqrt: return {2 + cpu, flush};
+    case Fn::Tanh: return {4096 + cpu, flush};
+    case Fn::Div: return {2 + cpu, flush};
+    default: return {ulps(f, compute), flush};
+  }
+}
+// The rounding an op runs with: its own, else what the precision pass gives it (approx with the
+// kernel option fast_math on f16/bf16/f32, else the op's default).
+inline ctile::ir::Rounding effective_rounding(const ctile::ir::Kernel& k, const ctile::ir::Op& op, DType d) {
+  using ctile::ir::Rounding;
+  if (op.rounding != Rounding::Default) return op.rounding;
+  if (k.options.fast_math && d != DType::f64) return Rounding::Approx;
+  const bool rn = (op.kind == ctile::ir::OpKind::Binary && op.binary == ctile::ir::BinaryFn::Div) ||
+                  (op.kind == ctile::ir::OpKind::Unary && op.unary == ctile::ir::UnaryFn::Sqrt);
+  return rn ? Rounding::Rn : Rounding::Full;
 }
 
 // The family of an IR op on floats, or false when the op is exact.
@@ -75,13 +121,30 @@ inline bool family(ctile::ir::UnaryFn u, Fn& out) {
     case UnaryFn::Tanh: out = Fn::Tanh; return true;
     case UnaryFn::Sin: out = Fn::Sin; return true;
     case UnaryFn::Cos: out = Fn::Cos; return true;
+    case UnaryFn::Sqrt: out = Fn::Sqrt; return true;
+    case UnaryFn::Rsqrt: out = Fn::Rsqrt; return true;
     default: return false;
   }
 }
 inline bool family(ctile::ir::BinaryFn b, Fn& out) {
+  if (b == ctile::ir::BinaryFn::Div) {
+    out = Fn::Div;
+    return true;
+  }
   if (b != ctile::ir::BinaryFn::Pow) return false;
   out = Fn::Pow;
   return true;
+}
+// An op with a nonzero bound in the rounding it runs with (sqrt, rsqrt and division are exact in
+// their defaults).
+inline bool inexact(const ctile::ir::Kernel& k, const ctile::ir::Op& op, DType d, Fn& out) {
+  const bool fam = op.kind == ctile::ir::OpKind::Unary ? family(op.unary, out)
+                   : op.kind == ctile::ir::OpKind::Binary ? family(op.binary, out)
+                                                           : false;
+  if (!fam) return false;
+  const ctile::ir::Rounding r = effective_rounding(k, op, d);
+  const Bound b = bound(out, compute_type(d), r);
+  return b.ulps > 0 || b.abs > 0;
 }
 
 // Accumulations whose order or precision differs between the backends (reductions to one element
@@ -111,6 +174,12 @@ constexpr double kNarrowingUlps = 1;
 inline double softmax_rel_ulps(std::int64_t k) {
   const double e = ulps(Fn::Exp, DType::f32);
   return e + (e + accumulation_ulps(k) + 1) + 1;  // e_i, the sum of the e_i, the division
+}
+// The same softmax with fast_math (approximate exp and division, bound() above).
+inline double softmax_fast_rel_ulps(std::int64_t k) {
+  const double e = bound(Fn::Exp, DType::f32, ctile::ir::Rounding::Approx).ulps;
+  const double d = bound(Fn::Div, DType::f32, ctile::ir::Rounding::Approx).ulps;
+  return e + (e + accumulation_ulps(k) + 1) + d;
 }
 inline double rms_norm_rel_ulps(std::int64_t k) {
   const double ss = accumulation_ulps(k) + kContractionUlps + 1;  // sum of x^2

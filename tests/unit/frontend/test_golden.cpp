@@ -11,7 +11,10 @@
 
 #include <ctile/ctile.hpp>
 
+#include "test_kernels.hpp"
+
 namespace ct = ctile;
+using namespace test_kernels;  // NOLINT(google-build-using-namespace): the shared test kernels
 using Kind = ct::detail::ParamSpec::Kind;
 
 namespace {
@@ -39,74 +42,6 @@ void check_golden(const std::string& name, const std::string& text) {
   std::stringstream ss;
   ss << in.rdbuf();
   EXPECT_EQ(ss.str(), text) << "IR of " << name << " differs from " << path;
-}
-
-void vector_add(ct::Mut<float, 1> z, ct::Ref<float, 1> x, ct::Ref<float, 1> y) {
-  z.store(ct::load_like(x, z) + ct::load_like(y, z));
-}
-
-template <int BK>
-void matmul(ct::Mut<float, 2> c, ct::Ref<ct::bf16, 2> a, ct::Ref<ct::bf16, 2> b) {
-  const auto [bm, bn] = c.tile_shape();
-  auto [i, j] = c.tile_index();
-  auto pa = a.tiles({bm, BK});
-  auto pb = b.tiles({BK, bn});
-  auto acc = ct::Tile<float>::zeros({bm, bn});
-  for (auto k : ct::range(pa.count(1))) {
-    auto ta = pa.load({i, k});
-    auto tb = pb.load({k, j});
-    acc = ct::mma(ta, tb, acc);
-  }
-  c.store(acc);
-}
-
-void softmax(ct::Mut<float, 2> out, ct::Ref<float, 2> x) {
-  auto row = ct::load_like(x, out, -INFINITY);
-  auto e = ct::exp(row - ct::max(row, 1, true));
-  out.store(e / ct::sum(e, 1, true));
-}
-
-// Two variables alias one value; only one is reassigned in the loop, and the other is used after.
-void aliasing(ct::Mut<float, 1> z, ct::Scalar<std::int64_t> n) {
-  auto a = ct::Tile<float>::full({8}, 1.0f);
-  auto b = a;
-  auto unchanged = a;
-  for (auto k : ct::range(n)) {
-    (void)k;
-    a = a + b;
-  }
-  z.store(a + unchanged);
-}
-
-void branches(ct::Mut<std::int32_t, 1> z, ct::Scalar<std::int32_t> n) {
-  auto v = ct::Tile<std::int32_t>::zeros({16});
-  auto i = ct::constant<std::int32_t>(0);
-  ct::while_([&] { return i < n; }, [&] {
-    i = i + 1;
-    v = v + 2;
-  });
-  ct::if_(n > 3, [&] { v = v * 3; }, [&] { v = -v; });
-  z.store(v + i);
-}
-
-void shapes(ct::Mut<float, 2> z, ct::Ref<float, 1> x) {
-  auto t = x.tiles({8}).load({0});
-  auto m = ct::reshape(t, {2, 4});
-  auto p = ct::permute(m, {1, 0});                                   // [4, 2]
-  auto c = ct::cat(p, p, 1);                                         // [4, 4]
-  auto e = ct::extract(c, {0, 2}, {4, 2});                           // [4, 2]
-  auto io = ct::iota<std::int32_t>(4).to<float>().reshape({4, 1});   // [4, 1]
-  auto s = ct::cumsum(e + io, 0);
-  auto am = ct::argmax(s, 1).to<float>().reshape({4, 1});
-  z.store(ct::where(s > 1.0f, s, am));
-}
-
-void memory(ct::Mut<float, 1> z, ct::Ref<float, 2> x, ct::Ref<std::int32_t, 1> idx, ct::Atomic<float, 1> hist) {
-  auto i = ct::iota<std::int64_t>(16);
-  auto cols = idx.tiles({16}).load({z.tile_index()[0]});
-  auto g = x.gather({i, cols}, 0.5f);
-  z.scatter({i}, g);
-  hist.add({cols}, g);
 }
 
 }  // namespace

@@ -1,0 +1,234 @@
+// The kernels every test suite runs, in one place: the CPU correctness tests (tests/correctness),
+// the GPU suite (tests/gpu), the code generator's NVRTC, emulation and GPU-differential tests
+// (tests/unit/cuda_codegen), the IR round-trip tests and the front end's golden IR
+// (tests/unit/frontend). Each suite brings its own inputs and references; the kernel text is here
+// only. The first group are the kernels of the examples (examples/*.cpp are programs for readers
+// and keep their own copy; tests/examples runs those programs as they are).
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+
+#include <ctile/ctile.hpp>
+
+namespace test_kernels {
+
+namespace ct = ctile;
+
+// ---- the examples (examples/*.cpp) ----------------------------------------------------------------------
+inline void hello(ct::Mut<std::int64_t, 2> ids) {
+  auto [i, j] = ids.tile_index();
+  ids.store(i * 100 + j);
+}
+
+template <int BK>
+void matmul(ct::Mut<float, 2> c, ct::Ref<ct::bf16, 2> a, ct::Ref<ct::bf16, 2> b) {
+  const auto [bm, bn] = c.tile_shape();
+  auto [i, j] = c.tile_index();
+  auto pa = a.tiles({bm, BK});
+  auto pb = b.tiles({BK, bn});
+  auto acc = ct::Tile<float>::zeros({bm, bn});
+  for (auto k : ct::range(pa.count(1))) acc = ct::mma(pa.load({i, k}), pb.load({k, j}), acc);
+  c.store(acc);
+}
+
+constexpr std::int64_t kBlock = 4096;
+inline void reduce_sum(ct::Atomic<double, 1> total, ct::Ref<double, 1> x) {
+  auto tile = x.tiles({kBlock}).load({ct::block_id(0)});
+  total.add({0}, ct::sum(tile, 0));
+}
+
+inline void rms_norm(ct::Mut<ct::bf16, 2> y, ct::Ref<ct::bf16, 2> x, ct::Ref<ct::bf16, 1> w, ct::Scalar<float> eps) {
+  const auto [bm, bn] = y.tile_shape();
+  auto [row, col] = y.tile_index();
+  auto xf = ct::load_like(x, y).to<float>();
+  auto n = x.extent(1).to<float>();
+  auto inv = ct::rsqrt(ct::sum(xf * xf, 1, true) / n + eps);
+  auto wf = w.tiles({bn}).load({col}).to<float>().reshape({1, bn});
+  y.store((xf * inv * wf).to<ct::bf16>());
+}
+
+inline void saxpy(ct::Mut<ct::bf16, 1> y, ct::Scalar<float> a, ct::Ref<ct::bf16, 1> x) {
+  auto xf = ct::load_like(x, y).to<float>();
+  auto yf = y.load().to<float>();
+  y.store((a * xf + yf).to<ct::bf16>());
+}
+
+inline void softmax(ct::Mut<float, 2> out, ct::Ref<float, 2> x) {
+  auto row = ct::load_like(x, out, -INFINITY);
+  auto e = ct::exp(row - ct::max(row, 1, /*keepdims=*/true));
+  out.store(e / ct::sum(e, 1, true));
+}
+
+inline void scatter(ct::UncheckedMut<float, 1> dst, ct::Ref<std::int64_t, 1> idx, ct::Ref<float, 1> src) {
+  auto b = ct::block_id(0);
+  auto where = idx.tiles({256}).load({b}, -1);
+  auto what = src.tiles({256}).load({b});
+  dst.scatter(ct::unchecked, where, what);
+}
+
+inline void vector_add(ct::Mut<float, 1> z, ct::Ref<float, 1> x, ct::Ref<float, 1> y) {
+  z.store(ct::load_like(x, z) + ct::load_like(y, z));
+}
+
+// ---- end-to-end correctness (tests/correctness/test_kernels.cpp) --------------------------------------------
+template <class T>
+void axpby(ct::Mut<T, 1> z, ct::Ref<T, 1> x, ct::Ref<T, 1> y) {
+  auto a = ct::load_like(x, z).template to<float>();
+  auto b = ct::load_like(y, z).template to<float>();
+  z.store((ct::exp(a * 0.5f) - b * b + ct::maximum(a, b)).template to<T>());
+}
+
+inline void int_ops(ct::Mut<std::int32_t, 1> z, ct::Ref<std::int32_t, 1> x, ct::Ref<std::int32_t, 1> y) {
+  auto a = ct::load_like(x, z);
+  auto b = ct::load_like(y, z, 1);
+  auto q = a / b + a % b * 3 - (a & 0xff) + (b << 2) - (a >> 1) + (a ^ b);
+  z.store(ct::where(a > b, q, -q));
+}
+
+inline void convert_k(ct::Mut<ct::bf16, 1> b, ct::Mut<std::int8_t, 1> i8, ct::Ref<float, 1> x) {
+  auto v = ct::load_like(x, b);
+  b.store(v.to<ct::bf16>());
+  i8.store((v * 100.0f).to<std::int8_t>());
+}
+
+inline void reduce_rows(ct::Mut<float, 2> sums, ct::Mut<std::int64_t, 2> arg, ct::Mut<float, 2> csum, ct::Ref<float, 2> x) {
+  auto t = ct::load_like(x, csum, 0.0f);
+  sums.store(ct::sum(t, 1, true));
+  arg.store(ct::argmax(t, 1, true));
+  csum.store(ct::cumsum(t, 1));
+}
+
+template <class In, class Acc, int BK>
+void mm(ct::Mut<Acc, 2> c, ct::Ref<In, 2> a, ct::Ref<In, 2> b) {
+  const auto [bm, bn] = c.tile_shape();
+  auto [i, j] = c.tile_index();
+  auto pa = a.tiles({bm, BK});
+  auto pb = b.tiles({BK, bn});
+  auto acc = ct::Tile<Acc>::zeros({bm, bn});
+  for (auto k : ct::range(pa.count(1))) acc = ct::mma(pa.load({i, k}), pb.load({k, j}), acc);
+  c.store(acc);
+}
+
+inline void gather_rows(ct::Mut<float, 2> out, ct::Ref<float, 2> table, ct::Ref<std::int32_t, 1> ids) {
+  auto [r, c] = out.tile_index();
+  const auto [bm, bn] = out.tile_shape();
+  auto rows = ids.tiles({bm}).load({r}, -1).to<std::int64_t>().reshape({bm, 1});
+  auto cols = (ct::iota<std::int64_t>(bn) + c * bn).reshape({1, bn});
+  out.store(table.gather({rows, cols}, -7.0f));
+}
+
+inline void reverse_piece(ct::Mut<float, 1> z, ct::Ref<float, 1> x) {
+  const auto [b] = z.tile_shape();
+  auto v = ct::load_like(x, z);
+  auto idx = ct::iota<std::int64_t>(b) * -1 + (b - 1);
+  z.scatter({idx}, v);
+}
+
+inline void histogram(ct::Atomic<std::int64_t, 1> hist, ct::Ref<std::int32_t, 1> x) {
+  auto v = x.tiles({128}).load({ct::block_id(0)}, -1).to<std::int64_t>();
+  hist.add({v}, ct::Tile<std::int64_t>::full({128}, 1));
+}
+
+inline void collatz(ct::Mut<std::int64_t, 1> steps, ct::Ref<std::int64_t, 1> start) {
+  auto n = ct::load_like(start, steps).reshape({});
+  auto count = ct::constant<std::int64_t>(0);
+  ct::while_([&] { return n > 1; }, [&] {
+    ct::if_((n % 2) == 0, [&] { n = n / 2; }, [&] { n = n * 3 + 1; });
+    count = count + 1;
+  });
+  steps.store(count);
+}
+
+inline void copy6(ct::Mut<float, 6> z, ct::Ref<float, 6> x) { z.store(ct::load_like(x, z) * 2.0f); }
+
+inline void scale_by(ct::Mut<float, 1> z, ct::Ref<float, 1> x, ct::Const<int> k) {
+  auto v = ct::load_like(x, z);
+  for (int i = 1; i < k; ++i) v = v + ct::load_like(x, z);
+  z.store(v);
+}
+
+inline void pick_tile(ct::Mut<float, 1> out, ct::Ref<float, 1> x, ct::Scalar<std::int64_t> t) { out.store(x.tiles({16}).load({t})); }
+
+// ---- futures and streams (tests/correctness/test_async.cpp) ----------------------------------------------------
+inline void add_scalar(ct::Mut<float, 1> z, ct::Scalar<float> v) { z.store(z.load() + v); }
+inline void times2(ct::Mut<float, 1> z, ct::Ref<float, 1> x) { z.store(ct::load_like(x, z) * 2.0f); }
+inline void fill(ct::Mut<float, 1> z, ct::Scalar<float> v) { z.store(v); }
+
+// ---- golden IR (tests/unit/frontend/golden) --------------------------------------------------------------------
+inline void aliasing(ct::Mut<float, 1> z, ct::Scalar<std::int64_t> n) {
+  auto a = ct::Tile<float>::full({8}, 1.0f);
+  auto b = a;
+  auto unchanged = a;
+  for (auto k : ct::range(n)) {
+    (void)k;
+    a = a + b;
+  }
+  z.store(a + unchanged);
+}
+
+inline void branches(ct::Mut<std::int32_t, 1> z, ct::Scalar<std::int32_t> n) {
+  auto v = ct::Tile<std::int32_t>::zeros({16});
+  auto i = ct::constant<std::int32_t>(0);
+  ct::while_([&] { return i < n; }, [&] {
+    i = i + 1;
+    v = v + 2;
+  });
+  ct::if_(n > 3, [&] { v = v * 3; }, [&] { v = -v; });
+  z.store(v + i);
+}
+
+inline void shapes(ct::Mut<float, 2> z, ct::Ref<float, 1> x) {
+  auto t = x.tiles({8}).load({0});
+  auto m = ct::reshape(t, {2, 4});
+  auto p = ct::permute(m, {1, 0});
+  auto c = ct::cat(p, p, 1);
+  auto e = ct::extract(c, {0, 2}, {4, 2});
+  auto io = ct::iota<std::int32_t>(4).to<float>().reshape({4, 1});
+  auto s = ct::cumsum(e + io, 0);
+  auto am = ct::argmax(s, 1).to<float>().reshape({4, 1});
+  z.store(ct::where(s > 1.0f, s, am));
+}
+
+inline void memory(ct::Mut<float, 1> z, ct::Ref<float, 2> x, ct::Ref<std::int32_t, 1> idx, ct::Atomic<float, 1> hist) {
+  auto i = ct::iota<std::int64_t>(16);
+  auto cols = idx.tiles({16}).load({z.tile_index()[0]});
+  auto g = x.gather({i, cols}, 0.5f);
+  z.scatter({i}, g);
+  hist.add({cols}, g);
+}
+
+// ---- larger shapes the performance work cares about --------------------------------------------------------------
+inline void softmax_bf16(ct::Mut<ct::bf16, 2> out, ct::Ref<ct::bf16, 2> x) {
+  auto row = ct::load_like(x, out, ct::bf16(-INFINITY)).to<float>();
+  auto e = ct::exp(row - ct::max(row, 1, true));
+  out.store((e / ct::sum(e, 1, true)).to<ct::bf16>());
+}
+
+inline void layer_norm(ct::Mut<ct::bf16, 2> y, ct::Ref<ct::bf16, 2> x, ct::Ref<ct::bf16, 1> w, ct::Ref<ct::bf16, 1> b,
+                ct::Scalar<float> eps) {
+  const auto [bm, bn] = y.tile_shape();
+  auto [row, col] = y.tile_index();
+  auto xf = ct::load_like(x, y).to<float>();
+  auto n = x.extent(1).to<float>();
+  auto mean = ct::sum(xf, 1, true) / n;
+  auto valid = (ct::iota<std::int64_t>(bn).reshape({1, bn}) + col * bn) < x.extent(1);
+  auto d = ct::where(valid, xf - mean, 0.0f);
+  auto inv = ct::rsqrt(ct::sum(d * d, 1, true) / n + eps);
+  auto wf = w.tiles({bn}).load({col}).to<float>().reshape({1, bn});
+  auto bf = b.tiles({bn}).load({col}).to<float>().reshape({1, bn});
+  y.store((d * inv * wf + bf).to<ct::bf16>());
+}
+
+
+// Each approximate function once, on inputs in their documented ranges (positive for log, sqrt
+// and rsqrt), every output its own row, so each gets its op's bound.
+inline void approx_math(ct::Mut<float, 2> out, ct::Ref<float, 2> x) {
+  auto t = ct::load_like(x, out, 1.0f);                    // [4, 256]
+  auto a = ct::abs(t) + 0.5f;                              // in [0.5, ...)
+  auto rows = ct::iota<std::int32_t>(4).reshape({4, 1});
+  auto pick = [&](int r, const ct::Tile<float>& v, const ct::Tile<float>& rest) { return ct::where(rows == r, v, rest); };
+  out.store(pick(0, ct::exp(t, ct::approx), pick(1, ct::log2(a, ct::approx), pick(2, ct::rsqrt(a, ct::approx), ct::div(t, a, ct::approx)))));
+}
+
+}  // namespace test_kernels
