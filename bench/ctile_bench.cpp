@@ -278,11 +278,12 @@ void bench_saxpy(std::int64_t n, std::int64_t tile) {
 
 // ---- rows -----------------------------------------------------------------------------------------------
 
-enum class RowKernel { Softmax, SoftmaxUnchecked, RmsNorm, LayerNorm, AddRmsNorm };
+enum class RowKernel { Softmax, SoftmaxAccurate, SoftmaxUnchecked, RmsNorm, LayerNorm, AddRmsNorm };
 
 const char* name_of(RowKernel k) {
   switch (k) {
     case RowKernel::Softmax: return "softmax";
+    case RowKernel::SoftmaxAccurate: return "softmax_accurate";
     case RowKernel::SoftmaxUnchecked: return "softmax_unchecked";
     case RowKernel::RmsNorm: return "rms_norm";
     case RowKernel::LayerNorm: return "layer_norm";
@@ -307,6 +308,7 @@ void reference_row(RowKernel k, const double* x, const double* res, const std::v
     const double e = v[std::size_t(c)];
     switch (k) {
       case RowKernel::Softmax:
+      case RowKernel::SoftmaxAccurate:
       case RowKernel::SoftmaxUnchecked: out.push_back(std::exp(e - m) / se); break;
       case RowKernel::RmsNorm:
       case RowKernel::AddRmsNorm: out.push_back(e / std::sqrt(ss / cols + eps) * w[std::size_t(c)]); break;
@@ -328,7 +330,8 @@ void bench_rows(RowKernel which, std::int64_t rows, std::int64_t cols) {
   const double rc = static_cast<double>(rows) * static_cast<double>(cols);
   double bytes = 0, model = 0;
   switch (which) {
-    case RowKernel::Softmax:
+    case RowKernel::Softmax: bytes = 2 * rc * es, model = eb::softmax_fast_rel_ulps(cols); break;
+    case RowKernel::SoftmaxAccurate:
     case RowKernel::SoftmaxUnchecked: bytes = 2 * rc * es, model = eb::softmax_rel_ulps(cols); break;
     case RowKernel::RmsNorm: bytes = 2 * rc * es + cols * es, model = eb::rms_norm_rel_ulps(cols); break;
     case RowKernel::LayerNorm: bytes = 2 * rc * es + 2 * cols * es, model = eb::layer_norm_scale_ulps(cols); break;
@@ -336,6 +339,7 @@ void bench_rows(RowKernel which, std::int64_t rows, std::int64_t cols) {
   }
   Row row{name_of(which), dtype_str<T>(), {rows, cols}, bytes,
           eb::eps(ct::dtype_of<T>) + model * eb::eps(ct::DType::f32)};
+  if (which == RowKernel::Softmax) row.options = "approx exp, approx division (per op)";
   run_row(row, [&](Result& res) {
     auto x = ct::randn<T>({rows, cols}, 500).share();
     auto resid = ct::randn<T>({rows, cols}, 501).share();
@@ -351,6 +355,14 @@ void bench_rows(RowKernel which, std::int64_t rows, std::int64_t cols) {
     switch (which) {
       case RowKernel::Softmax: {
         auto make = [&](ct::Partition<T> y, int) { return with_options(ct::launch(bench::softmax<T>, std::move(y), x), row); };
+        auto [y, x0] = make(poisoned().partition(tile), 0).sync();
+        res.first_launch_ms = ms_since(t0);
+        hy = std::move(y).unpartition().to_host();
+        timed = [&, make] { return time_calls(ct::zeros<T>({rows, cols}).partition(tile), reps(), make, take0); };
+        break;
+      }
+      case RowKernel::SoftmaxAccurate: {
+        auto make = [&](ct::Partition<T> y, int) { return with_options(ct::launch(bench::softmax_accurate<T>, std::move(y), x), row); };
         auto [y, x0] = make(poisoned().partition(tile), 0).sync();
         res.first_launch_ms = ms_since(t0);
         hy = std::move(y).unpartition().to_host();
@@ -494,7 +506,7 @@ int main(int argc, char** argv) {
   const std::int64_t scale = g.jit_only ? 64 : (g.quick ? 32 : 1);
   const std::vector<std::pair<std::int64_t, std::int64_t>> shapes = {{16384, 1024}, {8192, 4096}, {4096, 16384},
                                                                       {32768, 1000}, {8192, 5120}, {1024, 32768}};
-  for (RowKernel k : {RowKernel::Softmax, RowKernel::RmsNorm, RowKernel::LayerNorm}) {
+  for (RowKernel k : {RowKernel::Softmax, RowKernel::SoftmaxAccurate, RowKernel::RmsNorm, RowKernel::LayerNorm}) {
     for (auto [r, c] : shapes) bench_rows<ct::bf16>(k, r / scale, c);
     bench_rows<float>(k, 8192 / scale, 4096);
   }
