@@ -4,8 +4,8 @@
 // memory round trips per tile block instead of one). A list schedule over the region's
 // dependencies: uses of values (also inside nested regions), side effects in their order (stores,
 // scatters, atomics, control flow), and loads of memory the kernel writes kept on their side of
-// every side effect (loads of read-only inputs move freely). Ready ops that feed a load go first,
-// otherwise the original order decides.
+// every side effect (loads of read-only inputs move freely). Ready ops that feed a load (through
+// the values it uses) go first, otherwise the original order decides.
 #include <algorithm>
 #include <map>
 #include <set>
@@ -31,10 +31,14 @@ void schedule(const ir::Kernel& k, ir::Region& r) {
   std::map<ir::ValueId, std::size_t> def;
   for (std::size_t i = 0; i < n; ++i)
     for (ir::ValueId v : r.ops[i]->results) def[v] = i;
-  std::vector<std::vector<std::size_t>> deps(n);
+  std::vector<std::vector<std::size_t>> deps(n);       // every edge: values and the order of effects
+  std::vector<std::vector<std::size_t>> data_deps(n);  // values only
   auto use = [&](std::size_t i, ir::ValueId v) {
     auto it = def.find(v);
-    if (it != def.end() && it->second != i) deps[i].push_back(it->second);
+    if (it != def.end() && it->second != i) {
+      deps[i].push_back(it->second);
+      data_deps[i].push_back(it->second);
+    }
   };
   std::size_t last_effect = n;
   std::vector<std::size_t> mutable_loads_since;
@@ -56,11 +60,14 @@ void schedule(const ir::Kernel& k, ir::Region& r) {
       mutable_loads_since.push_back(i);
     }
   }
+  // The ops whose values a load needs. Ordering edges do not count: a store that must precede a
+  // load of the memory it writes is not urgent itself (else everything before the first store
+  // would be, and nothing would move).
   std::vector<bool> feeds_load(n, false);
   for (std::size_t i = n; i-- > 0;) {
     if (is_load(r.ops[i]->kind)) feeds_load[i] = true;
     if (feeds_load[i])
-      for (std::size_t d : deps[i]) feeds_load[d] = true;
+      for (std::size_t d : data_deps[i]) feeds_load[d] = true;
   }
   std::vector<int> waiting(n, 0);
   std::vector<std::vector<std::size_t>> users(n);

@@ -28,7 +28,13 @@ void matmul(ct::Mut<float, 2> c, ct::Ref<ct::bf16, 2> a, ct::Ref<ct::bf16, 2> b)
   auto pa = a.tiles({bm, BK});
   auto pb = b.tiles({BK, bn});
   auto acc = ct::Tile<float>::zeros({bm, bn});
-  for (auto k : ct::range(pa.count(1))) acc = ct::mma(pa.load({i, k}), pb.load({k, j}), acc);
+  for (auto k : ct::range(pa.count(1))) {
+    // Named loads: C++ leaves the order of function arguments unspecified, and the trace (so the
+    // printed IR) follows the order in which the loads run.
+    auto at = pa.load({i, k});
+    auto bt = pb.load({k, j});
+    acc = ct::mma(at, bt, acc);
+  }
   c.store(acc);
 }
 
@@ -106,7 +112,13 @@ void mm(ct::Mut<Acc, 2> c, ct::Ref<In, 2> a, ct::Ref<In, 2> b) {
   auto pa = a.tiles({bm, BK});
   auto pb = b.tiles({BK, bn});
   auto acc = ct::Tile<Acc>::zeros({bm, bn});
-  for (auto k : ct::range(pa.count(1))) acc = ct::mma(pa.load({i, k}), pb.load({k, j}), acc);
+  for (auto k : ct::range(pa.count(1))) {
+    // Named loads: C++ leaves the order of function arguments unspecified, and the trace (so the
+    // printed IR) follows the order in which the loads run.
+    auto at = pa.load({i, k});
+    auto bt = pb.load({k, j});
+    acc = ct::mma(at, bt, acc);
+  }
   c.store(acc);
 }
 

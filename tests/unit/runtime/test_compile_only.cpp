@@ -69,9 +69,9 @@ TEST(CompileOnly, VectorAddForSm80AndSm90a) {
     expect_sane(r, arch);
     EXPECT_EQ(r.kernel, "vector_add");
     EXPECT_EQ(r.grid_rank, 1);
-    EXPECT_TRUE(has(r.ir, "ct.kernel @vector_add grid_rank 1 (%0: piece<f32, [1024]> \"arg0\" {align16, contig, div16=[0]}, "
-                          "%1: tensor<f32, rank 1, read> \"arg1\" {align16, contig, div16=[0]}, "
-                          "%2: tensor<f32, rank 1, read> \"arg2\" {contig, div16=[0]}) {"))
+    EXPECT_TRUE(has(r.ir, "ct.kernel @vector_add grid_rank 1 (%0: piece<f32, [1024]> \"arg0\" {align16, contig, div16=[0], small}, "
+                          "%1: tensor<f32, rank 1, read> \"arg1\" {align16, contig, div16=[0], small}, "
+                          "%2: tensor<f32, rank 1, read> \"arg2\" {contig, div16=[0], small}) {"))
         << r.ir;
   }
 }
@@ -82,7 +82,7 @@ TEST(CompileOnly, PlainSm90IsNotSm90a) {
   expect_sane(r, "sm_90");
   EXPECT_FALSE(has(r.ptx, ".target sm_90a"));
   EXPECT_TRUE(has(r.kernel, "vector_add")) << r.kernel;  // named after the function
-  EXPECT_TRUE(has(r.ir, "{align16, contig}")) << r.ir;  // 100 is not a multiple of 16
+  EXPECT_TRUE(has(r.ir, "{align16, contig, small}")) << r.ir;  // 100 is not a multiple of 16
 }
 
 TEST(CompileOnly, RowSoftmax) {
@@ -92,8 +92,8 @@ TEST(CompileOnly, RowSoftmax) {
                                     spec::shared<float>({300, 2048}).strides({4096, 1}));
     expect_sane(r, arch);
     EXPECT_EQ(r.grid_rank, 2);
-    EXPECT_TRUE(has(r.ir, "\"arg0\" {align16, contig, div16=[1], stride16=[0]}")) << r.ir;
-    EXPECT_TRUE(has(r.ir, "\"arg1\" {align16, contig, div16=[1], stride16=[0]}")) << r.ir;
+    EXPECT_TRUE(has(r.ir, "\"arg0\" {align16, contig, div16=[1], stride16=[0], small}")) << r.ir;
+    EXPECT_TRUE(has(r.ir, "\"arg1\" {align16, contig, div16=[1], stride16=[0], small}")) << r.ir;
     EXPECT_TRUE(has(r.ir, "ct.reduce")) << r.ir;
   }
 }
@@ -122,7 +122,7 @@ TEST(CompileOnly, KernelWithoutMutTakesTheGridRankFromTheOptions) {
   const auto r = ct::compile_only(block_sums, ct::CompileOptions{.arch = "sm_80", .grid_rank = 1},
                                   spec::tensor<float>({1}), spec::shared<float>({1 << 20}));
   expect_sane(r, "sm_80");
-  EXPECT_TRUE(has(r.ir, "tensor<f32, rank 1, atomic> \"arg0\" {align16, contig}")) << r.ir;
+  EXPECT_TRUE(has(r.ir, "tensor<f32, rank 1, atomic> \"arg0\" {align16, contig, small}")) << r.ir;
 }
 
 TEST(CompileOnly, NvrtcArchitecturesNewerThanSm90) {

@@ -14,8 +14,9 @@ using Facts = ct::ir::TensorFacts;
 
 namespace {
 
-Facts facts(bool aligned16, bool contig, std::uint32_t div16, std::uint32_t stride16) {
-  return Facts{aligned16, contig, div16, stride16};
+// `small`: every offset fits in 32 bits (true for every tensor these tests allocate).
+Facts facts(bool aligned16, bool contig, std::uint32_t div16, std::uint32_t stride16, bool small = true) {
+  return Facts{aligned16, contig, div16, stride16, small};
 }
 
 template <class H>
@@ -86,12 +87,29 @@ TEST(TensorFacts, PureComputation) {
   EXPECT_EQ(ct::detail::tensor_facts(true, {5}, {3}), facts(true, false, 0, 0));
 }
 
+TEST(TensorFacts, SmallMeansEveryOffsetFitsIn32Bits) {
+  constexpr std::int64_t g = std::int64_t{1} << 30;
+  // The farthest element of [2, 2^30] is 2^31 - 1 elements away: still small.
+  EXPECT_TRUE(ct::detail::tensor_facts(true, {2, g}, {g, 1}).small);
+  // [3, 2^30] reaches past 2^31.
+  EXPECT_FALSE(ct::detail::tensor_facts(true, {3, g}, {g, 1}).small);
+  // One axis of 2^31 elements.
+  EXPECT_FALSE(ct::detail::tensor_facts(true, {2 * g}, {1}).small);
+  // A stride that overflows the product stays unsmall rather than wrapping around.
+  EXPECT_FALSE(ct::detail::tensor_facts(true, {4, 2}, {std::int64_t{1} << 62, 1}).small);
+  // Negative and broadcast strides count by magnitude; an empty tensor accesses nothing.
+  EXPECT_TRUE(ct::detail::tensor_facts(true, {16, 8}, {-8, 1}).small);
+  EXPECT_FALSE(ct::detail::tensor_facts(true, {4 * g, 8}, {0, 1}).small);  // a broadcast extent past 2^31
+  EXPECT_TRUE(ct::detail::tensor_facts(true, {0, 4 * g}, {4 * g, 1}).small);
+}
+
 TEST(TensorFacts, PrintedForm) {
   EXPECT_EQ(str(Facts{}), "");
-  EXPECT_EQ(str(facts(true, false, 0, 0)), "{align16}");
-  EXPECT_EQ(str(facts(true, true, 0b11, 0b01)), "{align16, contig, div16=[0,1], stride16=[0]}");
-  EXPECT_EQ(str(facts(false, false, 0b100, 0)), "{div16=[2]}");
-  EXPECT_EQ(str(facts(false, true, 0, 0b10)), "{contig, stride16=[1]}");
+  EXPECT_EQ(str(facts(true, false, 0, 0, false)), "{align16}");
+  EXPECT_EQ(str(facts(true, true, 0b11, 0b01, false)), "{align16, contig, div16=[0,1], stride16=[0]}");
+  EXPECT_EQ(str(facts(false, false, 0b100, 0, false)), "{div16=[2]}");
+  EXPECT_EQ(str(facts(false, true, 0, 0b10, false)), "{contig, stride16=[1]}");
+  EXPECT_EQ(str(facts(true, true, 0b11, 0b01)), "{align16, contig, div16=[0,1], stride16=[0], small}");
 }
 
 void add_one(ct::Mut<float, 1> z, ct::Ref<float, 1> x) { z.store(ct::load_like(x, z) + 1.0f); }
@@ -118,8 +136,8 @@ TEST(FactSpecialisation, PlanCarriesTheFactsOfEachArgument) {
   const std::string text = ct::ir::print(*k);
   const std::string line = text.substr(0, text.find('\n'));
   EXPECT_EQ(line,
-            "ct.kernel @scale grid_rank 1 (%0: piece<f32, [256]> \"arg0\" {align16, contig, div16=[0]}, "
-            "%1: tensor<f32, rank 1, read> \"arg1\" {contig, div16=[0]}, %2: f32 \"arg2\") {");
+            "ct.kernel @scale grid_rank 1 (%0: piece<f32, [256]> \"arg0\" {align16, contig, div16=[0], small}, "
+            "%1: tensor<f32, rank 1, read> \"arg1\" {contig, div16=[0], small}, %2: f32 \"arg2\") {");
 }
 
 TEST(FactSpecialisation, AlignedAndMisalignedViewsAreTwoSpecialisations) {

@@ -186,9 +186,9 @@ TEST(WarmUp, SpecDefaultsAndModifiers) {
   const auto s = spec::shared<float>({4, 48});
   EXPECT_EQ(s.strides(), (ct::Shape{48, 1}));
   EXPECT_TRUE(s.aligned16());
-  EXPECT_EQ(s.facts(), (ct::ir::TensorFacts{true, true, 0b10, 0b01}));
-  EXPECT_EQ(s.misaligned().facts(), (ct::ir::TensorFacts{false, true, 0b10, 0b01}));
-  EXPECT_EQ(s.strides({96, 2}).facts(), (ct::ir::TensorFacts{true, false, 0b10, 0b01}));
+  EXPECT_EQ(s.facts(), (ct::ir::TensorFacts{true, true, 0b10, 0b01, true}));
+  EXPECT_EQ(s.misaligned().facts(), (ct::ir::TensorFacts{false, true, 0b10, 0b01, true}));
+  EXPECT_EQ(s.strides({96, 2}).facts(), (ct::ir::TensorFacts{true, false, 0b10, 0b01, true}));
   const ct::ir::TensorFacts none{};
   EXPECT_EQ(s.facts(none).facts(), none);
   const auto p = spec::partition<float>({64}, {16});
