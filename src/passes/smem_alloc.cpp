@@ -55,7 +55,8 @@ std::int64_t scratch_bytes(const ir::Kernel& k, const ir::Op& op) {
     case OpKind::ScatterPiece:
       return rep(op.operands.back()) ? 0 : align16(numel(k.type(op.operands[0]).shape) * 4);
     case OpKind::ScatterUnchecked:
-      return rep(op.operands.back()) ? 0 : align16(numel(k.type(op.operands.back()).shape) * 8);
+      // An offset per element and two flags (dist.h scatter_unchecked_d).
+      return rep(op.operands.back()) ? 0 : align16(numel(k.type(op.operands.back()).shape) * 8 + 8);
     case OpKind::AtomicRMW:
     case OpKind::AtomicCAS: {
       const ir::ValueId v = op.results[0];

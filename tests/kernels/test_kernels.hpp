@@ -73,6 +73,23 @@ inline void scatter(ct::UncheckedMut<float, 1> dst, ct::Ref<std::int64_t, 1> idx
   dst.scatter(ct::unchecked, where, what);
 }
 
+// Scatters whose indices come from iotas (the code generator proves distinct offsets when they are
+// strictly increasing or decreasing, up to a tail outside the tensor): increasing; decreasing
+// (18 - i: the tests' unchecked tensors of unknown extent have 19 elements, the rest is a
+// negative tail); pairs of duplicates (i / 2: the later, odd element wins).
+inline void scatter_iota(ct::UncheckedMut<float, 1> dst, ct::Ref<float, 1> src) {
+  auto b = ct::block_id(0);
+  dst.scatter(ct::unchecked, ct::iota<std::int64_t>(256) + b * 256, src.tiles({256}).load({b}));
+}
+inline void scatter_reversed(ct::UncheckedMut<float, 1> dst, ct::Ref<float, 1> src) {
+  auto b = ct::block_id(0);
+  dst.scatter(ct::unchecked, ct::iota<std::int64_t>(256) * -1 + 18 - b * 256, src.tiles({256}).load({b}));
+}
+inline void scatter_pairs(ct::UncheckedMut<float, 1> dst, ct::Ref<float, 1> src) {
+  auto b = ct::block_id(0);
+  dst.scatter(ct::unchecked, ct::iota<std::int64_t>(256) / 2 + b * 128, src.tiles({256}).load({b}));
+}
+
 inline void vector_add(ct::Mut<float, 1> z, ct::Ref<float, 1> x, ct::Ref<float, 1> y) {
   z.store(ct::load_like(x, z) + ct::load_like(y, z));
 }

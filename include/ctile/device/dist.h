@@ -124,6 +124,39 @@ CT_DEV void load(Regs<T, D::regs>& out, const TensorDesc& td, const Win<Sh::rank
       }
       return;
     }
+    if ((ALIGNED || wn.vec_ok) && w.lo[R - 1] % VM == 0 && w.hi[R - 1] % VM == 0) {
+      // A partial tile whose window along the last axis is whole vectors: each vector is inside or
+      // outside as a unit (one test per vector, like a masked vector load).
+      typedef typename Cond<O32, int, long long>::type Off;
+#pragma unroll
+      for (int g = 0; g < D::regs / VM; ++g) {
+        bool in = true;
+        Off off = 0;
+#pragma unroll
+        for (int d = 0; d < R; ++d) {
+          const int c = coord_of<Sh>(d, tp, D::reg(g * VM));
+          in = in & (c >= w.lo[d]) & (c < w.hi[d]);
+          off += (Off)(w.base[d] + c) * (d + 1 == R ? (Off)1 : (Off)td.stride[d]);
+        }
+        typename Vec::U u;
+        if (in) {
+#pragma unroll
+          for (int c = 0; c < Vec::C; ++c) u.c[c] = ld_chunk<RO>((const Chunk<Vec::W>*)(base + off) + c);
+        } else {
+#pragma unroll
+          for (int j = 0; j < VM; ++j) u.m[j] = to_mem<T>(pad);
+        }
+        if constexpr (sizeof(T) == 2 && VM % 2 == 0 && D::regs % 2 == 0) {
+          const u32* words = (const u32*)&u;
+#pragma unroll
+          for (int k = 0; k < VM / 2; ++k) out.w[(g * VM) / 2 + k] = words[k];
+        } else {
+#pragma unroll
+          for (int j = 0; j < VM; ++j) out.set(g * VM + j, from_mem<T>(u.m[j]));
+        }
+      }
+      return;
+    }
   }
   // Partial tiles, strided or misaligned views: element by element, in 64 bits.
   const long long sl = td.stride[R - 1];
@@ -164,6 +197,37 @@ CT_DEV void store(const Regs<T, D::regs>& x, const TensorDesc& td, const Win<Sh:
           const int c = Sh::coord(d, D::reg(g * VM));
           if (c != 0) off += (Off)c * (d + 1 == R ? (Off)1 : (Off)td.stride[d]);
         }
+        typename Vec::U u;
+        if constexpr (sizeof(T) == 2 && VM % 2 == 0 && D::regs % 2 == 0) {
+          u32* words = (u32*)&u;
+#pragma unroll
+          for (int k = 0; k < VM / 2; ++k) words[k] = x.w[(g * VM) / 2 + k];
+        } else {
+#pragma unroll
+          for (int j = 0; j < VM; ++j) u.m[j] = to_mem<T>(x.get(g * VM + j));
+        }
+#pragma unroll
+        for (int c = 0; c < Vec::C; ++c) {
+          CT_CHECK_ALIGNED((Chunk<Vec::W>*)(base + off) + c, Vec::W);
+          ((Chunk<Vec::W>*)(base + off))[c] = u.c[c];
+        }
+      }
+      return;
+    }
+    if ((ALIGNED || wn.vec_ok) && w.lo[R - 1] % VM == 0 && w.hi[R - 1] % VM == 0) {
+      // Whole vectors inside or outside (as in load).
+      typedef typename Cond<O32, int, long long>::type Off;
+#pragma unroll
+      for (int g = 0; g < D::regs / VM; ++g) {
+        bool in = true;
+        Off off = 0;
+#pragma unroll
+        for (int d = 0; d < R; ++d) {
+          const int c = coord_of<Sh>(d, tp, D::reg(g * VM));
+          in = in & (c >= w.lo[d]) & (c < w.hi[d]);
+          off += (Off)(w.base[d] + c) * (d + 1 == R ? (Off)1 : (Off)td.stride[d]);
+        }
+        if (!in) continue;
         typename Vec::U u;
         if constexpr (sizeof(T) == 2 && VM % 2 == 0 && D::regs % 2 == 0) {
           u32* words = (u32*)&u;
@@ -425,11 +489,21 @@ CT_DEV void scatter_piece_d(const TensorDesc& td, const Idx<PSh::rank>& blk, con
   team.sync();
 }
 
+// ScatterUnchecked: the last element in row-major order wins among duplicates. `soff` holds N
+// offsets and two flags. When the offsets of the tile are strictly increasing (or decreasing) in
+// element order, up to a tail of elements outside the tensor, there are no duplicates and every
+// element stores (an iota-based scatter: one pass over neighbours); otherwise each element looks
+// for a later one with its offset (quadratic in N: docs/compiler.md).
 template <class D, int N, class Team, class T, class... I>
 CT_DEV void scatter_unchecked_d(const TensorDesc& td, const Regs<T, D::regs>& val, long long* soff, int tp, bool owner,
                                 const Team& team, const I&... idx) {
   long long off[D::regs];
+  int* unordered = (int*)(soff + N);  // [0]: not increasing, [1]: not decreasing
   team.sync();
+  if (team.leader()) {
+    unordered[0] = 0;
+    unordered[1] = 0;
+  }
 #pragma unroll
   for (int r = 0; r < D::regs; ++r) {
     long long o = 0;
@@ -437,15 +511,34 @@ CT_DEV void scatter_unchecked_d(const TensorDesc& td, const Regs<T, D::regs>& va
     if (owner) soff[tp + D::reg(r)] = off[r];
   }
   team.sync();
+  if (owner) {
+    bool up = true, down = true;
+#pragma unroll
+    for (int r = 0; r < D::regs; ++r) {
+      const int e = tp + D::reg(r);
+      if (e + 1 < N) {
+        const long long next = soff[e + 1];
+        if (next >= 0) {  // an element outside the tensor may follow anything
+          up = up && off[r] >= 0 && off[r] < next;
+          down = down && off[r] >= 0 && off[r] > next;
+        }
+      }
+    }
+    if (!up) atomicExch(&unordered[0], 1);
+    if (!down) atomicExch(&unordered[1], 1);
+  }
+  team.sync();
+  const bool distinct = unordered[0] == 0 || unordered[1] == 0;
 #pragma unroll
   for (int r = 0; r < D::regs; ++r) {
     if (!owner || off[r] < 0) continue;
     bool last = true;
-    for (int k = tp + D::reg(r) + 1; k < N; ++k)
-      if (soff[k] == off[r]) {
-        last = false;
-        break;
-      }
+    if (!distinct)
+      for (int k = tp + D::reg(r) + 1; k < N; ++k)
+        if (soff[k] == off[r]) {
+          last = false;
+          break;
+        }
     if (last) store_at<T>(td, off[r], val.get(r));
   }
   team.sync();

@@ -144,6 +144,7 @@ struct Inputs {
 
 inline Inputs make_inputs(const ir::Kernel& k, bool one_block, std::uint64_t seed, Fill fill) {
   std::mt19937_64 g(seed);
+  std::mt19937_64 gs(seed ^ 0x9e3779b97f4a7c15ull);  // shape choices: their own stream (values stay as before)
   Inputs s;
   s.grid.assign(static_cast<std::size_t>(k.grid_rank), one_block ? 1 : 2);
   s.bufs.resize(k.params.size());
@@ -163,13 +164,16 @@ inline Inputs make_inputs(const ir::Kernel& k, bool one_block, std::uint64_t see
       for (int d = 0; d < r; ++d) {
         const std::int64_t t = p.type.shape[static_cast<std::size_t>(d)];
         const std::int64_t gd = s.grid[static_cast<std::size_t>(d)];
-        b.shape[static_cast<std::size_t>(d)] = t * (gd - 1) + std::max<std::int64_t>(1, t - 3);
+        // The last tile block is partial: 3 short (element by element), or half (whole vectors).
+        const std::int64_t part = (gs() & 1) != 0 && t >= 16 ? t / 2 : std::max<std::int64_t>(1, t - 3);
+        b.shape[static_cast<std::size_t>(d)] = t * (gd - 1) + part;
       }
     } else {
       const Shape tiles = partition_tiles(k, p.value, r);
       for (int d = 0; d < r; ++d) {
         const std::int64_t t = tiles[static_cast<std::size_t>(d)];
-        b.shape[static_cast<std::size_t>(d)] = t == 0 ? 19 : std::max<std::int64_t>(1, 2 * t - 3);
+        const bool half = (gs() & 1) != 0 && t >= 16;
+        b.shape[static_cast<std::size_t>(d)] = t == 0 ? 19 : half ? t + t / 2 : std::max<std::int64_t>(1, 2 * t - 3);
       }
     }
     // Every other tensor gets padded rows and an odd base offset: strided and misaligned views.

@@ -43,6 +43,11 @@ void add_traced_cases(std::vector<Case>& out) {
   add("example_unsafe_scatter", [] {
     return ct::trace(scatter, "scatter", {unchecked(D::f32, 1), ref(D::i64, 1), ref(D::f32, 1)}, 1);
   });
+  for (auto [name, fn] : {std::pair{"scatter_iota", &scatter_iota}, std::pair{"scatter_reversed", &scatter_reversed},
+                           std::pair{"scatter_pairs", &scatter_pairs}})
+    add(name, [name = std::string(name), fn = fn] {
+      return ct::trace(fn, name, {unchecked(D::f32, 1), ref(D::f32, 1)}, 1);
+    });
   add("example_vector_add", [] {
     return ct::trace(vector_add, "vector_add", {piece(D::f32, {1024}), ref(D::f32, 1), ref(D::f32, 1)}, 1);
   });
