@@ -155,6 +155,37 @@ CT_DEV u16 f32_to_f16_bits(float f) {
 #endif
 }
 
+// f16 pairs in one 32-bit register (lo = element 2k), for tiles of packed 16-bit registers: the
+// hardware conversions without the NaN fix-ups above (docs/ir.md: NaN payloads are unspecified;
+// the host path is the exact one).
+CT_DEV u32 pack_f16x2(float lo, float hi) {
+#if defined(__CUDA_ARCH__)
+  u32 r;
+  asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+  return r;
+#else
+  return (u32)f32_to_f16_bits(lo) | ((u32)f32_to_f16_bits(hi) << 16);
+#endif
+}
+CT_DEV float f16_lo(u32 w) {
+#if defined(__CUDA_ARCH__)
+  float f;
+  asm("{ .reg .b16 l, h; mov.b32 {l, h}, %1; cvt.f32.f16 %0, l; }" : "=f"(f) : "r"(w));
+  return f;
+#else
+  return f16_bits_to_f32((u16)(w & 0xffffu));
+#endif
+}
+CT_DEV float f16_hi(u32 w) {
+#if defined(__CUDA_ARCH__)
+  float f;
+  asm("{ .reg .b16 l, h; mov.b32 {l, h}, %1; cvt.f32.f16 %0, h; }" : "=f"(f) : "r"(w));
+  return f;
+#else
+  return f16_bits_to_f32((u16)(w >> 16));
+#endif
+}
+
 CT_DEV float bf16_bits_to_f32(u16 b) { return __uint_as_float((u32)b << 16); }
 
 CT_DEV u16 f32_to_bf16_bits(float f) {

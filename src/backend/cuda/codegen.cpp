@@ -509,15 +509,19 @@ class Emitter {
   void emit_convert(const ir::Op& op) {
     const ValueId x = op.operands[0], r0 = op.results[0];
     const DType from = type(x).dtype, to = type(r0).dtype;
-    if (!rep(r0) && packed(r0) && to == DType::bf16 && from == DType::f32) {
+    // Packed pairs of 16-bit floats: one conversion instruction per pair (bf16, f16).
+    const bool half = to == DType::bf16 || to == DType::f16, half_src = from == DType::bf16 || from == DType::f16;
+    if (!rep(r0) && packed(r0) && half && from == DType::f32) {
+      const std::string fn = to == DType::bf16 ? "ct::pack_bf16x2(" : "ct::pack_f16x2(";
       line(decl(r0) + ";" + comment(op));
-      return line("CT_PAIRS(" + std::to_string(regs(r0)) + ") " + name(r0) + ".w[q] = ct::pack_bf16x2(" + get(x, "2 * q") +
-                  ", " + get(x, "2 * q + 1") + ");");
+      return line("CT_PAIRS(" + std::to_string(regs(r0)) + ") " + name(r0) + ".w[q] = " + fn + get(x, "2 * q") + ", " +
+                  get(x, "2 * q + 1") + ");");
     }
-    if (!rep(r0) && packed(x) && from == DType::bf16 && to == DType::f32) {
+    if (!rep(r0) && packed(x) && half_src && to == DType::f32) {
+      const std::string p = from == DType::bf16 ? "ct::bf16_" : "ct::f16_";
       line(decl(r0) + ";" + comment(op));
-      return line("CT_PAIRS(" + std::to_string(regs(r0)) + ") { " + name(r0) + ".v[2 * q] = ct::bf16_lo(" + name(x) + ".w[q]); " +
-                  name(r0) + ".v[2 * q + 1] = ct::bf16_hi(" + name(x) + ".w[q]); }");
+      return line("CT_PAIRS(" + std::to_string(regs(r0)) + ") { " + name(r0) + ".v[2 * q] = " + p + "lo(" + name(x) + ".w[q]); " +
+                  name(r0) + ".v[2 * q + 1] = " + p + "hi(" + name(x) + ".w[q]); }");
     }
     each(op, r0, [&](const std::string& r) { return "ct::convert<" + ct(r0) + ">(" + get(x, r) + ")"; });
   }
