@@ -1,7 +1,7 @@
 # Compiles one compile-fail case and checks the outcome. Run by CTest through `cmake -P`:
 #
 #   cmake -DCOMPILER=<c++> -DCOMPILER_ID=gcc|clang -DSOURCE=<case.cpp> -DINCLUDE_DIR=<repo>/include
-#         -DMODE=ok|fail [-DCOMPAT_DIR=<dir>] [-DEXTRA_FLAGS=<flag;flag...>] -P check_compile.cmake
+#         -DMODE=ok|fail [-DCOMPAT_DIR=<dir>] [-DPCH=<file>] [-DEXTRA_FLAGS=<flag;flag...>] -P check_compile.cmake
 #
 # MODE=ok    compiles SOURCE as it is; it must compile. This proves the case is an otherwise valid
 #            program, so that its failure in MODE=fail comes from the misuse alone.
@@ -22,7 +22,9 @@
 #                 arguments to function call") name the function only in a note.
 # A case has exactly one misuse block. On a mismatch the command and the compiler's output are
 # printed. COMPAT_DIR goes first on the system include path (tests/compat: <source_location> for
-# clang 14 with GCC 12's libstdc++).
+# clang 14 with GCC 12's libstdc++). PCH is ctile.hpp precompiled (GCC: the header whose .gch sits
+# beside it, used with -include; clang: the .pch, used with -include-pch); it is used only while it
+# is newer than every header under INCLUDE_DIR, so a stale one never decides a case.
 cmake_minimum_required(VERSION 3.25)
 
 foreach(var COMPILER COMPILER_ID SOURCE INCLUDE_DIR MODE)
@@ -102,6 +104,30 @@ set(cmd "${COMPILER}" -std=c++20 -fsyntax-only -w)
 if(COMPAT_DIR)
   list(APPEND cmd -isystem "${COMPAT_DIR}")
 endif()
+if(PCH)
+  if(COMPILER_ID STREQUAL "gcc")
+    set(pch_file "${PCH}.gch")
+  else()
+    set(pch_file "${PCH}")
+  endif()
+  set(pch_fresh FALSE)
+  if(EXISTS "${pch_file}")
+    set(pch_fresh TRUE)
+    file(GLOB_RECURSE headers "${INCLUDE_DIR}/*.hpp" "${INCLUDE_DIR}/*.h")
+    foreach(h IN LISTS headers)
+      if("${h}" IS_NEWER_THAN "${pch_file}")
+        set(pch_fresh FALSE)
+        message(STATUS "${pch_file} is older than ${h}: compiling without it (cmake --build rebuilds it)")
+        break()
+      endif()
+    endforeach()
+  endif()
+  if(pch_fresh AND COMPILER_ID STREQUAL "gcc")
+    list(APPEND cmd -include "${PCH}")
+  elseif(pch_fresh)
+    list(APPEND cmd -include-pch "${PCH}")
+  endif()
+endif()
 list(APPEND cmd ${EXTRA_FLAGS} "-I${INCLUDE_DIR}" "${SOURCE}")
 if(MODE STREQUAL "fail")
   if(COMPILER_ID STREQUAL "gcc")
@@ -128,6 +154,7 @@ if(MODE STREQUAL "ok")
   if(NOT rc EQUAL 0)
     fail_with("${SOURCE} does not compile without CTILE_MISUSE under ${COMPILER_ID}; the case proves nothing until it does")
   endif()
+  message(STATUS "$ ${cmd_line}")
   message(STATUS "compiles without CTILE_MISUSE (${COMPILER_ID}): ${SOURCE}")
   return()
 endif()
@@ -215,4 +242,5 @@ foreach(regex IN LISTS note_regexes)
               "note regex `${regex}`")
   endif()
 endforeach()
+message(STATUS "$ ${cmd_line}")
 message(STATUS "rejected as expected at line ${at_line} (${COMPILER_ID}): ${error_msg}")

@@ -2,7 +2,7 @@
 # requires it to FAIL for the expected reason. Run by CTest through `cmake -P`:
 #
 #   cmake -DCOMPILER=<c++> -DCOMPILER_ID=gcc|clang -DSOURCE=<selftest/case.cpp> -DINCLUDE_DIR=<repo>/include
-#         -DCOMPAT_DIR=<dir> -DCHECK_SCRIPT=<check_compile.cmake> -P check_harness.cmake
+#         -DCOMPAT_DIR=<dir> [-DPCH=<file>] -DCHECK_SCRIPT=<check_compile.cmake> -P check_harness.cmake
 #
 # SOURCE is a copy of a real case, broken so that a weak harness would still accept it (the misuse
 # replaced by an unrelated error, an unrelated error first, the error outside the misuse block, no
@@ -24,7 +24,7 @@ if(NOT reasons)
 endif()
 
 set(args -DCOMPILER=${COMPILER} -DCOMPILER_ID=${COMPILER_ID} -DSOURCE=${SOURCE} -DINCLUDE_DIR=${INCLUDE_DIR}
-         -DCOMPAT_DIR=${COMPAT_DIR})
+         -DCOMPAT_DIR=${COMPAT_DIR} -DPCH=${PCH})
 execute_process(COMMAND "${CMAKE_COMMAND}" ${args} -DMODE=ok -P "${CHECK_SCRIPT}"
                 RESULT_VARIABLE ok_rc OUTPUT_VARIABLE ok_out ERROR_VARIABLE ok_out)
 if(NOT ok_rc EQUAL 0)
