@@ -31,7 +31,8 @@ case "$kind" in
     config+=(-DCMAKE_CXX_FLAGS_DEBUG="-g -O0")
     ;;
   tsan)
-    export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1"
+    # The suppressions (each with its reason) cover libstdc++'s uninstrumented atomics only.
+    export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$root/scripts/tsan_suppressions.txt"
     config+=(-DCMAKE_CXX_FLAGS_DEBUG="-g -O1")
     ;;
   *) echo "unknown sanitizer preset: $kind (asan, tsan or all)" >&2; exit 2 ;;
