@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what building and testing ctile needs (Debian/Ubuntu, apt-get): cmake, ninja, g++,
-# GoogleTest and clang-tidy. Installs only what is missing; does nothing when all is present.
+# GoogleTest, clang-tidy and clang++ (the compile_fail suite checks every case under GCC and clang). Installs only what is missing; does nothing when all is present.
 # Uses sudo only when not run as root.
 set -euo pipefail
 
@@ -18,9 +18,10 @@ have_gtest() {
 }
 have_gtest || missing+=(libgtest-dev)
 have clang-tidy || have clang-tidy-14 || missing+=(clang-tidy)
+have clang++-14 || have clang++ || missing+=(clang-14)
 
 if [[ ${#missing[@]} -eq 0 ]]; then
-  echo "setup: cmake, ninja, g++, GoogleTest and clang-tidy are installed"
+  echo "setup: cmake, ninja, g++, GoogleTest, clang-tidy and clang++ are installed"
   exit 0
 fi
 

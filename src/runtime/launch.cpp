@@ -230,14 +230,9 @@ struct CacheKey {
     if (grid_rank != o.grid_rank) return grid_rank < o.grid_rank;
     if (backend != o.backend) return backend < o.backend;
     if (specs.size() != o.specs.size()) return specs.size() < o.specs.size();
-    for (std::size_t i = 0; i < specs.size(); ++i) {
-      const ParamSpec &a = specs[i], &b = o.specs[i];
-      auto t = [](const ParamSpec& s) {
-        return std::tie(s.kind, s.dtype, s.rank, s.tile_shape, s.const_value.is_float, s.const_value.i, s.const_value.f,
-                        s.facts);
-      };
-      if (t(a) != t(b)) return t(a) < t(b);
-    }
+    // ParamSpec's order compares Const floats by bit pattern: a strict weak order even with NaN.
+    for (std::size_t i = 0; i < specs.size(); ++i)
+      if (!(specs[i] == o.specs[i])) return specs[i] < o.specs[i];
     return false;
   }
 };

@@ -1,5 +1,6 @@
 #include "ctile/runtime/tensor.hpp"
 
+#include <algorithm>
 #include <new>
 
 #include "../backend/cuda/cuda_memory.hpp"
@@ -40,7 +41,8 @@ std::shared_ptr<Storage> Storage::allocate(Device d, std::int64_t bytes, bool ze
 #ifdef CTILE_HAVE_MMAP
   if (bytes >= kMmapThreshold) {  // fresh pages come zero-filled, and only touched pages cost memory
     void* p = ::mmap(nullptr, static_cast<std::size_t>(bytes), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED) throw UserError(cat("out of memory: cannot allocate ", bytes, " bytes for a tensor on ", d.str()));
+    if (p == MAP_FAILED)
+      throw OutOfMemoryError(cat("out of memory: cannot allocate ", bytes, " bytes for a tensor on ", d.str()));
     s->ptr = static_cast<std::byte*>(p);
     s->mapped = true;
     return s;
@@ -48,7 +50,7 @@ std::shared_ptr<Storage> Storage::allocate(Device d, std::int64_t bytes, bool ze
 #endif
   const auto n = static_cast<std::size_t>(bytes == 0 ? kAlign : bytes);
   void* p = ::operator new(n, std::align_val_t{kAlign}, std::nothrow);
-  if (!p) throw UserError(cat("out of memory: cannot allocate ", bytes, " bytes for a tensor on ", d.str()));
+  if (!p) throw OutOfMemoryError(cat("out of memory: cannot allocate ", bytes, " bytes for a tensor on ", d.str()));
   if (zeroed) std::memset(p, 0, n);
   s->ptr = static_cast<std::byte*>(p);
   return s;
@@ -140,7 +142,14 @@ bool Storage::has_pending_reads() {
 
 backend::TensorArg TensorCore::arg() const { return backend::TensorArg{data(), dtype, shape, strides}; }
 
-std::byte* TensorCore::data() const { return storage->ptr + offset * dtype_size(dtype); }
+std::byte* TensorCore::data() const {
+  // slice_view keeps offset * element size within int64 (a UserError otherwise), for views of
+  // no elements too; this is the backstop.
+  std::int64_t bytes = 0;
+  CTILE_CHECK(!__builtin_mul_overflow(offset, static_cast<std::int64_t>(dtype_size(dtype)), &bytes),
+              "TensorCore::data: offset ", offset, " overflows");
+  return storage->ptr + bytes;
+}
 
 bool TensorCore::contiguous() const {
   if (numel() == 0) return true;
@@ -161,8 +170,14 @@ std::int64_t validate_shape(const Shape& s, DType dt, std::string_view what) {
     if (s[i] < 0)
       throw UserError(cat(what, ": shape ", shape_str(s), " has a negative extent (", s[i], " at axis ", i, ")"));
   std::int64_t n = 0;
-  if (!checked_numel(s, n))
+  if (!checked_numel(s, n)) {
+    // checked_numel bounds the product of the non-zero extents: the strides and view offsets of
+    // an empty shape are made of them too.
+    if (std::find(s.begin(), s.end(), 0) != s.end())
+      throw UserError(cat(what, ": shape ", shape_str(s), " has no element, but the product of its non-zero extents ",
+                          "(its row-major strides) overflows int64"));
     throw UserError(cat(what, ": the element count of shape ", shape_str(s), " overflows int64"));
+  }
   if (n > INT64_MAX / dtype_size(dt))
     throw UserError(cat(what, ": the byte size of shape ", shape_str(s), " of ", dtype_name(dt), " overflows int64"));
   return n;
@@ -230,8 +245,16 @@ std::shared_ptr<TensorCore> slice_view(const TensorCore& c, int axis, std::int64
   if (start < 0 || start > stop || stop > extent)
     throw UserError(cat("slice: range [", start, ", ", stop, ") is out of range for axis ", axis, " of extent ", extent,
                         " (shape ", shape_str(c.shape), "); need 0 <= start <= stop <= extent"));
+  // Checked: a view of no elements can have strides no element bounds (a borrowed tensor's), and
+  // data() multiplies the offset by the element size.
+  const std::int64_t stride = c.strides[static_cast<std::size_t>(axis)];
+  std::int64_t step = 0, offset = 0, bytes = 0;
+  if (__builtin_mul_overflow(start, stride, &step) || __builtin_add_overflow(c.offset, step, &offset) ||
+      __builtin_mul_overflow(offset, static_cast<std::int64_t>(dtype_size(c.dtype)), &bytes))
+    throw UserError(cat("slice: the view [", start, ", ", stop, ") of axis ", axis, " (", shape_and_strides(c),
+                        ", offset ", c.offset, ") starts more than int64 bytes into the storage"));
   auto v = std::make_shared<TensorCore>(c);
-  v->offset += start * c.strides[static_cast<std::size_t>(axis)];
+  v->offset = offset;
   v->shape[static_cast<std::size_t>(axis)] = stop - start;
   return v;
 }

@@ -1,4 +1,5 @@
-// expect: no member named .add.
+// expect-gcc: ^.class ctile::Ref<float, 1>. has no member named .add.$
+// expect-clang: ^no member named .add. in .ctile::Ref<float, 1>.$
 // Atomic updates need an Atomic<T, N> parameter; a shared Ref<T, N> input has none.
 #include <ctile/ctile.hpp>
 

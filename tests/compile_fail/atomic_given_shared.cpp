@@ -1,4 +1,5 @@
-// expect: an Atomic<T, N> parameter takes a Tensor<T>, moved in
+// expect-gcc: ^static assertion failed: ctile::launch: an Atomic<T, N> parameter takes a Tensor<T>, moved in$
+// expect-clang: ^static_assert failed due to requirement .* .ctile::launch: an Atomic<T, N> parameter takes a Tensor<T>, moved in.$
 // An Atomic parameter is written (atomically) by every block; a read-only Shared handle cannot
 // back it.
 #include <ctile/ctile.hpp>

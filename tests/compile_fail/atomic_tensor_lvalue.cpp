@@ -1,4 +1,5 @@
-// expect: (use of deleted function .*Tensor\(const .*Tensor|call to deleted constructor of .*Tensor)
+// expect-gcc: ^use of deleted function .ctile::Tensor<T>::Tensor\(const ctile::Tensor<T>&\) \[with T = float\].$
+// expect-clang: ^call to deleted constructor of .ctile::Tensor<float>.$
 // The tensor behind an Atomic parameter is owned by the launch: an lvalue is rejected.
 #include <ctile/ctile.hpp>
 

@@ -1,4 +1,5 @@
-// expect: no match for .operator&.|invalid operands to binary expression
+// expect-gcc: ^no match for .operator&. \(operand types are .ctile::Tile<float>. and .ctile::Tile<float>.\)$
+// expect-clang: ^invalid operands to binary expression \(.Tile<float>. and .Tile<float>.\)$
 // Bitwise operators exist for integer tiles only.
 #include <cstdint>
 

@@ -1,4 +1,6 @@
-// expect: (no matching function for call to .*borrow|too few arguments to function call.*borrow)
+// expect-gcc: ^no matching function for call to .ctile::Tensor<float>::borrow\(float\*, <brace-enclosed initializer list>\).$
+// expect-clang: ^too few arguments to function call, expected at least 3, have 2$
+// expect-note-clang: ^.borrow. declared here$
 // Wrapping foreign memory in a Tensor (ctile cannot see who else uses it) takes ctile::unchecked.
 #include <vector>
 

@@ -1,4 +1,5 @@
-// expect: no match for .operator\+.|invalid operands to binary expression
+// expect-gcc: ^no match for .operator\+. \(operand types are .ctile::Tile<float>. and .const ctile::Tile<ctile::bf16>.\)$
+// expect-clang: ^invalid operands to binary expression \(.ctile::Tile<float>. and .const ctile::Tile<ctile::bf16>.\)$
 // Compound assignment follows the same rule: acc += Tile<bf16> into a Tile<float> does not compile.
 #include <ctile/ctile.hpp>
 

@@ -1,4 +1,6 @@
-// expect: (use of deleted function .*Tensor<T>::operator=\(const ctile::Tensor<T>&\)|overload resolution selected deleted operator .=.)
+// expect-gcc: ^use of deleted function .ctile::Tensor<T>& ctile::Tensor<T>::operator=\(const ctile::Tensor<T>&\) \[with T = float\].$
+// expect-clang: ^overload resolution selected deleted operator .=.$
+// expect-note-clang: ^candidate function has been explicitly deleted$
 // Copy assignment is deleted too.
 #include <ctile/ctile.hpp>
 

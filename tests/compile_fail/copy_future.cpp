@@ -1,4 +1,5 @@
-// expect: (use of deleted function .*Future<R>::Future\(const ctile::Future<R>&\)|call to deleted constructor of .*Future<)
+// expect-gcc: ^use of deleted function .ctile::Future<R>::Future\(const ctile::Future<R>&\) \[with R = std::tuple<ctile::Partition<float> >\].$
+// expect-clang: ^call to deleted constructor of .Future<.*Partition<float>>>.
 // A Future owns the handles its work gives back: one future, one owner.
 #include <ctile/ctile.hpp>
 

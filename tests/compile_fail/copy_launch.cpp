@@ -1,4 +1,5 @@
-// expect: (use of deleted function .*Launch<void\(P ...\), A ...>::Launch\(const|call to deleted constructor of .*Launch<)
+// expect-gcc: ^use of deleted function .ctile::Launch<.*>::Launch\(const ctile::Launch<.*>&\) \[with .*ctile::Partition<float>}\].$
+// expect-clang: ^call to deleted constructor of .Launch<.*ctile::Partition<float>>.$
 // A lazy launch owns its arguments: it cannot be copied (and so cannot run twice).
 #include <ctile/ctile.hpp>
 

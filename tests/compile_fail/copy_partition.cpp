@@ -1,4 +1,5 @@
-// expect: (use of deleted function .*Partition<T>::Partition\(const ctile::Partition<T>&\)|call to deleted constructor of .*Partition<float>)
+// expect-gcc: ^use of deleted function .ctile::Partition<T>::Partition\(const ctile::Partition<T>&\) \[with T = float\].$
+// expect-clang: ^call to deleted constructor of .Partition<float>.$
 // Two copies of one partition would give two tile blocks the same piece to write.
 #include <ctile/ctile.hpp>
 

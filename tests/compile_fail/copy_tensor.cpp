@@ -1,4 +1,5 @@
-// expect: (use of deleted function .*Tensor<T>::Tensor\(const ctile::Tensor<T>&\)|call to deleted constructor of .*Tensor<float>)
+// expect-gcc: ^use of deleted function .ctile::Tensor<T>::Tensor\(const ctile::Tensor<T>&\) \[with T = float\].$
+// expect-clang: ^call to deleted constructor of .Tensor<float>.$
 // A Tensor has exactly one owner: copying it does not compile (two owners could hand it to two
 // writing kernels, or free it under a running one).
 #include <ctile/ctile.hpp>

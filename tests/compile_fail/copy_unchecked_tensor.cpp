@@ -1,4 +1,5 @@
-// expect: (use of deleted function .*UncheckedTensor<T>::UncheckedTensor\(const ctile::UncheckedTensor<T>&\)|call to deleted constructor of .*UncheckedTensor<float>)
+// expect-gcc: ^use of deleted function .ctile::UncheckedTensor<T>::UncheckedTensor\(const ctile::UncheckedTensor<T>&\) \[with T = float\].$
+// expect-clang: ^call to deleted constructor of .UncheckedTensor<float>.$
 // An UncheckedTensor owns its tensor like a Tensor does: no copies.
 #include <ctile/ctile.hpp>
 

@@ -1,4 +1,6 @@
-// expect: (no matching (member )?function for call to .*data|too few arguments to function call.*data)
+// expect-gcc: ^no matching function for call to .ctile::Tensor<float>::data\(\).$
+// expect-clang: ^no matching member function for call to .data.$
+// expect-note-clang: ^candidate function not viable: requires 1 argument, but 0 were provided$
 // A raw pointer into a tensor escapes the ownership model, so Tensor::data takes ctile::unchecked.
 #include <ctile/ctile.hpp>
 

@@ -1,4 +1,5 @@
-// expect: (no match for .operator\+.|invalid operands to binary expression).*Tile<int>.*double
+// expect-gcc: ^no match for .operator\+. \(operand types are .ctile::Tile<int>. and .double.\)$
+// expect-clang: ^invalid operands to binary expression \(.Tile<int>. and .double.\)$
 // A literal combines with a tile only if it is of the same kind: a floating-point literal with an
 // integer tile does not compile (it would silently truncate or change the tile's type).
 #include <cstdint>

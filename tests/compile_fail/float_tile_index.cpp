@@ -1,4 +1,6 @@
-// expect: (could not convert|cannot convert|no viable conversion|no matching (member )?function for call to .*load)
+// expect-gcc: ^cannot convert .<brace-enclosed initializer list>. to .const std::array<ctile::IndexArg, 1>&.$
+// expect-clang: ^no viable conversion from .Tile<float>. to .ctile::IndexArg.$
+// expect-note-gcc: ^initializing argument 1 of .ctile::Tile<U> ctile::PartitionView<T, N>::load\(
 // Tile indices are integers (an Index, an integer scalar tile or an integer literal); a float
 // scalar tile as a tile index does not compile.
 #include <ctile/ctile.hpp>

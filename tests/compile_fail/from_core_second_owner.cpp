@@ -1,4 +1,6 @@
-// expect: (is private|is protected|private member|protected member|inaccessible|deleted|no matching (member )?function for call to .*(core|from_core))
+// expect-gcc: ^no matching function for call to .ctile::Tensor<float>::core\(\).$
+// expect-clang: ^too few arguments to function call, expected 1, have 0$
+// expect-note-clang: ^.core. declared here$
 // A second owner of a tensor, made without a copy and without ctile::unchecked: Tensor::core() and
 // Tensor::from_core() (the raw shared view, for the launch glue) take the `unchecked` tag, so doing
 // this without it does not compile.

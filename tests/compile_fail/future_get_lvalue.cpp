@@ -1,4 +1,5 @@
-// expect: (use of deleted function .*Future<R>::get\(\) &|call to deleted member function .get.)
+// expect-gcc: ^use of deleted function .R ctile::Future<R>::get\(\) & \[with R = std::tuple<ctile::Partition<float> >\].$
+// expect-clang: ^call to deleted member function .get.$
 // Future::get() hands the payload back and consumes the future: std::move(f).get() only.
 #include <ctile/ctile.hpp>
 

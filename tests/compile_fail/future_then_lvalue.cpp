@@ -1,4 +1,7 @@
-// expect: (passing .*Future<.*as .this. argument discards qualifiers|no matching (member )?function for call to .*then|.this. argument to member function .then. is an lvalue, but function has rvalue ref-qualifier)
+// expect-gcc: ^passing .ctile::Future<std::tuple<ctile::Partition<float> > >. as .this. argument discards qualifiers \[-fpermissive\]$
+// expect-clang: ^no matching member function for call to .then.$
+// expect-note-gcc: ^in call to .auto ctile::Future<R>::then\(F&&\) &&
+// expect-note-clang: ^candidate function template not viable: expects an rvalue for object argument$
 // Future::then() moves the payload into the follow-up, so it consumes the future: rvalues only.
 #include <ctile/ctile.hpp>
 

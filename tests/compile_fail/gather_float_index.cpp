@@ -1,4 +1,6 @@
-// expect: (index tiles must have an integer element type|no matching (member )?function for call to .*gather)
+// expect-gcc: ^no matching function for call to .ctile::Ref<float, 1>::gather\(ctile::Tile<float>\).$
+// expect-clang: ^no matching member function for call to .gather.$
+// expect-note-clang: ^candidate function not viable: no known conversion from .Tile<float>. to .const std::array<IndexArg, 1>. for 1st argument$
 // Gather indices are integer tiles; a float index tile does not compile.
 #include <cstdint>
 

@@ -1,4 +1,7 @@
-// expect: (cannot convert .<brace-enclosed initializer list>. to .const std::array<ctile::IndexArg, 2>|excess elements in struct initializer)
+// expect-gcc: ^cannot convert .<brace-enclosed initializer list>. to .const std::array<ctile::IndexArg, 2>&.$
+// expect-clang: ^excess elements in struct initializer$
+// expect-note-gcc: ^initializing argument 1 of .ctile::Tile<U> ctile::PartitionView<T, N>::load\(
+// expect-note-clang: ^in initialization of temporary of type .const std::array<IndexArg, 2>.
 // A rank-2 partition view takes exactly two tile indices; three do not compile.
 #include <ctile/ctile.hpp>
 

@@ -1,4 +1,5 @@
-// expect: (no match for .operator\*.|invalid operands to binary expression).*Tile<float>.*int
+// expect-gcc: ^no match for .operator\*. \(operand types are .ctile::Tile<float>. and .int.\)$
+// expect-clang: ^invalid operands to binary expression \(.Tile<float>. and .int.\)$
 // The other direction too: an integer literal with a float tile is rejected; write 2.0f.
 #include <ctile/ctile.hpp>
 

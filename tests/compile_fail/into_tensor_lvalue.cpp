@@ -1,4 +1,5 @@
-// expect: (use of deleted function .*UncheckedTensor<T>::into_tensor\(|call to deleted member function .into_tensor.)
+// expect-gcc: ^use of deleted function .ctile::Tensor<T> ctile::UncheckedTensor<T>::into_tensor\(\) & \[with T = float\].$
+// expect-clang: ^call to deleted member function .into_tensor.$
 // into_tensor() consumes the UncheckedTensor wrapper: std::move(u).into_tensor() only.
 #include <ctile/ctile.hpp>
 

@@ -1,4 +1,6 @@
-// expect: (no matching function for call to .*join|cannot bind rvalue reference of type)
+// expect-gcc: ^cannot bind rvalue reference of type .ctile::Future<std::tuple<ctile::Partition<float> > >&&. to lvalue of type .ctile::Future<std::tuple<ctile::Partition<float> > >.$
+// expect-clang: ^no matching function for call to .join.$
+// expect-note-clang: not viable: expects an rvalue for 1st argument$
 // join() takes the futures it combines by rvalue: join(std::move(a), std::move(b)).
 #include <ctile/ctile.hpp>
 

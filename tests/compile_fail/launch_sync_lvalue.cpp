@@ -1,4 +1,6 @@
-// expect: (passing .*Launch<.*as .this. argument discards qualifiers|no matching (member )?function for call to .*sync|.this. argument to member function .sync. is an lvalue, but function has rvalue ref-qualifier)
+// expect-gcc: ^passing .ctile::Launch<.*ctile::Partition<float> >. as .this. argument discards qualifiers \[-fpermissive\]$
+// expect-clang: ^.this. argument to member function .sync. is an lvalue, but function has rvalue ref-qualifier$
+// expect-note-gcc: ^in call to .*::sync\(\) &&
 // Running a lazy launch hands its arguments to the work: sync() is callable on an rvalue only.
 #include <ctile/ctile.hpp>
 

@@ -1,4 +1,5 @@
-// expect: (no match for .operator\+.|invalid operands to binary expression).*Tile<float>.*Tile<.*bf16>
+// expect-gcc: ^no match for .operator\+. \(operand types are .ctile::Tile<float>. and .ctile::Tile<ctile::bf16>.\)$
+// expect-clang: ^invalid operands to binary expression \(.Tile<float>. and .Tile<ctile::bf16>.\)$
 // Tile arithmetic never converts element types implicitly: Tile<float> + Tile<bf16> needs an
 // explicit .to<float>() (or .to<bf16>()) on one side.
 #include <ctile/ctile.hpp>

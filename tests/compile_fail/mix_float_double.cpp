@@ -1,4 +1,5 @@
-// expect: (no match for .operator\+.|invalid operands to binary expression).*Tile<float>.*Tile<double>
+// expect-gcc: ^no match for .operator\+. \(operand types are .ctile::Tile<float>. and .ctile::Tile<double>.\)$
+// expect-clang: ^invalid operands to binary expression \(.Tile<float>. and .Tile<double>.\)$
 // Not even a widening conversion is implicit: Tile<float> + Tile<double> does not compile.
 #include <ctile/ctile.hpp>
 

@@ -1,4 +1,6 @@
-// expect: (no matching function for call to .*mma|invalid initialization of reference of type .*Tile<.*bf16>.* from expression of type .ctile::Tile<float>.)
+// expect-gcc: ^invalid initialization of reference of type .std::type_identity_t<ctile::Tile<ctile::bf16> >&. {aka .const ctile::Tile<ctile::bf16>&.} from expression of type .ctile::Tile<float>.$
+// expect-clang: ^no matching function for call to .mma.$
+// expect-note-clang: no known conversion from .Tile<float>. to .const std::type_identity_t<Tile<bf16>>. .* for 2nd argument$
 // The two multiplicands of mma have one element type; a bf16 x f32 product needs a conversion.
 #include <ctile/ctile.hpp>
 

@@ -1,4 +1,5 @@
-// expect: Mut parameters have rank 1\.\.6
+// expect-gcc: ^static assertion failed: ctile: Mut parameters have rank 1\.\.6$
+// expect-clang: ^static_assert failed due to requirement .* .ctile: Mut parameters have rank 1\.\.6.$
 // A piece has rank 1 to 6; a rank-0 Mut parameter is rejected with a message.
 #include <ctile/ctile.hpp>
 

@@ -1,4 +1,5 @@
-// expect: no member named .store_at.
+// expect-gcc: ^.class ctile::Mut<float, 1>. has no member named .store_at.
+// expect-clang: ^no member named .store_at. in .ctile::Mut<float, 1>.$
 // A Mut<T, N> piece is stored without an index: a block cannot address another block's piece.
 // Stores at arbitrary indices exist only on UncheckedMut, tagged ctile::unchecked.
 #include <ctile/ctile.hpp>

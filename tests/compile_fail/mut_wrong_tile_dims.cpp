@@ -1,4 +1,5 @@
-// expect: names either no tile extents or exactly N of them
+// expect-gcc: ^static assertion failed: ctile: Mut<T, N, dims\.\.\.> names either no tile extents or exactly N of them$
+// expect-clang: ^static_assert failed due to requirement .* .ctile: Mut<T, N, dims\.\.\.> names either no tile extents or exactly N of them.$
 // Static tile extents on a Mut parameter name every axis or none.
 #include <ctile/ctile.hpp>
 

@@ -1,4 +1,7 @@
-// expect: (template constraint failure for .*Tensor|constraints not satisfied for class template .Tensor.)
+// expect-gcc: ^template constraint failure for .template<class T>  requires  Element<T> class ctile::Tensor.$
+// expect-clang: ^constraints not satisfied for class template .Tensor. \[with T = char\]$
+// expect-note-gcc: ^the required expression .ctile::dtype_traits<T>::value. is invalid$
+// expect-note-clang: ^because .char. does not satisfy .Element.$
 // Tensors and tiles hold one of ctile's element types; `char` (neither i8 nor u8) is not one.
 #include <cstdint>
 

@@ -1,4 +1,5 @@
-// expect: every kernel parameter must be Mut<T,N>, Ref<T,N>, Atomic<T,N>, UncheckedMut<T,N>, Scalar<T> or Const<T>
+// expect-gcc: ^static assertion failed: ctile: every kernel parameter must be Mut<T,N>, Ref<T,N>, Atomic<T,N>, UncheckedMut<T,N>, Scalar<T> or Const<T>$
+// expect-clang: ^static_assert failed due to requirement .* .ctile: every kernel parameter must be Mut<T,N>, Ref<T,N>, Atomic<T,N>, UncheckedMut<T,N>, Scalar<T> or Const<T>.$
 // Kernel parameters carry the access discipline, so a kernel takes ctile parameter types only:
 // a plain `float` (or a pointer) parameter is rejected.
 #include <ctile/ctile.hpp>
@@ -7,9 +8,8 @@ namespace ct = ctile;
 
 void fill(ct::Mut<float, 1> z, ct::Scalar<float> v) { z.store(v); }
 
-#ifdef CTILE_MISUSE
+// A plain C++ function: defining it is fine, launching it as a kernel is the misuse.
 void fill_plain(ct::Mut<float, 1> z, float v) { z.store(v); }
-#endif
 
 int main() {
   auto [z, v] = ct::launch(fill, ct::zeros<float>({64}).partition({16}), 2.0f).sync();

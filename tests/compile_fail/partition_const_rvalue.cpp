@@ -1,4 +1,5 @@
-// expect: (use of deleted function .*Tensor<T>::partition\(|call to deleted member function .partition.)
+// expect-gcc: ^use of deleted function .ctile::Partition<T> ctile::Tensor<T>::partition\(ctile::Shape\) const & \[with T = float. ctile::Shape = std::vector<long int>\].$
+// expect-clang: ^call to deleted member function .partition.$
 // std::move of a const tensor cannot give up ownership either: partition() on a const rvalue
 // picks the deleted const& overload.
 #include <ctile/ctile.hpp>

@@ -1,4 +1,5 @@
-// expect: the Partition's element type differs from the Mut<T, N> parameter's
+// expect-gcc: ^static assertion failed: ctile::launch: the Partition.s element type differs from the Mut<T, N> parameter.s$
+// expect-clang: ^static_assert failed due to requirement .* .ctile::launch: the Partition.s element type differs from the Mut<T, N> parameter.s.$
 // A Partition<bf16> cannot back a Mut<float, 1> parameter: element types are checked at
 // compile time, never converted.
 #include <ctile/ctile.hpp>

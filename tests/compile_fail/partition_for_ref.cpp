@@ -1,4 +1,5 @@
-// expect: a Ref<T, N> parameter takes a Shared<T> handle
+// expect-gcc: ^static assertion failed: ctile::launch: a Ref<T, N> parameter takes a Shared<T> handle: std::move\(tensor\)\.share\(\)$
+// expect-clang: ^static_assert failed due to requirement .* .ctile::launch: a Ref<T, N> parameter takes a Shared<T> handle: std::move\(tensor\)\.share\(\).$
 // A Ref parameter reads a shared tensor; an exclusive Partition is not one.
 #include <ctile/ctile.hpp>
 

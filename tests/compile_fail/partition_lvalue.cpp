@@ -1,4 +1,5 @@
-// expect: (use of deleted function .*Tensor<T>::partition\(|call to deleted member function .partition.)
+// expect-gcc: ^use of deleted function .ctile::Partition<T> ctile::Tensor<T>::partition\(ctile::Shape\) & \[with T = float. ctile::Shape = std::vector<long int>\].$
+// expect-clang: ^call to deleted member function .partition.$
 // partition() consumes the tensor, so it is callable on an rvalue only: the transfer must be
 // spelled std::move(t).partition(...), which clang-tidy then tracks for use after move.
 #include <ctile/ctile.hpp>

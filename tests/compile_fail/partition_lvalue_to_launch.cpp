@@ -1,4 +1,5 @@
-// expect: (use of deleted function .*Partition\(const .*Partition|call to deleted constructor of .*Partition)
+// expect-gcc: ^use of deleted function .ctile::Partition<T>::Partition\(const ctile::Partition<T>&\) \[with T = float\].$
+// expect-clang: ^call to deleted constructor of .ctile::Partition<float>.$
 // The launch owns a partition until the work completes, so it must be moved in: an lvalue
 // partition is rejected (it would leave the caller a handle to memory the kernel is writing).
 #include <ctile/ctile.hpp>

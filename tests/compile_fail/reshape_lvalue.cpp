@@ -1,4 +1,5 @@
-// expect: (use of deleted function .*Tensor<T>::reshape\(|call to deleted member function .reshape.)
+// expect-gcc: ^use of deleted function .ctile::Tensor<T> ctile::Tensor<T>::reshape\(ctile::Shape\) & \[with T = float. ctile::Shape = std::vector<long int>\].$
+// expect-clang: ^call to deleted member function .reshape.$
 // reshape() makes a view that shares the storage, so it consumes the source: rvalues only.
 #include <ctile/ctile.hpp>
 

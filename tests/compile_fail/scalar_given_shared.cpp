@@ -1,4 +1,5 @@
-// expect: a Scalar<T> or Const<T> parameter takes a C\+\+ number
+// expect-gcc: ^static assertion failed: ctile::launch: a Scalar<T> or Const<T> parameter takes a C\+\+ number$
+// expect-clang: ^static_assert failed due to requirement .* .ctile::launch: a Scalar<T> or Const<T> parameter takes a C\+\+ number.$
 // A Scalar parameter takes a number, not a tensor handle.
 #include <ctile/ctile.hpp>
 

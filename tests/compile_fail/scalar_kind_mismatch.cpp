@@ -1,4 +1,5 @@
-// expect: a scalar argument must be of the parameter's kind
+// expect-gcc: ^static assertion failed: ctile::launch: a scalar argument must be of the parameter.s kind \(integer for integer, floating point for floating point\). convert it explicitly$
+// expect-clang: ^static_assert failed due to requirement .* .ctile::launch: a scalar argument must be of the parameter.s kind \(integer for integer, floating point for floating point\). convert it explicitly.$
 // A Scalar<std::int32_t> parameter takes an integer; 2.5 would be truncated silently, so it is
 // rejected (convert explicitly).
 #include <cstdint>

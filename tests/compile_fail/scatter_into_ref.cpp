@@ -1,4 +1,5 @@
-// expect: no member named .scatter.
+// expect-gcc: ^.class ctile::Ref<float, 1>. has no member named .scatter.$
+// expect-clang: ^no member named .scatter. in .ctile::Ref<float, 1>.$
 // A Ref<T, N> parameter has no scatter either: no store of any form reaches a shared input.
 #include <ctile/ctile.hpp>
 

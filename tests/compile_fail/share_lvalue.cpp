@@ -1,4 +1,5 @@
-// expect: (use of deleted function .*Tensor<T>::share\(|call to deleted member function .share.)
+// expect-gcc: ^use of deleted function .ctile::Shared<T> ctile::Tensor<T>::share\(\) & \[with T = float\].$
+// expect-clang: ^call to deleted member function .share.$
 // share() consumes the tensor (it becomes read-only for everyone): std::move(t).share() only.
 #include <ctile/ctile.hpp>
 

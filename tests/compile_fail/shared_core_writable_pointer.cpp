@@ -1,4 +1,6 @@
-// expect: (is private|is protected|private member|protected member|inaccessible|casts away qualifiers|deleted|no matching (member )?function for call to .*(core|data))
+// expect-gcc: ^no matching function for call to .ctile::Shared<float>::core\(\).$
+// expect-clang: ^too few arguments to function call, expected 1, have 0$
+// expect-note-clang: ^.core. declared here$
 // A write into a shared (read-only) tensor without ctile::unchecked: Shared::core(), which exposes
 // the raw view and a writable pointer, takes the `unchecked` tag; Shared::data(ctile::unchecked) is
 // the sanctioned (read-only) way to the memory.

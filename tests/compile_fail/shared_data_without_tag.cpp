@@ -1,4 +1,6 @@
-// expect: (no matching (member )?function for call to .*data|too few arguments to function call.*data)
+// expect-gcc: ^no matching function for call to .ctile::Shared<float>::data\(\).$
+// expect-clang: ^too few arguments to function call, expected 1, have 0$
+// expect-note-clang: ^.data. declared here$
 // The read-only pointer of a Shared handle is an opt-out as well: Shared::data takes the tag.
 #include <ctile/ctile.hpp>
 

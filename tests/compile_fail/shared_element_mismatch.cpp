@@ -1,4 +1,5 @@
-// expect: the Shared handle's element type differs from the Ref<T, N> parameter's
+// expect-gcc: ^static assertion failed: ctile::launch: the Shared handle.s element type differs from the Ref<T, N> parameter.s$
+// expect-clang: ^static_assert failed due to requirement .* .ctile::launch: the Shared handle.s element type differs from the Ref<T, N> parameter.s.$
 // A Shared<double> cannot back a Ref<float, 1> parameter.
 #include <ctile/ctile.hpp>
 

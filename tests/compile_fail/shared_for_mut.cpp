@@ -1,4 +1,5 @@
-// expect: a Mut<T, N> parameter needs an exclusive Partition<T>. a Shared<T> handle is read-only
+// expect-gcc: ^static assertion failed: ctile::launch: a Mut<T, N> parameter needs an exclusive Partition<T>. a Shared<T> handle is read-only and cannot be passed where the kernel writes$
+// expect-clang: ^static_assert failed due to requirement .* .ctile::launch: a Mut<T, N> parameter needs an exclusive Partition<T>. a Shared<T> handle is read-only and cannot be passed where the kernel writes.$
 // A Shared<T> handle is read-only: passing it where the kernel writes (a Mut parameter) is
 // rejected by launch's static_assert.
 #include <ctile/ctile.hpp>

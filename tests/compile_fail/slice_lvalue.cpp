@@ -1,4 +1,5 @@
-// expect: (use of deleted function .*Tensor<T>::slice\(|call to deleted member function .slice.)
+// expect-gcc: ^use of deleted function .ctile::Tensor<T> ctile::Tensor<T>::slice\(int, int64_t, int64_t\) & \[with T = float. int64_t = long int\].$
+// expect-clang: ^call to deleted member function .slice.$
 // slice() of a Tensor consumes the source, or the view and the source would alias mutably.
 #include <ctile/ctile.hpp>
 

@@ -1,4 +1,5 @@
-// expect: the spec's element type differs from the Ref<T, N> parameter's
+// expect-gcc: ^static assertion failed: ctile::compile_only/warm_up: the spec.s element type differs from the Ref<T, N> parameter.s$
+// expect-clang: ^static_assert failed due to requirement .* .ctile::compile_only/warm_up: the spec.s element type differs from the Ref<T, N> parameter.s.$
 // compile_only / warm_up check their argument specs like launch() checks its arguments: a spec of
 // double cannot stand for the Ref<float, 1> parameter.
 #include <ctile/ctile.hpp>

@@ -1,4 +1,5 @@
-// expect: a Mut<T, N> parameter takes ctile::spec::partition<T>\(shape, tile\)
+// expect-gcc: ^static assertion failed: ctile::compile_only/warm_up: a Mut<T, N> parameter takes ctile::spec::partition<T>\(shape, tile\)$
+// expect-clang: ^static_assert failed due to requirement .* .ctile::compile_only/warm_up: a Mut<T, N> parameter takes ctile::spec::partition<T>\(shape, tile\).$
 // compile_only / warm_up check their argument specs like launch() checks its arguments: a shared
 // (read-only) spec cannot stand for the Mut<float, 1> output.
 #include <ctile/ctile.hpp>

@@ -1,4 +1,6 @@
-// expect: no matching (member )?function for call to .*store
+// expect-gcc: ^no matching function for call to .ctile::Mut<int, 1>::store\(double\).$
+// expect-clang: ^no matching member function for call to .store.$
+// expect-note-clang: ^candidate function not viable: no known conversion from .double. to .const Tile<int>. for 1st argument$
 // Mut<T, N>::store of a literal follows the literal rule: 1.5 into an integer piece is rejected.
 #include <cstdint>
 

@@ -1,4 +1,5 @@
-// expect: no member named .store.
+// expect-gcc: ^.class ctile::Atomic<float, 1>. has no member named .store.$
+// expect-clang: ^no member named .store. in .ctile::Atomic<float, 1>.$
 // An Atomic<T, N> parameter is written by every tile block, so it offers atomic operations only:
 // a plain store would race with the other blocks.
 #include <ctile/ctile.hpp>

@@ -1,4 +1,5 @@
-// expect: no member named .store.
+// expect-gcc: ^.class ctile::PartitionView<float, 1>. has no member named .store.$
+// expect-clang: ^no member named .store. in .ctile::PartitionView<float, 1>.$
 // Cutting a shared input into tiles (Ref::tiles) gives a read-only view: it can load, not store.
 #include <ctile/ctile.hpp>
 

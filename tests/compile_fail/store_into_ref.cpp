@@ -1,4 +1,5 @@
-// expect: no member named .store.
+// expect-gcc: ^.class ctile::Ref<float, 1>. has no member named .store.$
+// expect-clang: ^no member named .store. in .ctile::Ref<float, 1>.$
 // A Ref<T, N> parameter is a shared, read-only input: it has no store member, so a kernel cannot
 // write to a tensor that other kernels may be reading.
 #include <ctile/ctile.hpp>

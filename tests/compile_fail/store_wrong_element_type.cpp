@@ -1,4 +1,6 @@
-// expect: no matching (member )?function for call to .*store
+// expect-gcc: ^no matching function for call to .ctile::Mut<float, 1>::store\(ctile::Tile<double>&\).$
+// expect-clang: ^no matching member function for call to .store.$
+// expect-note-clang: ^candidate function not viable: no known conversion from .Tile<double>. to .const Tile<float>. for 1st argument$
 // A piece stores tiles of its own element type only: a Tile<double> into a Mut<float, 1> needs
 // an explicit .to<float>().
 #include <ctile/ctile.hpp>

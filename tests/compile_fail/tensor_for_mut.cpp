@@ -1,4 +1,5 @@
-// expect: a Mut<T, N> parameter takes a Partition<T>
+// expect-gcc: ^static assertion failed: ctile::launch: a Mut<T, N> parameter takes a Partition<T>: std::move\(tensor\)\.partition\({tile\.\.\.}\)$
+// expect-clang: ^static_assert failed due to requirement .* .ctile::launch: a Mut<T, N> parameter takes a Partition<T>: std::move\(tensor\)\.partition\({tile\.\.\.}\).$
 // A Mut parameter needs a partition (which fixes the piece of every tile block); a whole tensor
 // is rejected.
 #include <ctile/ctile.hpp>

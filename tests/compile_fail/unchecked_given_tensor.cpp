@@ -1,4 +1,5 @@
-// expect: an UncheckedMut<T, N> parameter takes ctile::unchecked_mut\(ctile::unchecked, std::move\(tensor\)\)
+// expect-gcc: ^static assertion failed: ctile::launch: an UncheckedMut<T, N> parameter takes ctile::unchecked_mut\(ctile::unchecked, std::move\(tensor\)\)$
+// expect-clang: ^static_assert failed due to requirement .* .ctile::launch: an UncheckedMut<T, N> parameter takes ctile::unchecked_mut\(ctile::unchecked, std::move\(tensor\)\).$
 // An UncheckedMut parameter needs a tensor explicitly marked unchecked; a plain Tensor is rejected,
 // so the opt-out is always visible at the call site.
 #include <ctile/ctile.hpp>

@@ -1,4 +1,6 @@
-// expect: (no matching function for call to .*unchecked_mut|cannot bind rvalue reference of type)
+// expect-gcc: ^cannot bind rvalue reference of type .ctile::Tensor<float>&&. to lvalue of type .ctile::Tensor<float>.$
+// expect-clang: ^no matching function for call to .unchecked_mut.$
+// expect-note-clang: ^candidate function \[with T = float\] not viable: expects an rvalue for 2nd argument$
 // unchecked_mut takes the tensor by rvalue: its ownership moves into the UncheckedTensor.
 #include <ctile/ctile.hpp>
 

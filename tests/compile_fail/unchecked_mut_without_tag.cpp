@@ -1,4 +1,6 @@
-// expect: no matching function for call to .*unchecked_mut
+// expect-gcc: ^no matching function for call to .unchecked_mut\(ctile::Tensor<float>\).$
+// expect-clang: ^no matching function for call to .unchecked_mut.$
+// expect-note-clang: ^candidate function template not viable: requires 2 arguments, but 1 was provided$
 // Making a tensor that every tile block may store into anywhere takes ctile::unchecked.
 #include <ctile/ctile.hpp>
 

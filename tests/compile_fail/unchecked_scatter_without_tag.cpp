@@ -1,4 +1,6 @@
-// expect: no matching (member )?function for call to .*scatter
+// expect-gcc: ^no matching function for call to .ctile::UncheckedMut<float, 1>::scatter\(ctile::Tile<long int>&, ctile::Tile<float>&\).$
+// expect-clang: ^no matching member function for call to .scatter.$
+// expect-note-clang: ^candidate function not viable: requires at least 3 arguments, but 2 were provided$
 // UncheckedMut<T, N>::scatter can write anywhere in the tensor, so it takes ctile::unchecked as
 // its first argument; leaving the tag out does not compile.
 #include <cstdint>

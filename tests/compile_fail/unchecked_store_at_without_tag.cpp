@@ -1,4 +1,6 @@
-// expect: (no matching (member )?function for call to .*store_at|too few arguments to function call.*store_at)
+// expect-gcc: ^no matching function for call to .ctile::UncheckedMut<float, 1>::store_at\(<brace-enclosed initializer list>, ctile::Tile<float>&\).$
+// expect-clang: ^too few arguments to function call, expected at least 3, have 2$
+// expect-note-clang: ^.store_at. declared here$
 // UncheckedMut<T, N>::store_at writes one element at an arbitrary index: tagged like scatter.
 #include <ctile/ctile.hpp>
 

@@ -1,4 +1,5 @@
-// expect: (use of deleted function .*UncheckedTensor\(const .*UncheckedTensor|call to deleted constructor of .*UncheckedTensor)
+// expect-gcc: ^use of deleted function .ctile::UncheckedTensor<T>::UncheckedTensor\(const ctile::UncheckedTensor<T>&\) \[with T = float\].$
+// expect-clang: ^call to deleted constructor of .ctile::UncheckedTensor<float>.$
 // An UncheckedTensor is owned by the launch like any writable argument: an lvalue is rejected.
 #include <ctile/ctile.hpp>
 

@@ -1,4 +1,5 @@
-// expect: (use of deleted function .*Partition<T>::unpartition\(|call to deleted member function .unpartition.)
+// expect-gcc: ^use of deleted function .ctile::Tensor<T> ctile::Partition<T>::unpartition\(\) & \[with T = float\].$
+// expect-clang: ^call to deleted member function .unpartition.$
 // unpartition() consumes the partition: std::move(p).unpartition() only.
 #include <ctile/ctile.hpp>
 

@@ -1,4 +1,5 @@
-// expect: (use of deleted function .*Shared<T>::unshare\(|call to deleted member function .unshare.)
+// expect-gcc: ^use of deleted function .ctile::Tensor<T> ctile::Shared<T>::unshare\(\) & \[with T = float\].$
+// expect-clang: ^call to deleted member function .unshare.$
 // unshare() consumes the (last) shared handle: std::move(s).unshare() only.
 #include <ctile/ctile.hpp>
 

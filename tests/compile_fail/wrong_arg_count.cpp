@@ -1,4 +1,5 @@
-// expect: the number of arguments differs from the kernel's parameters
+// expect-gcc: ^static assertion failed: ctile::launch: the number of arguments differs from the kernel.s parameters$
+// expect-clang: ^static_assert failed due to requirement .* .ctile::launch: the number of arguments differs from the kernel.s parameters.$
 // A launch passes exactly one argument per kernel parameter.
 #include <ctile/ctile.hpp>
 

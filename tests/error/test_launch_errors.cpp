@@ -18,6 +18,12 @@ void two_outputs(ct::Mut<float, 1> a, ct::Mut<float, 1> b) {
 void fixed_tile(ct::Mut<float, 1, 64> z) { z.store(0.0f); }
 void atomic_only(ct::Atomic<float, 1> acc, ct::Ref<float, 1> x) { acc.add({0}, ct::sum(x.tiles({16}).load({ct::block_id(0)}), 0)); }
 void scalar_i8(ct::Mut<std::int8_t, 1> z, ct::Scalar<std::int8_t> v) { z.store(v); }
+int g_bad_tile_line = 0;
+void bad_tile(ct::Mut<float, 2> z, ct::Ref<float, 2> x) {
+  (void)x;
+  g_bad_tile_line = __LINE__ + 1;
+  z.store(ct::Tile<float>::zeros({12, 16}));
+}
 void scatter_k(ct::UncheckedMut<float, 1> dst, ct::Ref<std::int64_t, 1> idx) {
   auto i = idx.tiles({4}).load({ct::block_id(0)});
   dst.scatter(ct::unchecked, i, ct::Tile<float>::full({4}, 1.0f));
@@ -44,7 +50,7 @@ TEST(LaunchErrors, GridsOfTwoOutputsDisagree) {
   EXPECT_USER_ERROR((void)ct::launch(two_outputs, ct::zeros<float>({64}).partition({16}),
                                      ct::zeros<float>({64}).partition({32}))
                         .sync(),
-                    "same grid");
+                    "every Mut argument must have the same grid");
 }
 
 TEST(LaunchErrors, DeclaredTileShapeDiffers) {
@@ -53,7 +59,8 @@ TEST(LaunchErrors, DeclaredTileShapeDiffers) {
 
 TEST(LaunchErrors, EmptyGrid) {
   auto x = ct::rand<float>({0}, 1).share();
-  EXPECT_USER_ERROR((void)ct::launch(add1, ct::zeros<float>({0}).partition({16}), x).sync(), "is empty");
+  EXPECT_USER_ERROR((void)ct::launch(add1, ct::zeros<float>({0}).partition({16}), x).sync(),
+                    "the grid [0] is empty");
 }
 
 TEST(LaunchErrors, NoOutputAndNoGrid) {
@@ -63,13 +70,15 @@ TEST(LaunchErrors, NoOutputAndNoGrid) {
 
 TEST(LaunchErrors, ExplicitGridDisagreesWithThePartition) {
   auto x = ct::rand<float>({64}, 1).share();
-  EXPECT_USER_ERROR((void)ct::launch(add1, ct::zeros<float>({64}).partition({16}), x).grid({3}).sync(), "differs");
+  EXPECT_USER_ERROR((void)ct::launch(add1, ct::zeros<float>({64}).partition({16}), x).grid({3}).sync(),
+                    "the explicit grid [3] differs from the grid [4]");
 }
 
 TEST(LaunchErrors, GridOverflow) {
   auto x = ct::rand<float>({64}, 1).share();
   EXPECT_USER_ERROR(
-      (void)ct::launch(atomic_only, ct::zeros<float>({1}), x).grid({INT64_MAX / 2, 4}).sync(), "overflows");
+      (void)ct::launch(atomic_only, ct::zeros<float>({1}), x).grid({INT64_MAX / 2, 4}).sync(),
+      "overflows 64-bit block ids");
 }
 
 TEST(LaunchErrors, MovedFromPartition) {
@@ -78,7 +87,7 @@ TEST(LaunchErrors, MovedFromPartition) {
   auto stolen = std::move(p);
   (void)stolen;
   // NOLINTNEXTLINE(bugprone-use-after-move): the misuse under test
-  EXPECT_USER_ERROR((void)ct::launch(add1, std::move(p), x).sync(), "moved from");
+  EXPECT_USER_ERROR((void)ct::launch(add1, std::move(p), x).sync(), "the Partition was moved from");
 }
 
 TEST(LaunchErrors, MovedFromSharedHandle) {
@@ -86,7 +95,8 @@ TEST(LaunchErrors, MovedFromSharedHandle) {
   auto y = std::move(x);
   (void)y;
   // NOLINTNEXTLINE(bugprone-use-after-move): the misuse under test
-  EXPECT_USER_ERROR((void)ct::launch(add1, ct::zeros<float>({64}).partition({16}), x).sync(), "moved from");
+  EXPECT_USER_ERROR((void)ct::launch(add1, ct::zeros<float>({64}).partition({16}), x).sync(),
+                    "the Shared handle is empty (moved from)");
 }
 
 TEST(LaunchErrors, ScalarOutOfRange) {
@@ -100,23 +110,34 @@ TEST(LaunchErrors, WrittenArgumentAliasesAnInput) {
   auto in = ct::Tensor<float>::borrow(ct::unchecked, buf.data() + 16, {32}).share();
   auto x2 = ct::rand<float>({64}, 1).share();
   (void)x2;
-  EXPECT_USER_ERROR((void)ct::launch(add1, std::move(out).partition({32}), in).grid({2}).sync(), "overlaps");
+  EXPECT_USER_ERROR((void)ct::launch(add1, std::move(out).partition({32}), in).grid({2}).sync(),
+                    "its memory overlaps argument 1");
 }
 
 TEST(LaunchErrors, TraceErrorsSurfaceAtTheFirstLaunch) {
+  // The kernel is traced at its first launch; its mistake (a [12, 16] tile: 12 is not a power of
+  // two) comes out of sync() as a UserError at the kernel's line, and nothing runs.
   auto x = ct::rand<float>({64, 64}, 1).share();
-  // add2d loads a [16, 16] tile of x for a [16, 16] piece: fine. A [3, 16] tile is rejected by partition().
-  EXPECT_USER_ERROR((void)ct::zeros<float>({64, 64}).partition({3, 16}), "power of two");
+  const auto before = ct::detail::kernel_cache_stats(bad_tile);
+  const std::string msg = EXPECT_USER_ERROR(
+      (void)ct::launch(bad_tile, ct::zeros<float>({64, 64}).partition({16, 16}), x).sync(), "power of two");
+  const std::string here = "test_launch_errors.cpp:" + std::to_string(g_bad_tile_line) + ":";
+  EXPECT_NE(msg.find(here), std::string::npos) << "expected " << here << " in: " << msg;
+  // A failed trace is not cached: the next launch traces again and fails the same way.
+  EXPECT_USER_ERROR((void)ct::launch(bad_tile, ct::zeros<float>({64, 64}).partition({16, 16}), x).sync(), here);
+  EXPECT_EQ(ct::detail::kernel_cache_stats(bad_tile).compiles, before.compiles + 2);
+  // partition() itself checks its tile shape before anything is launched.
+  EXPECT_USER_ERROR((void)ct::zeros<float>({64, 64}).partition({3, 16}), "tile extent 3 at axis 0 is not a power of two");
 }
 
 TEST(LaunchErrors, RaceCheckerReportsOverlappingUncheckedStores) {
-  // Both blocks store to elements 0..3.
+  // Both blocks store to elements 0..3: a RaceError (not merely a UserError) naming the kernel.
   std::vector<std::int64_t> idx = {0, 1, 2, 3, 0, 1, 2, 3};
   auto ix = ct::from_host<std::int64_t>(std::span<const std::int64_t>(idx), {8}).share();
-  const std::string msg = EXPECT_USER_ERROR(
+  const std::string msg = EXPECT_ERROR_OF_TYPE(
       (void)ct::launch(scatter_k, ct::unchecked_mut(ct::unchecked, ct::zeros<float>({8})), ix).grid({2}).race_check().sync(),
-      "race");
-  EXPECT_NE(msg.find("scatter_k"), std::string::npos) << msg;
+      ctile::RaceError, "race in kernel 'scatter_k'");
+  EXPECT_NE(msg.find("was stored by tile block"), std::string::npos) << msg;
 }
 
 TEST(LaunchErrors, RaceCheckerIsSilentForDisjointStores) {
@@ -130,12 +151,14 @@ TEST(LaunchErrors, RaceCheckerIsSilentForDisjointStores) {
 TEST(LaunchErrors, UnshareWhileAnotherHolderExists) {
   auto x = ct::rand<float>({64}, 1).share();
   auto other = x;
-  EXPECT_USER_ERROR((void)std::move(x).unshare(), "holder");
+  EXPECT_USER_ERROR((void)std::move(x).unshare(), "1 other holder (copies or views of this shared handle) still exist");
   EXPECT_TRUE(x.valid());  // nothing lost: the handle is intact
 }
 
 TEST(LaunchErrors, MutatingASharedTensorWithAnInFlightReader) {
-  // A launch that reads `x` is in flight (its stream is blocked); unshare must refuse.
+  // A launch that reads `x` is in flight (its stream is blocked). While its future holds a copy
+  // of the handle, that copy is the reason unshare refuses; once the future is dropped (the work
+  // still in flight), the pending read alone must make it refuse.
   auto s = ct::Stream::create();
   std::atomic<bool> release{false};
   auto gate = s.enqueue([&] {
@@ -144,10 +167,14 @@ TEST(LaunchErrors, MutatingASharedTensorWithAnInFlightReader) {
   auto x = ct::rand<float>({64}, 1).share();
   auto fut = ct::launch(add1, ct::zeros<float>({64}).partition({16}), x).async_on(s);
   auto mine = std::move(x);
-  EXPECT_USER_ERROR((void)std::move(mine).unshare(), "");
+  EXPECT_USER_ERROR((void)std::move(mine).unshare(), "1 other holder (copies or views of this shared handle) still exist");
+  { auto dropped = std::move(fut); }  // the future and its copy of the handle are gone; the read is not
+  EXPECT_EQ(mine.holders(), 1);
+  EXPECT_USER_ERROR((void)std::move(mine).unshare(), "a launch still reads it (in flight); wait for that launch first");
+  EXPECT_TRUE(mine.valid());  // the refused unshare lost nothing
   release = true;
-  auto [z, x_back] = std::move(fut).get();
   gate.wait();
-  (void)z;
-  (void)x_back;
+  s.synchronize();
+  auto t = std::move(mine).unshare();  // the read has finished: now it may
+  EXPECT_EQ(t.numel(), 64);
 }

@@ -54,6 +54,14 @@ class RaceError : public UserError {
   using UserError::UserError;
 };
 
+// A tensor allocation the host could not satisfy ("out of memory: cannot allocate N bytes for a
+// tensor on cpu"). A UserError like the others; its own type lets a test that needs a large
+// allocation tell "this machine is too small" from any other error.
+class OutOfMemoryError : public UserError {
+ public:
+  using UserError::UserError;
+};
+
 namespace detail {
 template <class... A>
 std::string cat(A&&... a) {

@@ -11,8 +11,10 @@
 #pragma once
 
 #include <array>
+#include <bit>
 #include <cstdint>
 #include <string>
+#include <tuple>
 
 #include "ctile/core/unchecked.hpp"
 #include "ctile/frontend/tile.hpp"
@@ -35,7 +37,17 @@ struct ParamSpec {
   ParamSpec() = default;
   ParamSpec(Kind k, DType d, int r, Shape tile = {}, ir::Scalar cv = {}, ir::TensorFacts f = {})
       : kind(k), dtype(d), rank(r), tile_shape(std::move(tile)), const_value(cv), facts(f) {}
-  friend bool operator==(const ParamSpec&, const ParamSpec&) = default;
+
+  // Every field, with a floating-point Const value as its bit pattern: compared as doubles, a NaN
+  // would equal nothing (and break the strict weak ordering of the kernel cache's map), and -0.0
+  // would share +0.0's kernel although 1 / c differs.
+  [[nodiscard]] auto key() const {
+    return std::tuple<Kind, DType, int, const Shape&, bool, std::int64_t, std::uint64_t, const ir::TensorFacts&>(
+        kind, dtype, rank, tile_shape, const_value.is_float, const_value.i, std::bit_cast<std::uint64_t>(const_value.f),
+        facts);
+  }
+  friend bool operator==(const ParamSpec& a, const ParamSpec& b) { return a.key() == b.key(); }
+  friend bool operator<(const ParamSpec& a, const ParamSpec& b) { return a.key() < b.key(); }
 };
 
 template <std::size_t N>

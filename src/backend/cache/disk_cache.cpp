@@ -257,7 +257,8 @@ class DirLock {
  public:
   explicit DirLock(const std::string& dir) {
     const std::string path = dir + "/lock";
-    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+    // O_NONBLOCK: a FIFO or device in its place must not block the open (flock still waits).
+    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0644);
     if (fd_ < 0) return;
     int r;
     do {
@@ -522,16 +523,12 @@ std::optional<std::vector<std::byte>> DiskCache::get(const CacheKey& key) {
     return std::nullopt;
   };
   try {
-    Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
-    if (fd.get() < 0) {
-      const int e = errno;
-      if (e != ENOENT && e != ENOTDIR) warn_once(Warn::io_read, "cannot open " + path + ": " + errno_text(e));
-      return miss();
-    }
+    // What is at the path, before opening it: opening a FIFO for reading blocks until a writer
+    // comes, and a device may do anything on open. Only a regular file is ever opened.
     struct stat st {};
-    if (::fstat(fd.get(), &st) != 0) {
+    if (::lstat(path.c_str(), &st) != 0) {
       const int e = errno;
-      warn_once(Warn::io_read, "cannot stat " + path + ": " + errno_text(e));
+      if (e != ENOENT && e != ENOTDIR) warn_once(Warn::io_read, "cannot stat " + path + ": " + errno_text(e));
       return miss();
     }
     auto corrupt = [&](const char* why) -> std::optional<std::vector<std::byte>> {
@@ -542,8 +539,25 @@ std::optional<std::vector<std::byte>> DiskCache::get(const CacheKey& key) {
       return miss();
     };
     if (!S_ISREG(st.st_mode)) return corrupt("not a regular file");
+    // O_NONBLOCK: should a FIFO be renamed over the entry after the lstat, open returns at once
+    // (and fstat below rejects it); for a regular file the flag changes nothing.
+    Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
+    if (fd.get() < 0) {
+      const int e = errno;
+      if (e != ENOENT && e != ENOTDIR) warn_once(Warn::io_read, "cannot open " + path + ": " + errno_text(e));
+      return miss();
+    }
+    if (::fstat(fd.get(), &st) != 0) {
+      const int e = errno;
+      warn_once(Warn::io_read, "cannot stat " + path + ": " + errno_text(e));
+      return miss();
+    }
+    if (!S_ISREG(st.st_mode)) return corrupt("not a regular file");
     const auto size = static_cast<std::uint64_t>(st.st_size);
     if (size < kHeaderSize) return corrupt("shorter than the header");
+    // put() never stores an entry over the cap, so a larger file is damaged or foreign; reading
+    // it would allocate its whole payload.
+    if (size > max_bytes_) return corrupt("larger than the cache's size cap");
 
     unsigned char h[kHeaderSize];
     iovec hv{h, kHeaderSize};
@@ -551,11 +565,16 @@ std::optional<std::vector<std::byte>> DiskCache::get(const CacheKey& key) {
     const ParsedHeader p = parse_header(h);
     if (const char* why = check_header(h, p, hex, size)) return corrupt(why);
 
+    // The header and meta are verified before the payload is allocated (its length comes from
+    // the header, and matches the file's size, which is within the cap).
     std::string meta(p.meta_len, '\0');
-    std::vector<std::byte> payload(p.payload_len);
-    iovec body[2] = {{meta.data(), meta.size()}, {payload.data(), payload.size()}};
-    if (!preadv_full(fd.get(), body, 2, static_cast<off_t>(kHeaderSize))) return corrupt("short read");
+    iovec mv{meta.data(), meta.size()};
+    if (!preadv_full(fd.get(), &mv, 1, static_cast<off_t>(kHeaderSize))) return corrupt("short read");
     if (header_digest(h, meta) != p.header_sha) return corrupt("header checksum mismatch");
+
+    std::vector<std::byte> payload(p.payload_len);
+    iovec pv{payload.data(), payload.size()};
+    if (!preadv_full(fd.get(), &pv, 1, static_cast<off_t>(kHeaderSize + p.meta_len))) return corrupt("short read");
     if (sha256(std::span<const std::byte>(payload)) != p.payload_sha) return corrupt("payload checksum mismatch");
 
     touch(fd.get());  // most recently used
@@ -792,12 +811,12 @@ std::vector<EntryInfo> DiskCache::list() const {
     const auto slash = e.path.find_last_of('/');
     info.key_hex = e.path.substr(slash + 1, kHexLen);
     try {
-      Fd fd(::open(e.path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+      Fd fd(::open(e.path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));  // as in get()
       struct stat st {};
       unsigned char h[kHeaderSize];
       iovec hv{h, kHeaderSize};
-      if (fd.get() >= 0 && ::fstat(fd.get(), &st) == 0 && static_cast<std::uint64_t>(st.st_size) >= kHeaderSize &&
-          preadv_full(fd.get(), &hv, 1, 0)) {
+      if (fd.get() >= 0 && ::fstat(fd.get(), &st) == 0 && S_ISREG(st.st_mode) &&
+          static_cast<std::uint64_t>(st.st_size) >= kHeaderSize && preadv_full(fd.get(), &hv, 1, 0)) {
         const ParsedHeader p = parse_header(h);
         info.file_bytes = static_cast<std::uint64_t>(st.st_size);
         if (!check_header(h, p, info.key_hex, info.file_bytes)) {

@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
+#include <linux/capability.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -323,6 +326,128 @@ TEST_F(CorruptionTest, DirectoryInPlaceOfEntry) {
   });
 }
 
+// Not regular files, and entries whose header claims a huge payload: get() must neither block nor
+// allocate what the header claims before the header (and the size cap) vouch for it.
+
+TEST_F(CorruptionTest, SymlinkInPlaceOfEntryIsRemovedNotFollowed) {
+  check([this](std::string& b, const std::string& p) {
+    const std::string target = root_ + "/elsewhere.ctk";
+    write_file(target, b);  // a valid entry's bytes: a followed link would be a hit
+    fs::remove(p);
+    fs::create_symlink(target, p);
+  });
+  EXPECT_EQ(read_file(root_ + "/elsewhere.ctk").size(), kHeader + 9 + 2000);  // the target is untouched
+}
+
+TEST_F(DiskCacheTest, FifoInPlaceOfEntryDoesNotBlock) {
+  DiskCache c(dir_);
+  const auto k = key_of("fifo");
+  c.put(k, make_payload(3, 0, 100), "");
+  const std::string path = c.path_for(k);
+  fs::remove(path);
+  ASSERT_EQ(::mkfifo(path.c_str(), 0600), 0) << std::strerror(errno);
+  // In a child with an alarm: get() used to open the FIFO without O_NONBLOCK and wait forever
+  // for a writer. The child exits 0 only if get() returned a miss and removed the FIFO.
+  const int rc = in_child([&] {
+    ::alarm(20);
+    DiskCache d(dir_);
+    const bool hit = d.get(k).has_value();
+    std::error_code ec;
+    const bool gone = !fs::exists(fs::symlink_status(path, ec));
+    return !hit && d.stats().corrupt == 1 && gone ? 0 : 1;
+  });
+  EXPECT_EQ(rc, 0) << (rc == -1 ? "get() blocked on the FIFO (the child was killed by its alarm)"
+                                : "get() did not report and remove the FIFO as a corrupt entry");
+  c.put(k, make_payload(3, 0, 100), "");  // the recompile path stores a good entry again
+  EXPECT_TRUE(c.get(k).has_value());
+}
+
+// A sparse entry file of `file_bytes` whose header is valid in every field the header alone can
+// check (magic, version, key, lengths that match the file size); its header checksum is valid
+// when `good_checksum`. The payload is a hole: it costs no disk, only what a reader allocates.
+void write_sparse_entry(const std::string& path, const std::string& hex, std::uint64_t file_bytes, bool good_checksum) {
+  unsigned char h[kHeader] = {};
+  std::memcpy(h, "CTILEK01", 8);
+  h[8] = 1;  // version
+  const std::uint64_t payload = file_bytes - kHeader;  // no meta
+  for (int i = 0; i < 8; ++i) h[16 + i] = static_cast<unsigned char>(payload >> (8 * i));
+  std::memcpy(h + 56, hex.data(), 64);
+  h[120] = static_cast<unsigned char>(kHeader);  // header size 160
+  if (good_checksum) {
+    const auto d = ctile::cache::sha256(std::string_view(reinterpret_cast<const char*>(h), 128));
+    std::memcpy(h + 128, d.data(), d.size());
+  }
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  ASSERT_GE(fd, 0) << std::strerror(errno);
+  ASSERT_EQ(::write(fd, h, kHeader), static_cast<ssize_t>(kHeader));
+  ASSERT_EQ(::ftruncate(fd, static_cast<off_t>(file_bytes)), 0) << std::strerror(errno);
+  ::close(fd);
+}
+
+// Runs get(k) on a fresh DiskCache(dir, cap) in a child; returns how many MiB the child's peak
+// resident set grew by during the call (capped at 250), or -1 if the child died. The entry must
+// be a miss, counted as corrupt and removed; otherwise the child exits 255.
+int peak_growth_mib_of_get(const std::string& dir, std::uint64_t cap, const CacheKey& k) {
+  return in_child([&] {
+    DiskCache d(dir, cap);
+    (void)d.stats();  // first-use costs (OpenSSL, the directory scan) before the measurement
+    rusage before{}, after{};
+    ::getrusage(RUSAGE_SELF, &before);
+    const bool hit = d.get(k).has_value();
+    ::getrusage(RUSAGE_SELF, &after);
+    std::error_code ec;
+    if (hit || d.stats().corrupt != 1 || fs::exists(d.path_for(k), ec)) return 255;
+    return static_cast<int>(std::min<long>(250, (after.ru_maxrss - before.ru_maxrss) / 1024));  // KiB -> MiB
+  });
+}
+
+TEST_F(DiskCacheTest, HugeEntryOverTheCapIsRejectedBeforeAllocating) {
+  // A 256 MiB entry in a cache capped at 64 MiB (put never stores one): its header and checksum
+  // are valid, yet reading it would allocate 256 MiB. get() rejects it from its size alone.
+  DiskCache c(dir_, 64 << 20);
+  const auto k = key_of("huge");
+  c.put(k, make_payload(1, 0, 100), "");  // creates the shard directory
+  write_sparse_entry(c.path_for(k), k.hex(), std::uint64_t{256} << 20, /*good_checksum=*/true);
+  testing::internal::CaptureStderr();
+  const int grew = peak_growth_mib_of_get(dir_, 64 << 20, k);
+  const std::string err = testing::internal::GetCapturedStderr();
+  ASSERT_NE(grew, 255) << "not reported and removed as corrupt: " << err;
+  ASSERT_GE(grew, 0) << "the child died: " << err;
+  EXPECT_LT(grew, 32) << "get() allocated the claimed payload (" << grew << " MiB)";
+  EXPECT_NE(err.find("larger than the cache's size cap"), std::string::npos) << err;
+}
+
+TEST_F(DiskCacheTest, HugeEntryWithABadHeaderChecksumIsRejectedBeforeAllocating) {
+  // Within the cap (1 GiB), lengths consistent with the file size, but the header checksum is
+  // wrong: the header is verified before the 256 MiB payload is allocated.
+  DiskCache c(dir_);
+  const auto k = key_of("huge-bad-header");
+  c.put(k, make_payload(1, 0, 100), "");
+  write_sparse_entry(c.path_for(k), k.hex(), std::uint64_t{256} << 20, /*good_checksum=*/false);
+  testing::internal::CaptureStderr();
+  const int grew = peak_growth_mib_of_get(dir_, DiskCache::kDefaultMaxBytes, k);
+  const std::string err = testing::internal::GetCapturedStderr();
+  ASSERT_NE(grew, 255) << "not reported and removed as corrupt: " << err;
+  ASSERT_GE(grew, 0) << "the child died: " << err;
+  EXPECT_LT(grew, 32) << "get() allocated the claimed payload (" << grew << " MiB)";
+  EXPECT_NE(err.find("header checksum mismatch"), std::string::npos) << err;
+}
+
+TEST_F(DiskCacheTest, EntryOverTheCapWithAGoodPayloadIsStillRejected) {
+  // Not only sparse files: a complete, valid entry written by a cache with a larger cap is over
+  // this instance's cap, so it is dropped rather than read.
+  DiskCache big(dir_, 1 << 20);
+  const auto k = key_of("written-with-a-larger-cap");
+  big.put(k, make_payload(2, 0, 8000), "");
+  ASSERT_TRUE(big.get(k).has_value());
+  DiskCache small(dir_, 4000);
+  testing::internal::CaptureStderr();
+  EXPECT_FALSE(small.get(k).has_value());
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(small.stats().corrupt, 1u);
+  EXPECT_NE(err.find("larger than the cache's size cap"), std::string::npos) << err;
+}
+
 // ---- LRU eviction -------------------------------------------------------------------------------
 
 TEST_F(DiskCacheTest, EvictsLeastRecentlyUsedUnderCap) {
@@ -588,20 +713,66 @@ TEST_F(DiskCacheTest, UnwritableDirectoryDegradesToMisses) {
   EXPECT_EQ(n, 1u) << err;
 }
 
+// Takes CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH out of this thread's effective capabilities for
+// its lifetime, so that file permissions apply to root too (CI runs the suite as root). Linux
+// capabilities are per thread and the permitted set keeps both, so the destructor restores them.
+class WithoutPermissionOverride {
+ public:
+  WithoutPermissionOverride() {
+    if (::syscall(SYS_capget, &hdr_, saved_) != 0) {
+      error_ = std::string("capget: ") + std::strerror(errno);
+      return;
+    }
+    __user_cap_data_struct reduced[2];
+    std::memcpy(reduced, saved_, sizeof reduced);
+    for (int cap : {CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH}) reduced[cap / 32].effective &= ~(1u << (cap % 32));
+    if (::syscall(SYS_capset, &hdr_, reduced) != 0) {
+      error_ = std::string("capset: ") + std::strerror(errno);
+      return;
+    }
+    dropped_ = true;
+  }
+  WithoutPermissionOverride(const WithoutPermissionOverride&) = delete;
+  WithoutPermissionOverride& operator=(const WithoutPermissionOverride&) = delete;
+  ~WithoutPermissionOverride() {
+    if (dropped_) (void)::syscall(SYS_capset, &hdr_, saved_);
+  }
+  const std::string& error() const { return error_; }
+
+ private:
+  __user_cap_header_struct hdr_{_LINUX_CAPABILITY_VERSION_3, 0};
+  __user_cap_data_struct saved_[2]{};
+  bool dropped_ = false;
+  std::string error_;
+};
+
 TEST_F(DiskCacheTest, ReadOnlyDirectoryStillServesHits) {
-  if (::geteuid() == 0) GTEST_SKIP() << "root ignores directory permissions";
   DiskCache c(dir_);
   const auto k = key_of("ro");
   c.put(k, make_payload(1, 0, 100), "");
+  const std::string shard = fs::path(c.path_for(k)).parent_path();
   fs::permissions(dir_, fs::perms::owner_read | fs::perms::owner_exec);
-  fs::permissions(fs::path(c.path_for(k)).parent_path(), fs::perms::owner_read | fs::perms::owner_exec);
-  testing::internal::CaptureStderr();
-  EXPECT_TRUE(c.get(k).has_value());
-  c.put(key_of("ro2"), make_payload(2, 0, 100), "");  // cannot write: a warning, no throw
-  EXPECT_FALSE(c.get(key_of("ro2")).has_value());
-  testing::internal::GetCapturedStderr();
-  EXPECT_GE(c.stats().write_errors, 1u);
-  fs::permissions(fs::path(c.path_for(k)).parent_path(), fs::perms::owner_all);
+  fs::permissions(shard, fs::perms::owner_read | fs::perms::owner_exec);
+  {
+    const WithoutPermissionOverride as_a_user;
+    ASSERT_EQ(as_a_user.error(), "");
+    // The directory really is unwritable for this thread now (root included): never a skip.
+    const std::string probe = shard + "/probe";
+    const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644);
+    const int e = errno;
+    if (fd >= 0) ::close(fd);
+    ASSERT_LT(fd, 0) << "could create " << probe << " in a read-only directory";
+    ASSERT_EQ(e, EACCES) << std::strerror(e);
+
+    testing::internal::CaptureStderr();
+    EXPECT_TRUE(c.get(k).has_value());
+    c.put(key_of("ro2"), make_payload(2, 0, 100), "");  // cannot write: a warning, no throw
+    EXPECT_FALSE(c.get(key_of("ro2")).has_value());
+    const std::string err = testing::internal::GetCapturedStderr();
+    EXPECT_GE(c.stats().write_errors, 1u);
+    EXPECT_NE(err.find("Permission denied"), std::string::npos) << err;
+  }
+  fs::permissions(shard, fs::perms::owner_all);
   fs::permissions(dir_, fs::perms::owner_all);
 }
 

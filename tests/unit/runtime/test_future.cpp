@@ -10,8 +10,10 @@
 #include "ctile/runtime/creation.hpp"
 #include "ctile/runtime/future.hpp"
 #include "ctile/runtime/shared.hpp"
+#include "test_helpers.hpp"
 
 namespace ct = ctile;
+using ct::test::expect_user_error;
 using namespace std::chrono_literals;
 
 namespace {
@@ -84,12 +86,7 @@ TEST(Future, GetReturnsThePayload) {
 
 TEST(Future, GetRethrowsTheTaskError) {
   auto f = AddScalar{ct::zeros<float>({4}), 1.0f, nullptr, true}.async_on(ct::Stream::create());
-  try {
-    (void)std::move(f).get();
-    FAIL() << "get() should rethrow";
-  } catch (const ct::UserError& e) {
-    EXPECT_NE(std::string(e.what()).find("failed on purpose"), std::string::npos);
-  }
+  expect_user_error([&] { (void)std::move(f).get(); }, {"AddScalar failed on purpose"});
 }
 
 TEST(Future, ThenChainsWithoutWaiting) {
@@ -111,7 +108,7 @@ TEST(Future, ErrorsPropagateThroughThen) {
   auto s = ct::Stream::create();
   auto f = AddScalar{ct::zeros<float>({2}), 1.0f, nullptr, true}.async_on(s);
   auto g = std::move(f).then([](ct::Tensor<float> t) { return AddScalar{std::move(t), 5.0f}; });
-  EXPECT_THROW((void)std::move(g).get(), ct::UserError);
+  expect_user_error([&] { (void)std::move(g).get(); }, {"AddScalar failed on purpose"});
 }
 
 TEST(Future, JoinCombinesPayloads) {
@@ -131,7 +128,7 @@ TEST(Future, JoinCarriesAnError) {
   auto s = ct::Stream::create();
   auto a = AddScalar{ct::zeros<float>({2}), 1.0f}.async_on(s);
   auto b = AddScalar{ct::zeros<float>({2}), 1.0f, nullptr, true}.async_on(s);
-  EXPECT_THROW((void)ct::join(std::move(a), std::move(b)).get(), ct::UserError);
+  expect_user_error([&] { (void)ct::join(std::move(a), std::move(b)).get(); }, {"AddScalar failed on purpose"});
 }
 
 TEST(Future, DroppedWithoutGetDoesNotBlock) {

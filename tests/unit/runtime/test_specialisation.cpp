@@ -3,8 +3,11 @@
 // key, and carried into the traced IR.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include <ctile/ctile.hpp>
@@ -192,6 +195,73 @@ TEST(FactSpecialisation, ExtentsDivisibleBy16AreAFact) {
   EXPECT_EQ(ct::detail::kernel_cache_stats(scale).specialisations, before.specialisations + 1);
   run(500);   // not divisible: its own specialisation
   EXPECT_EQ(ct::detail::kernel_cache_stats(scale).specialisations, before.specialisations + 2);
+}
+
+// ---- Const<T> values in the cache key: compared by bit pattern ---------------------------------
+
+void store_const(ct::Mut<float, 1> z, ct::Const<float> c) { z.store(c.value()); }
+void store_reciprocal(ct::Mut<float, 1> z, ct::Const<float> c) { z.store(1.0f / c.value()); }
+
+std::vector<float> run_const(void (*k)(ct::Mut<float, 1>, ct::Const<float>), float c) {
+  auto [z, c2] = ct::launch(k, ct::zeros<float>({16}).partition({16}), c).sync();
+  (void)c2;
+  return std::move(z).unpartition().to_host();
+}
+
+TEST(ConstSpecialisation, NaNGetsItsOwnKernelNotAnotherValues) {
+  // Compared as doubles, NaN was unordered with everything: the map found 1.0f's kernel for it.
+  const auto before = ct::detail::kernel_cache_stats(store_const);
+  EXPECT_EQ(run_const(store_const, 1.0f)[0], 1.0f);
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const auto all_nan = [](const std::vector<float>& v) {
+    return std::all_of(v.begin(), v.end(), [](float x) { return std::isnan(x); });
+  };
+  const auto out = run_const(store_const, nan);
+  EXPECT_TRUE(all_nan(out)) << "the NaN launch stored " << out[0];
+  EXPECT_EQ(ct::detail::kernel_cache_stats(store_const).specialisations, before.specialisations + 2);
+  // A second NaN launch finds the NaN kernel (NaN's bit pattern equals itself): a hit.
+  const auto mid = ct::detail::kernel_cache_stats(store_const);
+  EXPECT_TRUE(all_nan(run_const(store_const, nan)));
+  const auto after = ct::detail::kernel_cache_stats(store_const);
+  EXPECT_EQ(after.specialisations, mid.specialisations);
+  EXPECT_EQ(after.hits, mid.hits + 1);
+  EXPECT_EQ(run_const(store_const, 1.0f)[0], 1.0f);  // 1.0f still gets its own
+}
+
+TEST(ConstSpecialisation, NegativeZeroIsNotPositiveZero) {
+  // 1 / c tells them apart: +inf for +0.0, -inf for -0.0 (they shared one kernel).
+  const auto before = ct::detail::kernel_cache_stats(store_reciprocal);
+  const auto pos = run_const(store_reciprocal, 0.0f);
+  const auto neg = run_const(store_reciprocal, -0.0f);
+  EXPECT_EQ(pos[0], std::numeric_limits<float>::infinity());
+  EXPECT_EQ(neg[0], -std::numeric_limits<float>::infinity());
+  EXPECT_EQ(ct::detail::kernel_cache_stats(store_reciprocal).specialisations, before.specialisations + 2);
+}
+
+TEST(ConstSpecialisation, ParamSpecOrderIsStrictWeakWithNaN) {
+  using Spec = ct::detail::ParamSpec;
+  const auto c = [](double v) {
+    return Spec(Spec::Kind::Const, ct::DType::f32, 0, {}, ct::ir::Scalar::of_float(v));
+  };
+  const Spec nan = c(std::numeric_limits<double>::quiet_NaN()), one = c(1.0), two = c(2.0), pz = c(0.0), nz = c(-0.0);
+  EXPECT_TRUE(nan == nan);  // reflexive, unlike NaN == NaN
+  EXPECT_FALSE(nan < nan);  // irreflexive
+  // Exactly one of a < b, b < a, a == b for every pair (trichotomy: NaN is no longer
+  // "equivalent" to every value, which made the map's equivalence non-transitive).
+  const Spec all[] = {nan, one, two, pz, nz};
+  for (const Spec& a : all)
+    for (const Spec& b : all) {
+      const int n = int(a < b) + int(b < a) + int(a == b);
+      EXPECT_EQ(n, 1) << ct::ir::scalar_str(a.const_value, ct::DType::f32) << " vs "
+                      << ct::ir::scalar_str(b.const_value, ct::DType::f32);
+    }
+  EXPECT_FALSE(pz == nz);
+  EXPECT_TRUE(one < two);  // positive finite values keep their numeric order
+  // Integer constants are unaffected.
+  const Spec i3(Spec::Kind::Const, ct::DType::i32, 0, {}, ct::ir::Scalar::of_int(3));
+  const Spec i4(Spec::Kind::Const, ct::DType::i32, 0, {}, ct::ir::Scalar::of_int(4));
+  EXPECT_TRUE(i3 < i4);
+  EXPECT_FALSE(i3 == i4);
 }
 
 }  // namespace

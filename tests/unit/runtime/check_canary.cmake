@@ -1,0 +1,20 @@
+# Runs the sanitizer canary with one deliberate bug and requires the sanitizer to report it and
+# fail the process (see sanitizer_canary.cpp). Run by CTest through `cmake -P`:
+#   cmake -DCANARY=<sanitizer_canary> -DBUG=<heap-overflow|signed-overflow|race> -DREPORT=<text> -P check_canary.cmake
+cmake_minimum_required(VERSION 3.25)
+foreach(var CANARY BUG REPORT)
+  if(NOT DEFINED ${var} OR "${${var}}" STREQUAL "")
+    message(FATAL_ERROR "check_canary.cmake: -D${var}=... is required")
+  endif()
+endforeach()
+execute_process(COMMAND "${CANARY}" "${BUG}" RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
+if(rc EQUAL 0)
+  message(NOTICE "${out}")
+  message(FATAL_ERROR "the ${BUG} bug did not fail the process: the sanitizer is not armed (a report would not fail a test)")
+endif()
+string(FIND "${out}" "${REPORT}" at)
+if(at EQUAL -1)
+  message(NOTICE "${out}")
+  message(FATAL_ERROR "the ${BUG} bug failed the process (${rc}), but without the report \"${REPORT}\"")
+endif()
+message(STATUS "the sanitizer reports the ${BUG} bug and fails the process (${rc}): ${REPORT}")
