@@ -17,7 +17,8 @@
 //   warp_leader()                   WarpIndex of this warp, valid in its lane 0 only
 //
 // Coordinates (plain numbers, they grant nothing): thread_idx(), block_idx(), block_dim(),
-// grid_dim(), lane_id(), warp_id() (in the block), warps_per_block().
+// grid_dim(), thread_in_block(), block_size(), lane_id(), warp_id() (in the block),
+// warps_per_block(), grid_threads().
 #pragma once
 
 #include "ctile/simt/config.h"
@@ -89,6 +90,9 @@ inline Dim3 grid_dim() {
   return Dim3{s.grid_dim.x, s.grid_dim.y, s.grid_dim.z};
 }
 #endif
+// The linear index of this thread in its block (x fastest), and the threads of a block.
+inline u32 thread_in_block() { return detail::in_block(); }
+inline u32 block_size() { return detail::threads_per_block(); }
 inline u32 lane_id() { return detail::in_block() % kWarpSize; }
 inline u32 warp_id() { return detail::in_block() / kWarpSize; }
 inline u32 warps_per_block() { return (detail::threads_per_block() + kWarpSize - 1) / kWarpSize; }
@@ -138,13 +142,16 @@ class TileIndex {
 
  public:
   CTILE_SIMT_TOKEN_RULES(TileIndex)
-  i64 row() const { return r_; }
+  i64 row() const { return r_; }       // in the output
   i64 col() const { return c_; }
+  u32 tile_row() const { return tr_; }  // in the tile: 0 .. R - 1
+  u32 tile_col() const { return tc_; }
 
  private:
   friend struct detail::Access;
-  TileIndex(i64 r, i64 c) : r_(r), c_(c) {}
+  TileIndex(i64 r, i64 c, u32 tr, u32 tc) : r_(r), c_(c), tr_(tr), tc_(tc) {}
   i64 r_, c_;
+  u32 tr_, tc_;
 };
 
 // This block's element of a per-block output; valid only in the block's first thread.
@@ -235,8 +242,8 @@ struct Access {
   static ThreadIndex thread_index(i64 v) { return ThreadIndex(v); }
   static ThreadIndex2D thread_index_2d(i64 r, i64 c) { return ThreadIndex2D(r, c); }
   template <int R, int C, bool T>
-  static TileIndex<R, C, T> tile_index(i64 r, i64 c) {
-    return TileIndex<R, C, T>(r, c);
+  static TileIndex<R, C, T> tile_index(i64 r, i64 c, u32 tr, u32 tc) {
+    return TileIndex<R, C, T>(r, c, tr, tc);
   }
   static BlockIndex block_index(i64 v, bool valid) { return BlockIndex(v, valid); }
   static WarpIndex warp_index(i64 v, bool valid) { return WarpIndex(v, valid); }
@@ -264,7 +271,7 @@ inline ThreadIndex GridStride::Iter::operator*() const { return detail::Access::
 
 template <int R, int C, bool T>
 TileIndex<R, C, T> TileRange<R, C, T>::Iter::operator*() const {
-  return detail::Access::tile_index<R, C, T>(r0 + r, c0 + c);
+  return detail::Access::tile_index<R, C, T>(r0 + r, c0 + c, r, c);
 }
 
 inline ThreadIndex index_1d() { return detail::Access::thread_index(detail::linear_thread()); }
