@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what building and testing ctile needs (Debian/Ubuntu, apt-get): cmake, ninja, g++,
-# GoogleTest and clang-tidy. Installs only what is missing; does nothing when all is present.
+# GoogleTest, clang-tidy and CLI11 (the `ctile` tool's command line). Installs only what is missing; does nothing when all is present.
 # Uses sudo only when not run as root.
 set -euo pipefail
 
@@ -18,9 +18,11 @@ have_gtest() {
 }
 have_gtest || missing+=(libgtest-dev)
 have clang-tidy || have clang-tidy-14 || missing+=(clang-tidy)
+# CLI11: header-only, with the CMake package config that find_package(CLI11) uses.
+[[ -f /usr/include/CLI/CLI.hpp ]] || missing+=(libcli11-dev)
 
 if [[ ${#missing[@]} -eq 0 ]]; then
-  echo "setup: cmake, ninja, g++, GoogleTest and clang-tidy are installed"
+  echo "setup: cmake, ninja, g++, GoogleTest, clang-tidy and CLI11 are installed"
   exit 0
 fi
 
