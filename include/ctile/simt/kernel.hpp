@@ -183,8 +183,9 @@ struct Kernel {
     static constexpr const char* body_text = #__VA_ARGS__;                                                 \
     static constexpr const char* requires_text = #REQUIRES;                                                \
     static ::ctile::simt::Contract contract() { return CONTRACT; }                                         \
-    static void body PARAMS __VA_ARGS__                                                                    \
+    /* a parameter may serve only the requires relations, or only the GPU: no unused-parameter warnings */ \
     _Pragma("GCC diagnostic push") _Pragma("GCC diagnostic ignored \"-Wunused-parameter\"")                \
+    static void body PARAMS __VA_ARGS__                                                                    \
     static ::ctile::simt::detail::Requirements requirements PARAMS {                                       \
       return ::ctile::simt::detail::Requirements{{true, CTILE_SIMT_UNPAREN REQUIRES}};                     \
     }                                                                                                      \
