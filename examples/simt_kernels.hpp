@@ -19,21 +19,27 @@ CTILE_SIMT_KERNEL(simt_vector_add,
   out.get_mut(i).set(a.get_or(i, 0.0f) + b.get_or(i, 0.0f));
 })
 
-// out[0] += the sum of x: each thread adds a grid-stride run of x (16-byte vector loads, then the
-// tail), the warp adds its 32 partial sums with shuffles, warp 0 adds the warps' sums from shared
-// memory, and one thread per block adds the block's sum to out[0] with a device-scoped atomic.
+// out[0] += the sum of x: each thread adds a grid-stride run of x (16-byte vector loads, four in
+// flight per thread, then the tail), the warp adds its 32 partial sums with shuffles, warp 0 adds
+// the warps' sums from shared memory, and one thread per block adds the block's sum to out[0]
+// with a device-scoped atomic. Launch it with a grid that fills the GPU (grid_stride style).
 CTILE_SIMT_KERNEL(simt_sum,
     (AtomicSpan<float> out, Span<float> x),
     Contract().block(256).dynamic_shared(8 * sizeof(float)),  // one partial sum per warp
     (out.size() == 1),
 {
   const i64 first = index_1d().get(), step = grid_threads();
-  float acc = 0.0f;
   const i64 nv = x.vec4_count();
-  for (i64 q = first; q < nv; q += step) {
-    const Vec4<float> v = x.get_vec4_or(q, 0.0f);
-    acc += (v.x + v.y) + (v.z + v.w);
+  float a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f;
+  for (i64 q = first; q < nv; q += 4 * step) {
+    const Vec4<float> v0 = x.get_vec4_or(q, 0.0f), v1 = x.get_vec4_or(q + step, 0.0f);
+    const Vec4<float> v2 = x.get_vec4_or(q + 2 * step, 0.0f), v3 = x.get_vec4_or(q + 3 * step, 0.0f);
+    a0 += (v0.x + v0.y) + (v0.z + v0.w);
+    a1 += (v1.x + v1.y) + (v1.z + v1.w);
+    a2 += (v2.x + v2.y) + (v2.z + v2.w);
+    a3 += (v3.x + v3.y) + (v3.z + v3.w);
   }
+  float acc = (a0 + a1) + (a2 + a3);
   for (i64 i = nv * 4 + first; i < x.size(); i += step) acc += x.get_or(i, 0.0f);
   acc = warp::reduce_sum(acc);
   auto partials = dynamic_shared<float>(ctile::unchecked);

@@ -179,14 +179,15 @@ class BlockRun {
     }
   }
 
-  void barrier(ThreadState& s, const std::source_location& loc) {
+  void barrier(ThreadState& s, const std::source_location& loc, const void* site) {
     Thread& t = threads_[s.in_block];
     t.status = Status::Barrier;
     t.file = loc.file_name();
     t.line = loc.line();
+    t.site = site;
     if (++at_barrier_ == n_) {
       for (std::uint32_t i = 0; i < n_; ++i)
-        if (threads_[i].line != t.line || std::strcmp(threads_[i].file, t.file) != 0)
+        if (threads_[i].site != t.site)
           throw UserError("barrier divergence in " + where() + ": " + thread_name(i) + " waits at sync_threads() (" +
                           site_str(threads_[i].file, threads_[i].line) + ") and " + thread_name(s.in_block) +
                           " at another one (" + site_str(t.file, t.line) +
@@ -203,7 +204,7 @@ class BlockRun {
   }
 
   std::uint64_t warp(ThreadState& s, WarpOp op, std::uint64_t value, std::uint32_t arg, std::uint32_t width,
-                     const std::source_location& loc) {
+                     const std::source_location& loc, const void* site) {
     if (n_ % 32 != 0)
       throw UserError(std::string(op_name(op)) + " in " + where() + " (" + site_str(loc.file_name(), loc.line()) +
                       "): warp collectives need whole warps, but the block has " + std::to_string(n_) +
@@ -219,6 +220,7 @@ class BlockRun {
     t.width = width;
     t.file = loc.file_name();
     t.line = loc.line();
+    t.site = site;
     Warp& w = warps_[s.in_block / 32];
     if (++w.arrived == 32) {
       resolve(s.in_block / 32);
@@ -252,6 +254,7 @@ class BlockRun {
     Status status = Status::Runnable;
     const char* file = "";
     unsigned line = 0;
+    const void* site = nullptr;  // the call (a return address): which barrier or collective
     WarpOp op = WarpOp::Sync;
     std::uint64_t value = 0, result = 0;
     std::uint32_t arg = 0, width = 32;
@@ -285,7 +288,7 @@ class BlockRun {
     const Thread& l0 = *lanes[0];
     for (std::uint32_t l = 1; l < 32; ++l) {
       const Thread& t = *lanes[l];
-      if (t.op != l0.op || t.line != l0.line || std::strcmp(t.file, l0.file) != 0 || t.width != l0.width)
+      if (t.op != l0.op || t.site != l0.site || t.width != l0.width)
         throw UserError("warp divergence in " + where() + ": lane 0 of warp " + std::to_string(w) + " is at " +
                         op_name(l0.op) + " (" + site_str(l0.file, l0.line) + ") and lane " + std::to_string(l) +
                         " at " + op_name(t.op) + " (" + site_str(t.file, t.line) +
@@ -473,11 +476,15 @@ void run(const detail::KernelInfo& k, const std::byte* pack, const LaunchDims& d
 
 namespace ctile::simt::detail {
 
-void barrier(ThreadState& t, const std::source_location& loc) { cpu::run_of(t).barrier(t, loc); }
+// The callers (sync_threads, the warp wrappers) are always inlined, so the return address names the
+// call site in the kernel body.
+void barrier(ThreadState& t, const std::source_location& loc) {
+  cpu::run_of(t).barrier(t, loc, __builtin_return_address(0));
+}
 
 std::uint64_t warp_collective(ThreadState& t, WarpOp op, std::uint64_t value, std::uint32_t arg, std::uint32_t width,
                               const std::source_location& loc) {
-  return cpu::run_of(t).warp(t, op, value, arg, width, loc);
+  return cpu::run_of(t).warp(t, op, value, arg, width, loc, __builtin_return_address(0));
 }
 
 void record_access(ThreadState& t, Space space, const void* addr, std::uint32_t, AccessKind kind) {

@@ -151,7 +151,17 @@ Compiled compile_simt(const detail::KernelInfo& k, const std::string& arch, bool
   g.source = c.source;
   g.threads = static_cast<int>(k.contract.block_dims().x * k.contract.block_dims().y * k.contract.block_dims().z);
   g.smem_bytes = static_cast<std::size_t>(k.contract.dynamic_shared_bytes());
-  const cu::CompileResult r = nvrtc_compile(nv, g, arch, false);
+  cu::CompileResult r;
+  try {
+    r = nvrtc_compile(nv, g, arch, false);
+  } catch (const InternalError& e) {
+    // The SIMT headers compile (CI proves it for every architecture it names): a failure comes from
+    // the kernel's body, e.g. a name that exists only in the host translation unit.
+    throw UserError(k.describe() + " does not compile for the GPU (" + arch +
+                        "): its body may use only its parameters, ctile::simt, built-in types and CUDA's math "
+                        "functions (docs/simt.md). NVRTC says:\n" + e.what(),
+                    SourceLoc(k.file, static_cast<unsigned>(k.line)));
+  }
   c.log = r.log;
   c.ptx = with_reqntid(r.ptx, c.entry, k.contract.block_dims());
   if (const NvJitLink* jl = nvjitlink()) {
@@ -190,14 +200,15 @@ DeviceLimits limits(int device) {
   l.device = "cuda:" + std::to_string(device) + " (" + info.name + ", sm_" + std::to_string(info.sm()) + ")";
   l.compute_capability = info.sm();
   l.max_threads_per_block = info.max_threads_per_block;
-  auto attr = [&](int a) {
+  // CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X/Y/Z = 2, 3, 4; MAX_GRID_DIM_Y/Z = 6, 7 (cuda.h). They are
+  // the same on every GPU ctile supports; a driver that does not report one gets that value.
+  auto attr = [&](int a, std::int64_t fallback) {
     int v = 0;
-    CTILE_CU(cuDeviceGetAttribute, (&v, a, info.dev), "reading attribute ", a, " of cuda:", device);
-    return static_cast<std::int64_t>(v);
+    return cu::drv().cuDeviceGetAttribute(&v, a, info.dev) == 0 && v > 0 ? static_cast<std::int64_t>(v) : fallback;
   };
-  // CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X/Y/Z = 2, 3, 4; MAX_GRID_DIM_Y/Z = 6, 7 (cuda.h).
-  l.max_block = Dims{attr(2), attr(3), attr(4)};
-  l.max_grid = Dims{info.max_grid_x, attr(6), attr(7)};
+  l.max_block = Dims{attr(2, 1024), attr(3, 1024), attr(4, 64)};
+  l.max_grid = Dims{info.max_grid_x, attr(6, 65535), attr(7, 65535)};
+  l.multiprocessors = info.sm_count;
   l.max_shared_per_block = info.smem_per_block;
   l.max_shared_per_block_optin = info.smem_per_block_optin;
   return l;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <limits>
+#include <thread>
 
 #include "ctile/core/error.hpp"
 #include "ctile/simt/contract.hpp"
@@ -161,6 +162,7 @@ DeviceLimits limits_of(Device d) {
   if (d.kind == DeviceKind::Cpu) {
     DeviceLimits l;
     l.device = d.str() + " (the CPU backend, with an sm_90 GPU's limits)";
+    l.multiprocessors = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     return l;
   }
   return gpu::limits(d.index);

@@ -1,13 +1,19 @@
 // Raw CUDA kernels (ctile/simt/raw.hpp): the non-template half.
 #include "ctile/simt/raw.hpp"
 
+#include <cctype>
+
 #include "gpu.hpp"
 
 namespace ctile::simt {
 
 RawKernel RawKernel::from_source(unchecked_t, std::string source, std::string entry, std::string name) {
   if (entry.empty()) throw UserError("RawKernel::from_source: the entry (the kernel's extern \"C\" name) is empty");
-  if (source.find(entry) == std::string::npos)
+  auto ident = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  bool found = false;
+  for (std::size_t p = source.find(entry); p != std::string::npos && !found; p = source.find(entry, p + 1))
+    found = (p == 0 || !ident(source[p - 1])) && (p + entry.size() == source.size() || !ident(source[p + entry.size()]));
+  if (!found)
     throw UserError("RawKernel::from_source: the source does not mention its entry '" + entry + "'");
   auto s = std::make_shared<State>();
   s->source = std::move(source);

@@ -51,6 +51,15 @@ inline constexpr unchecked_t unchecked{};
 #define CTILE_SIMT_LOC_PASS , ctile_loc
 #endif
 
+// The CPU backend tells barriers (and warp collectives) apart by their call sites: the return
+// address of the emulator's entry point. Source locations cannot do it, since every line of a
+// kernel body comes from one macro invocation. So the wrappers are always inlined on the host.
+#if CTILE_SIMT_DEVICE
+#define CTILE_SIMT_SYNC_FN inline
+#else
+#define CTILE_SIMT_SYNC_FN [[gnu::always_inline]] inline
+#endif
+
 namespace ctile::simt {
 
 // Fixed-width integers with the host's spelling (LP64 Linux: int64_t is long), so that a

@@ -80,6 +80,7 @@ struct DeviceLimits {
   std::int64_t max_shared_per_block = 48 * 1024;        // without opting in
   std::int64_t max_shared_per_block_optin = 227 * 1024;  // with cuFuncSetAttribute (what the launch uses)
   int warp_size = 32;
+  int multiprocessors = 132;  // SMs (on the CPU: its hardware threads); for sizing grid-stride grids
 };
 [[nodiscard]] DeviceLimits limits_of(Device d);
 

@@ -27,7 +27,7 @@ struct shuffle_ok {
 };
 #if !CTILE_SIMT_DEVICE
 template <class T>
-inline T host_shuffle(WarpOp op, T v, u32 arg, u32 width, const std::source_location& loc) {
+CTILE_SIMT_SYNC_FN T host_shuffle(WarpOp op, T v, u32 arg, u32 width, const std::source_location& loc) {
   static_assert(shuffle_ok<T>::value, "warp shuffles take 4- or 8-byte integers or floating point values");
   u64 bits = 0;
   if constexpr (sizeof(T) == 4)
@@ -46,7 +46,7 @@ inline T host_shuffle(WarpOp op, T v, u32 arg, u32 width, const std::source_loca
 inline constexpr unsigned kFullMask = 0xffffffffu;
 
 template <class T>
-inline T shfl(T v, u32 src_lane, u32 width = kWarpSize CTILE_SIMT_LOC) {
+CTILE_SIMT_SYNC_FN T shfl(T v, u32 src_lane, u32 width = kWarpSize CTILE_SIMT_LOC) {
   static_assert(detail::shuffle_ok<T>::value, "warp::shfl takes a 4- or 8-byte integer or floating point value");
 #if CTILE_SIMT_DEVICE
   return __shfl_sync(kFullMask, v, (int)src_lane, (int)width);
@@ -55,7 +55,7 @@ inline T shfl(T v, u32 src_lane, u32 width = kWarpSize CTILE_SIMT_LOC) {
 #endif
 }
 template <class T>
-inline T shfl_down(T v, u32 delta, u32 width = kWarpSize CTILE_SIMT_LOC) {
+CTILE_SIMT_SYNC_FN T shfl_down(T v, u32 delta, u32 width = kWarpSize CTILE_SIMT_LOC) {
   static_assert(detail::shuffle_ok<T>::value, "warp::shfl_down takes a 4- or 8-byte integer or floating point value");
 #if CTILE_SIMT_DEVICE
   return __shfl_down_sync(kFullMask, v, delta, (int)width);
@@ -64,7 +64,7 @@ inline T shfl_down(T v, u32 delta, u32 width = kWarpSize CTILE_SIMT_LOC) {
 #endif
 }
 template <class T>
-inline T shfl_up(T v, u32 delta, u32 width = kWarpSize CTILE_SIMT_LOC) {
+CTILE_SIMT_SYNC_FN T shfl_up(T v, u32 delta, u32 width = kWarpSize CTILE_SIMT_LOC) {
   static_assert(detail::shuffle_ok<T>::value, "warp::shfl_up takes a 4- or 8-byte integer or floating point value");
 #if CTILE_SIMT_DEVICE
   return __shfl_up_sync(kFullMask, v, delta, (int)width);
@@ -73,7 +73,7 @@ inline T shfl_up(T v, u32 delta, u32 width = kWarpSize CTILE_SIMT_LOC) {
 #endif
 }
 template <class T>
-inline T shfl_xor(T v, u32 lane_mask, u32 width = kWarpSize CTILE_SIMT_LOC) {
+CTILE_SIMT_SYNC_FN T shfl_xor(T v, u32 lane_mask, u32 width = kWarpSize CTILE_SIMT_LOC) {
   static_assert(detail::shuffle_ok<T>::value, "warp::shfl_xor takes a 4- or 8-byte integer or floating point value");
 #if CTILE_SIMT_DEVICE
   return __shfl_xor_sync(kFullMask, v, (int)lane_mask, (int)width);
@@ -82,21 +82,21 @@ inline T shfl_xor(T v, u32 lane_mask, u32 width = kWarpSize CTILE_SIMT_LOC) {
 #endif
 }
 
-inline bool any(bool p CTILE_SIMT_LOC) {
+CTILE_SIMT_SYNC_FN bool any(bool p CTILE_SIMT_LOC) {
 #if CTILE_SIMT_DEVICE
   return __any_sync(kFullMask, p) != 0;
 #else
   return detail::warp_collective(detail::current("warp::any"), detail::WarpOp::Any, p, 0, kWarpSize, CTILE_SIMT_LOC_ARG) != 0;
 #endif
 }
-inline bool all(bool p CTILE_SIMT_LOC) {
+CTILE_SIMT_SYNC_FN bool all(bool p CTILE_SIMT_LOC) {
 #if CTILE_SIMT_DEVICE
   return __all_sync(kFullMask, p) != 0;
 #else
   return detail::warp_collective(detail::current("warp::all"), detail::WarpOp::All, p, 0, kWarpSize, CTILE_SIMT_LOC_ARG) != 0;
 #endif
 }
-inline u32 ballot(bool p CTILE_SIMT_LOC) {
+CTILE_SIMT_SYNC_FN u32 ballot(bool p CTILE_SIMT_LOC) {
 #if CTILE_SIMT_DEVICE
   return __ballot_sync(kFullMask, p);
 #else
@@ -104,7 +104,7 @@ inline u32 ballot(bool p CTILE_SIMT_LOC) {
       detail::warp_collective(detail::current("warp::ballot"), detail::WarpOp::Ballot, p, 0, kWarpSize, CTILE_SIMT_LOC_ARG));
 #endif
 }
-inline void sync(CTILE_SIMT_LOC_ONLY) {
+CTILE_SIMT_SYNC_FN void sync(CTILE_SIMT_LOC_ONLY) {
 #if CTILE_SIMT_DEVICE
   __syncwarp(kFullMask);
 #else
