@@ -112,7 +112,7 @@ class BlockRun {
     n_ = static_cast<std::uint32_t>(dims.block.x * dims.block.y * dims.block.z);
     threads_.resize(n_);  // never resized again: contexts must not move
     warps_.resize((n_ + 31) / 32);
-    stacks_ = &StackPool::for_this_thread().get(n_);
+    stacks_ = StackPool::global().take(n_);
     if (dims.dynamic_shared > 0) {
       smem_raw_ = std::make_unique<unsigned char[]>(static_cast<std::size_t>(dims.dynamic_shared) + 64);
       auto p = reinterpret_cast<std::uintptr_t>(smem_raw_.get());
@@ -126,6 +126,10 @@ class BlockRun {
           },
           [this](const Accessor& a) { return thread_name(a); });
   }
+
+  ~BlockRun() { StackPool::global().give_back(std::move(stacks_)); }
+  BlockRun(const BlockRun&) = delete;
+  BlockRun& operator=(const BlockRun&) = delete;
 
   void run_block(std::uint64_t b) {
     block_linear_ = b;
@@ -154,7 +158,7 @@ class BlockRun {
       s.dyn_smem_bytes = static_cast<std::uint64_t>(dims_.dynamic_shared);
       s.race_check = global_ != nullptr;
       s.run = reinterpret_cast<detail::BlockRun*>(this);
-      prepare(t.ctx, *(*stacks_)[i], &BlockRun::entry, &t);
+      prepare(t.ctx, *stacks_[i], &BlockRun::entry, &t);
       ready_.push_back(i);
     }
     struct Cleanup {
@@ -404,7 +408,7 @@ class BlockRun {
   std::uint32_t n_ = 0;
   std::vector<Thread> threads_;
   std::vector<Warp> warps_;
-  std::vector<std::unique_ptr<Stack>>* stacks_ = nullptr;
+  std::vector<std::unique_ptr<Stack>> stacks_;
   std::unique_ptr<unsigned char[]> smem_raw_;
   unsigned char* smem_ = nullptr;
   Context sched_;
@@ -466,8 +470,10 @@ void run(const detail::KernelInfo& k, const std::byte* pack, const LaunchDims& d
       stop = true;
     }
   };
+  // At most 16 host threads run blocks at once (each holds a stack per GPU thread of its block).
   auto& pool = backend::cpu::ThreadPool::instance();
-  const std::int64_t helpers = std::min<std::int64_t>(pool.workers(), static_cast<std::int64_t>(blocks) - 1);
+  const std::int64_t helpers =
+      std::min<std::int64_t>({pool.workers(), static_cast<std::int64_t>(blocks) - 1, std::int64_t{15}});
   pool.run(body, helpers);
   if (failed) std::rethrow_exception(failed);
 }

@@ -29,6 +29,7 @@
 extern "C" {
 void __sanitizer_start_switch_fiber(void** fake_stack_save, const void* bottom, std::size_t size);
 void __sanitizer_finish_switch_fiber(void* fake_stack_save, const void** bottom_old, std::size_t* size_old);
+void __asan_unpoison_memory_region(void const volatile* addr, std::size_t size);
 }
 #endif
 #ifdef CTILE_SIMT_TSAN
@@ -164,6 +165,10 @@ void prepare(Context& c, Stack& stack, void (*entry)(void*), void* arg) {
   c.stack_bottom = stack.bottom();
   c.stack_size = stack.size();
   c.asan_fake = nullptr;
+#ifdef CTILE_SIMT_ASAN
+  // A reused stack still carries the shadow of the frames of the fiber that ran on it last.
+  __asan_unpoison_memory_region(stack.bottom(), stack.size());
+#endif
 #ifdef CTILE_SIMT_TSAN
   c.tsan_fiber = __tsan_create_fiber(0);
   c.tsan_owned = true;
@@ -241,14 +246,27 @@ void destroy(Context& c) {
   c.tsan_owned = false;
 }
 
-std::vector<std::unique_ptr<Stack>>& StackPool::get(std::size_t n) {
-  while (stacks_.size() < n) stacks_.push_back(std::make_unique<Stack>(stack_bytes()));
-  return stacks_;
+StackPool& StackPool::global() {
+  static auto* pool = new StackPool();  // never destroyed: blocks may run during static destruction
+  return *pool;
 }
 
-StackPool& StackPool::for_this_thread() {
-  static thread_local StackPool pool;
-  return pool;
+std::vector<std::unique_ptr<Stack>> StackPool::take(std::size_t n) {
+  std::vector<std::unique_ptr<Stack>> out;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    while (out.size() < n && !free_.empty()) {
+      out.push_back(std::move(free_.back()));
+      free_.pop_back();
+    }
+  }
+  while (out.size() < n) out.push_back(std::make_unique<Stack>(stack_bytes()));
+  return out;
+}
+
+void StackPool::give_back(std::vector<std::unique_ptr<Stack>> stacks) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto& s : stacks) free_.push_back(std::move(s));
 }
 
 }  // namespace ctile::simt::cpu

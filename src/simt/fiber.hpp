@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include <ucontext.h>
@@ -57,15 +58,19 @@ void on_fiber_start(Context& self, Context& from);
 // Releases what the sanitizers hold for a fiber context.
 void destroy(Context& c);
 
-// The stacks of one host thread, reused by every block it runs.
+// Stacks of the configured size (CTILE_SIMT_STACK_KB, default 256), shared by every host thread
+// that runs blocks: a block takes one per thread and gives them back when the launch is done, so
+// the stacks alive are bounded by the blocks running at once (each stack is two memory mappings,
+// and a process may have only so many).
 class StackPool {
  public:
-  // At least n stacks of the configured size (CTILE_SIMT_STACK_KB, default 256).
-  std::vector<std::unique_ptr<Stack>>& get(std::size_t n);
-  static StackPool& for_this_thread();
+  static StackPool& global();
+  std::vector<std::unique_ptr<Stack>> take(std::size_t n);
+  void give_back(std::vector<std::unique_ptr<Stack>> stacks);
 
  private:
-  std::vector<std::unique_ptr<Stack>> stacks_;
+  std::mutex mu_;
+  std::vector<std::unique_ptr<Stack>> free_;
 };
 
 }  // namespace ctile::simt::cpu
