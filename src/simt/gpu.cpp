@@ -331,15 +331,36 @@ const cu::CurrentStream& stream_of_task(const std::string& what, int device) {
 
 }  // namespace
 
-void launch_simt(const detail::KernelInfo& k, const std::vector<std::byte>& pack, const LaunchDims& d, int device) {
+namespace {
+Module simt_module(const detail::KernelInfo& k, const LaunchDims& d, int device) {
   const bool grid_1d = d.grid.y == 1 && d.grid.z == 1;
   const std::string what = k.describe();
-  const Module m = load({k.id, std::string(), device, grid_1d}, device, what, d.dynamic_shared,
-                        d.block.x * d.block.y * d.block.z, [&](const std::string& arch) {
-                          std::string entry;
-                          const std::string src = cuda_source(k, grid_1d, entry);
-                          return cached(what, arch, src, [&] { return compile_simt(k, arch, grid_1d); });
-                        });
+  return load({k.id, std::string(), device, grid_1d}, device, what, d.dynamic_shared, d.block.x * d.block.y * d.block.z,
+              [&](const std::string& arch) {
+                std::string entry;
+                const std::string src = cuda_source(k, grid_1d, entry);
+                return cached(what, arch, src, [&] { return compile_simt(k, arch, grid_1d); });
+              });
+}
+Module raw_module(const std::string& source, const std::string& entry, std::int64_t dynamic_shared, int device,
+                  const std::string& name) {
+  const std::string what = "raw CUDA kernel '" + name + "'";
+  return load({nullptr, source + '\0' + entry, device, false}, device, what, dynamic_shared, 0, [&](const std::string& arch) {
+    return cached(what, arch, source + "\n// entry " + entry, [&] { return compile_raw(source, entry, arch); });
+  });
+}
+}  // namespace
+
+void load_simt(const detail::KernelInfo& k, const LaunchDims& d, int device) { (void)simt_module(k, d, device); }
+
+void load_raw(const std::string& source, const std::string& entry, std::int64_t dynamic_shared, int device,
+              const std::string& name) {
+  (void)raw_module(source, entry, dynamic_shared, device, name);
+}
+
+void launch_simt(const detail::KernelInfo& k, const std::vector<std::byte>& pack, const LaunchDims& d, int device) {
+  const std::string what = k.describe();
+  const Module m = simt_module(k, d, device);
   const cu::CurrentStream& cur = stream_of_task(what, device);
   void* params[] = {const_cast<std::byte*>(pack.data())};
   CTILE_CU(cuLaunchKernel,
@@ -384,11 +405,7 @@ void launch_simt_on_host(const detail::KernelInfo& k, const std::vector<std::byt
 void launch_raw(const std::string& source, const std::string& entry, const LaunchDims& d, void** params, int device,
                 const std::string& name) {
   const std::string what = "raw CUDA kernel '" + name + "'";
-  const Module m = load({nullptr, source + '\0' + entry, device, false}, device, what, d.dynamic_shared, 0,
-                        [&](const std::string& arch) {
-                          return cached(what, arch, source + "\n// entry " + entry,
-                                        [&] { return compile_raw(source, entry, arch); });
-                        });
+  const Module m = raw_module(source, entry, d.dynamic_shared, device, name);
   const cu::CurrentStream& cur = stream_of_task(what, device);
   CTILE_CU(cuLaunchKernel,
            (m.fn, static_cast<unsigned>(d.grid.x), static_cast<unsigned>(d.grid.y), static_cast<unsigned>(d.grid.z),

@@ -35,6 +35,12 @@ struct Compiled {
 Compiled compile_simt(const detail::KernelInfo& k, const std::string& arch, bool grid_1d);
 Compiled compile_raw(const std::string& source, const std::string& entry, const std::string& arch);
 
+// Compiles and loads the module of a launch of this shape on cuda:device, once (the launch glue calls
+// it before enqueueing, so compile errors come out of async_on(), and no stream waits for NVRTC).
+void load_simt(const detail::KernelInfo& k, const LaunchDims& d, int device);
+void load_raw(const std::string& source, const std::string& entry, std::int64_t dynamic_shared, int device,
+              const std::string& name);
+
 // Launches on the CUDA stream of the running stream task (docs/cuda_runtime.md). The module is
 // compiled and loaded on first use per device (and grid shape), through the disk cache.
 void launch_simt(const detail::KernelInfo& k, const std::vector<std::byte>& pack, const LaunchDims& d, int device);
@@ -44,10 +50,6 @@ void launch_simt_on_host(const detail::KernelInfo& k, const std::vector<std::byt
                          int device);
 
 // A raw CUDA kernel (raw.hpp): its parameters are `params` (pointers to each value).
-struct RawModuleKey {
-  const void* id;
-  std::string source, entry;
-};
 void launch_raw(const std::string& source, const std::string& entry, const LaunchDims& d, void** params, int device,
                 const std::string& name);
 

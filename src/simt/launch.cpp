@@ -173,6 +173,9 @@ Event enqueue(const Prepared& p, const Stream& stream) {
     });
   }
 
+  // Compile and load for the GPU first, outside the stream task (errors come out of async_on).
+  if (p.device.kind == DeviceKind::Cuda && !race) gpu::load_simt(k, p.dims, p.device.index);
+
   std::vector<Event> deps;
   for (const auto& c : p.reads)
     for (Event& e : c->storage->deps_for_read()) deps.push_back(std::move(e));

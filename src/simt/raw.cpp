@@ -49,6 +49,8 @@ Event raw_enqueue(const RawPrepared& p, const Stream& stream) {
   if (!(stream.device() == p.device))
     throw UserError("launch_raw of raw CUDA kernel '" + p.name + "': its arguments live on " + p.device.str() +
                     " but the stream runs on " + stream.device().str());
+  gpu::load_raw(p.source, p.entry, p.dims.dynamic_shared, p.device.index, p.name);  // errors come out here
+
   std::vector<Event> deps;
   for (const auto& c : p.reads)
     for (Event& e : c->storage->deps_for_read()) deps.push_back(std::move(e));

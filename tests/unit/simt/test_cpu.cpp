@@ -121,6 +121,17 @@ TEST(SimtSpan, StridedTwoDimensionalInput) {
     for (int c = 0; c < 25; ++c) EXPECT_EQ(v[r * 25 + c], host[r * 40 + 5 + c] + 1.0f);
 }
 
+TEST(SimtSpan, StridedTwoDimensionalOutput) {
+  // The output is a column slice of a wider matrix (row stride 40); the columns around it stay.
+  const std::uint64_t seed = fresh_seed();
+  auto in = ct::rand<float>({13, 25}, seed).share();
+  auto wide = ct::full<float>({13, 40}, -7.0f).slice(1, 5, 30);
+  auto [o, in2] = cs::prepare(k_plus_one_2d, cs::cover_2d(13, 25), std::move(wide), in).sync();
+  EXPECT_EQ(o.strides(), (ct::Shape{40, 1}));
+  const auto v = o.to_host(), x = in2.to_host();
+  for (int i = 0; i < 13 * 25; ++i) EXPECT_EQ(v[i], x[i] + 1.0f) << i;
+}
+
 TEST(SimtSpan, ReadsItsOwnElement) {
   auto [v] = cs::prepare(k_double_own, cs::cover(50), ct::arange<std::int32_t>(50)).sync();
   const auto h = v.to_host();

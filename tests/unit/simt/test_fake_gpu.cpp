@@ -19,6 +19,9 @@ CTILE_SIMT_KERNEL(k_big_smem, (DisjointSpan<float> out), Contract().block(64).dy
   out.get_mut(index_1d()).set(s[thread_in_block() * 256]);
 })
 
+int host_only(int x) { return x + 1; }
+CTILE_SIMT_KERNEL(k_host_code, (DisjointSpan<i32> out), Contract().block(32), (), { out.get_mut(index_1d()).set(host_only(1)); })
+
 TEST(SimtFakeGpu, TheDeviceIsAGpu) {
   ASSERT_TRUE(ct::cuda_available()) << ct::cuda_unavailable_reason();
   const cs::DeviceLimits l = cs::limits_of(gpu);
@@ -55,6 +58,14 @@ TEST(SimtFakeGpu, LaunchesCompileLoadAndEnqueue) {
   // A second launch of each finds its module loaded.
   auto [s2, x3] = cs::prepare(simt_examples::simt_sum, cs::grid(64), std::move(s), x2).sync();
   SUCCEED();
+}
+
+TEST(SimtFakeGpu, AKernelThatDoesNotCompileForTheGpuFailsAtAsyncOn) {
+  auto p = cs::prepare(k_host_code, cs::cover(32), ct::zeros<std::int32_t>({32}, gpu));
+  EXPECT_USER_ERROR((void)std::move(p).async_on(ct::default_stream(gpu)), "does not compile for the GPU (sm_90a)");
+  // On the CPU the same kernel runs.
+  auto [o] = cs::prepare(k_host_code, cs::cover(32), ct::zeros<std::int32_t>({32}, ct::cpu())).sync();
+  EXPECT_EQ(o.to_host()[0], 2);
 }
 
 TEST(SimtFakeGpu, APreparedLaunchIsBrandedWithItsDevice) {

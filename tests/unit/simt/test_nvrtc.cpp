@@ -18,6 +18,13 @@ CTILE_SIMT_KERNEL(k_uses_host_code, (DisjointSpan<i32> out), Contract().block(32
   out.get_mut(index_1d()).set(host_only_helper(1));
 })
 
+// NVRTC warns about this comparison (an unsigned value is never negative); the host compiler does
+// not, without -Wextra. It proves that warnings reach CompileResult::log, so that check() can fail.
+CTILE_SIMT_KERNEL(k_nvrtc_warns, (DisjointSpan<u32> out), Contract().block(32), (), {
+  const u32 t = thread_in_block();
+  out.get_mut(index_1d()).set(t < 0u ? 1u : 0u);
+})
+
 template <class K>
 void check(const K& k) {
   const auto& info = k.info();
@@ -82,6 +89,12 @@ TEST(SimtNvrtc, TestKernels) {
   check(k_slow_scale);
   check(k_contract);
   check(k_bad_requires);
+}
+
+TEST(SimtNvrtc, WarningsAreReported) {
+  const cs::CompileResult r = cs::compile_only(k_nvrtc_warns, "sm_90a");
+  EXPECT_NE(r.log, "");
+  EXPECT_NE(r.log.find("pointless comparison of unsigned integer with zero"), std::string::npos) << r.log;
 }
 
 TEST(SimtNvrtc, TheContractShapesTheSource) {
