@@ -22,10 +22,10 @@ CompileResult from(const gpu::Compiled& c, const std::string& kernel) {
 }
 }  // namespace
 
-CompileResult detail::compile_only_simt(const KernelInfo& k, const std::string& arch, bool grid_1d) {
+CompileResult detail::compile_only_simt(const KernelInfo& k, const std::string& arch, int grid_rank, bool assume_requires) {
   if (!k.contract.has_block())
     throw UserError("compile_only of " + k.describe() + ": the launch contract declares no block shape");
-  return from(gpu::compile_simt(k, arch, grid_1d), k.name);
+  return from(gpu::compile_simt(k, arch, gpu::Variant{grid_rank, assume_requires}), k.name);
 }
 
 CompileResult compile_only(const RawKernel& k, const std::string& arch) {

@@ -108,21 +108,23 @@ cu::CompileResult nvrtc_compile(cu::Nvrtc& nv, const cu::GeneratedKernel& g, con
 
 }  // namespace
 
-std::string cuda_source(const detail::KernelInfo& k, bool grid_1d, std::string& entry) {
+std::string cuda_source(const detail::KernelInfo& k, const Variant& v, std::string& entry) {
   entry = "ctile_simt_" + k.name;
   const Dims& b = k.contract.block_dims();
   const std::int64_t threads = b.x * b.y * b.z;
   std::ostringstream os;
   os << "// ctile: SIMT kernel '" << k.name << "' from " << k.file << ":" << k.line << " (generated for NVRTC)\n"
      << "#define CTILE_SIMT_BLOCK_X " << b.x << "\n#define CTILE_SIMT_BLOCK_Y " << b.y << "\n#define CTILE_SIMT_BLOCK_Z "
-     << b.z << "\n#define CTILE_SIMT_DYN_SMEM " << k.contract.dynamic_shared_bytes() << "\n#define CTILE_SIMT_GRID_1D "
-     << (grid_1d ? 1 : 0) << "\n"
+     << b.z << "\n#define CTILE_SIMT_DYN_SMEM " << k.contract.dynamic_shared_bytes() << "\n#define CTILE_SIMT_GRID_RANK "
+     << v.grid_rank << "\n"
      << simt_headers_text() << "\n// ---- the kernel ----\nnamespace ctile_simt_user {\nusing namespace ::ctile::simt;\n"
      << "using ctile_signature = void " << k.params_text << ";\n";
   std::string file = k.file;
   for (std::size_t p; (p = file.find('"')) != std::string::npos;) file.replace(p, 1, "'");
-  os << "#line " << k.line << " \"" << file << "\"\n"
-     << "void ctile_body " << k.params_text << " " << k.body_text << "\n";
+  os << "void ctile_body " << k.params_text << " {\n";
+  if (v.assume_requires)  // prepare() has checked them: facts for the optimizer
+    for (const std::string& r : k.relations) os << "  if (!(" << r << ")) __builtin_unreachable();\n";
+  os << "#line " << k.line << " \"" << file << "\"\n" << k.body_text << "\n}\n";
   // Back to the generated file's own numbering for the entry point.
   std::string head = os.str();
   int lines = 1;
@@ -139,10 +141,12 @@ std::string cuda_source(const detail::KernelInfo& k, bool grid_1d, std::string& 
   return os.str();
 }
 
-Compiled compile_simt(const detail::KernelInfo& k, const std::string& arch, bool grid_1d) {
+Compiled compile_simt(const detail::KernelInfo& k, const std::string& arch, const Variant& v) {
+  if (v.grid_rank < 1 || v.grid_rank > 3)
+    throw UserError("compile_only of " + k.describe() + ": the grid rank must be 1, 2 or 3, not " + std::to_string(v.grid_rank));
   Compiled c;
   c.arch = arch;
-  c.source = cuda_source(k, grid_1d, c.entry);
+  c.source = cuda_source(k, v, c.entry);
   cu::Nvrtc& nv = need_nvrtc(k.describe());
   c.nvrtc_major = nv.version().major;
   c.nvrtc_minor = nv.version().minor;
@@ -156,10 +160,13 @@ Compiled compile_simt(const detail::KernelInfo& k, const std::string& arch, bool
     r = nvrtc_compile(nv, g, arch, false);
   } catch (const InternalError& e) {
     // The SIMT headers compile (CI proves it for every architecture it names): a failure comes from
-    // the kernel's body, e.g. a name that exists only in the host translation unit.
+    // the kernel's body, e.g. a name that exists only in the host translation unit. NVRTC's message
+    // is passed on without the wrapper's "internal error" prefix.
+    std::string nvrtc_says = e.what();
+    if (const auto p = nvrtc_says.find("NVRTC failed"); p != std::string::npos) nvrtc_says.erase(0, p);
     throw UserError(k.describe() + " does not compile for the GPU (" + arch +
                         "): its body may use only its parameters, ctile::simt, built-in types and CUDA's math "
-                        "functions (docs/simt.md). NVRTC says:\n" + e.what(),
+                        "functions (docs/simt.md). " + nvrtc_says,
                     SourceLoc(k.file, static_cast<unsigned>(k.line)));
   }
   c.log = r.log;
@@ -221,12 +228,12 @@ struct Module {
   cu::CUfunction fn = nullptr;
 };
 
-// Loaded modules, one per (kernel, device, grid shape) or (raw source, entry, device); never
+// Loaded modules, one per (kernel, device, grid rank) or (raw source, entry, device); never
 // unloaded (kernels stay loaded until exit, like the tile backend's).
 struct ModuleCache {
   std::mutex mu;
-  std::map<std::tuple<const void*, std::string, int, bool>, std::shared_ptr<std::once_flag>> once;
-  std::map<std::tuple<const void*, std::string, int, bool>, Module> mods;
+  std::map<std::tuple<const void*, std::string, int, int>, std::shared_ptr<std::once_flag>> once;
+  std::map<std::tuple<const void*, std::string, int, int>, Module> mods;
 };
 ModuleCache& modules() {
   static auto* c = new ModuleCache();
@@ -235,7 +242,7 @@ ModuleCache& modules() {
 
 // Compiles (or finds in the disk cache) and loads; `compile` gives {entry, cubin or PTX}.
 template <class CompileFn>
-Module load(const std::tuple<const void*, std::string, int, bool>& key, int device, const std::string& what,
+Module load(const std::tuple<const void*, std::string, int, int>& key, int device, const std::string& what,
             std::int64_t dyn_smem, std::int64_t threads, CompileFn compile) {
   ModuleCache& mc = modules();
   std::shared_ptr<std::once_flag> flag;
@@ -332,35 +339,40 @@ const cu::CurrentStream& stream_of_task(const std::string& what, int device) {
 }  // namespace
 
 namespace {
-Module simt_module(const detail::KernelInfo& k, const LaunchDims& d, int device) {
-  const bool grid_1d = d.grid.y == 1 && d.grid.z == 1;
+Module simt_module(const detail::KernelInfo& k, const LaunchDims& d, int device, bool checked) {
+  Variant v;
+  v.grid_rank = d.grid.z > 1 ? 3 : d.grid.y > 1 ? 2 : 1;
+  v.assume_requires = checked;
   const std::string what = k.describe();
-  return load({k.id, std::string(), device, grid_1d}, device, what, d.dynamic_shared, d.block.x * d.block.y * d.block.z,
+  return load({k.id, std::string(), device, v.key()}, device, what, d.dynamic_shared, d.block.x * d.block.y * d.block.z,
               [&](const std::string& arch) {
                 std::string entry;
-                const std::string src = cuda_source(k, grid_1d, entry);
-                return cached(what, arch, src, [&] { return compile_simt(k, arch, grid_1d); });
+                const std::string src = cuda_source(k, v, entry);
+                return cached(what, arch, src, [&] { return compile_simt(k, arch, v); });
               });
 }
 Module raw_module(const std::string& source, const std::string& entry, std::int64_t dynamic_shared, int device,
                   const std::string& name) {
   const std::string what = "raw CUDA kernel '" + name + "'";
-  return load({nullptr, source + '\0' + entry, device, false}, device, what, dynamic_shared, 0, [&](const std::string& arch) {
+  return load({nullptr, source + '\0' + entry, device, 0}, device, what, dynamic_shared, 0, [&](const std::string& arch) {
     return cached(what, arch, source + "\n// entry " + entry, [&] { return compile_raw(source, entry, arch); });
   });
 }
 }  // namespace
 
-void load_simt(const detail::KernelInfo& k, const LaunchDims& d, int device) { (void)simt_module(k, d, device); }
+void load_simt(const detail::KernelInfo& k, const LaunchDims& d, int device, bool checked) {
+  (void)simt_module(k, d, device, checked);
+}
 
 void load_raw(const std::string& source, const std::string& entry, std::int64_t dynamic_shared, int device,
               const std::string& name) {
   (void)raw_module(source, entry, dynamic_shared, device, name);
 }
 
-void launch_simt(const detail::KernelInfo& k, const std::vector<std::byte>& pack, const LaunchDims& d, int device) {
+void launch_simt(const detail::KernelInfo& k, const std::vector<std::byte>& pack, const LaunchDims& d, int device,
+                 bool checked) {
   const std::string what = k.describe();
-  const Module m = simt_module(k, d, device);
+  const Module m = simt_module(k, d, device, checked);
   const cu::CurrentStream& cur = stream_of_task(what, device);
   void* params[] = {const_cast<std::byte*>(pack.data())};
   CTILE_CU(cuLaunchKernel,

@@ -16,11 +16,21 @@ namespace ctile::simt::gpu {
 // The attributes of cuda:device as limits.
 DeviceLimits limits(int device);
 
+// What a SIMT module is compiled for besides the kernel: the grid's rank (1: y = z = 1, 2: z = 1,
+// 3), and whether the requires relations may be assumed (a launch that prepare() checked: then the
+// compiler may drop bounds checks the relations make redundant; never for unchecked launches).
+struct Variant {
+  int grid_rank = 1;
+  bool assume_requires = true;
+  [[nodiscard]] int key() const { return grid_rank + (assume_requires ? 10 : 0); }
+};
+
 // The complete CUDA translation unit of a SIMT kernel for NVRTC: the embedded SIMT headers, the
-// launch shape as macros (block extents, dynamic shared memory, whether the grid is 1-D), the
-// captured parameters and body at the kernel's file:line, and an extern "C" __global__ entry with
+// launch shape as macros (block extents, dynamic shared memory, the grid's rank), the captured
+// parameters and body at the kernel's file:line (after `if (!(relation)) __builtin_unreachable();`
+// for each requires relation when they may be assumed), and an extern "C" __global__ entry with
 // __launch_bounds__ from the contract. `entry` receives the entry's name.
-std::string cuda_source(const detail::KernelInfo& k, bool grid_1d, std::string& entry);
+std::string cuda_source(const detail::KernelInfo& k, const Variant& v, std::string& entry);
 
 // A compile for one architecture ("sm_80", "sm_90a", ...).
 struct Compiled {
@@ -32,18 +42,20 @@ struct Compiled {
   int nvrtc_major = 0, nvrtc_minor = 0;
   std::string linker;  // "nvJitLink 13.0", "driver JIT" (PTX loaded by the driver), or "NVRTC"
 };
-Compiled compile_simt(const detail::KernelInfo& k, const std::string& arch, bool grid_1d);
+Compiled compile_simt(const detail::KernelInfo& k, const std::string& arch, const Variant& v);
 Compiled compile_raw(const std::string& source, const std::string& entry, const std::string& arch);
 
 // Compiles and loads the module of a launch of this shape on cuda:device, once (the launch glue calls
 // it before enqueueing, so compile errors come out of async_on(), and no stream waits for NVRTC).
-void load_simt(const detail::KernelInfo& k, const LaunchDims& d, int device);
+// `checked`: prepare() checked the launch (its requires relations hold).
+void load_simt(const detail::KernelInfo& k, const LaunchDims& d, int device, bool checked);
 void load_raw(const std::string& source, const std::string& entry, std::int64_t dynamic_shared, int device,
               const std::string& name);
 
 // Launches on the CUDA stream of the running stream task (docs/cuda_runtime.md). The module is
-// compiled and loaded on first use per device (and grid shape), through the disk cache.
-void launch_simt(const detail::KernelInfo& k, const std::vector<std::byte>& pack, const LaunchDims& d, int device);
+// compiled and loaded on first use per device (and grid rank), through the disk cache.
+void launch_simt(const detail::KernelInfo& k, const std::vector<std::byte>& pack, const LaunchDims& d, int device,
+                 bool checked);
 // A race-checked launch on a GPU: runs on the CPU backend over host copies of the arguments (after
 // the stream's earlier work), then copies what it may have written back.
 void launch_simt_on_host(const detail::KernelInfo& k, const std::vector<std::byte>& pack, const LaunchDims& d,

@@ -120,6 +120,7 @@ void check_uniform_int(const KernelInfo& k, int arg, long double given, DType wa
 void finish_prepare(Prepared& p, const GridSpec& grid, const DeviceLimits* limits, bool checked) {
   const KernelInfo& k = *p.kernel;
   p.device = p.arg_device ? *p.arg_device : default_device();
+  p.checked = checked;
   if (checked) {
     const DeviceLimits lim = limits ? *limits : limits_of(p.device);
     p.dims = validate_launch(head(k), k.contract, lim, grid);
@@ -174,7 +175,7 @@ Event enqueue(const Prepared& p, const Stream& stream) {
   }
 
   // Compile and load for the GPU first, outside the stream task (errors come out of async_on).
-  if (p.device.kind == DeviceKind::Cuda && !race) gpu::load_simt(k, p.dims, p.device.index);
+  if (p.device.kind == DeviceKind::Cuda && !race) gpu::load_simt(k, p.dims, p.device.index, p.checked);
 
   std::vector<Event> deps;
   for (const auto& c : p.reads)
@@ -188,15 +189,16 @@ Event enqueue(const Prepared& p, const Stream& stream) {
   const KernelInfo* kp = &k;
   const LaunchDims dims = p.dims;
   const Device dev = p.device;
+  const bool checked = p.checked;
   Stream target = stream;
   Event done = target.enqueue(
-      [kp, dims, dev, race, pack = p.pack, keep = std::move(keep)]() {
+      [kp, dims, dev, race, checked, pack = p.pack, keep = std::move(keep)]() {
         if (dev.kind == DeviceKind::Cpu)
           cpu::run(*kp, pack.data(), dims, race);
         else if (race)
           gpu::launch_simt_on_host(*kp, pack, dims, dev.index);
         else
-          gpu::launch_simt(*kp, pack, dims, dev.index);
+          gpu::launch_simt(*kp, pack, dims, dev.index, checked);
       },
       std::move(deps));
   for (const auto& c : p.reads) c->storage->record_read(done);

@@ -182,11 +182,11 @@ class AtomicSpan {
   Maybe<T> exchange(i64 i, T v) const { return rmw(detail::AtomicOp::Exch, i, v); }
   // Stores `desired` when the element equals `expected`; returns the old value.
   Maybe<T> compare_exchange(i64 i, T expected, T desired) const {
-    if ((u64)i >= (u64)d_.size) return Maybe<T>();
+    if (!detail::in_range(i, d_.size)) return Maybe<T>();
     return detail::Access::make<Maybe<T>>(detail::atomic_cas<Scope>(d_.data + i, expected, desired));
   }
   Maybe<T> load(i64 i) const {
-    if ((u64)i >= (u64)d_.size) return Maybe<T>();
+    if (!detail::in_range(i, d_.size)) return Maybe<T>();
     return detail::Access::make<Maybe<T>>(detail::atomic_load(d_.data + i));
   }
   Maybe<T> fetch_max(i64 i, T v) const { return int_rmw(detail::AtomicOp::Max, i, v); }
@@ -199,7 +199,7 @@ class AtomicSpan {
   friend struct detail::Access;
   explicit AtomicSpan(const detail::SpanDesc<T>& d) : d_(d) {}
   Maybe<T> rmw(detail::AtomicOp op, i64 i, T v) const {
-    if ((u64)i >= (u64)d_.size) return Maybe<T>();
+    if (!detail::in_range(i, d_.size)) return Maybe<T>();
     return detail::Access::make<Maybe<T>>(detail::atomic_rmw<Scope>(op, d_.data + i, v));
   }
   Maybe<T> int_rmw(detail::AtomicOp op, i64 i, T v) const {

@@ -21,14 +21,17 @@ struct CompileResult {
 };
 
 namespace detail {
-CompileResult compile_only_simt(const KernelInfo& k, const std::string& arch, bool grid_1d);
+CompileResult compile_only_simt(const KernelInfo& k, const std::string& arch, int grid_rank, bool assume_requires);
 }
 
-// `arch`: sm_80, sm_86, sm_89, sm_90, sm_90a, ... (what the installed NVRTC accepts). `grid_1d`:
-// compile for 1-D grids (the y and z block indices fold to 0), as a launch with such a grid does.
+// `arch`: sm_80, sm_86, sm_89, sm_90, sm_90a, ... (what the installed NVRTC accepts). `grid_rank`:
+// compile for grids of this rank (1: y = z = 1, 2: z = 1, 3), whose missing block indices fold to
+// 0, as a launch with such a grid does. `assume_requires`: the module of checked launches, in which
+// the requires relations are facts for the optimizer (false: the module of unchecked launches).
 template <class Def>
-[[nodiscard]] CompileResult compile_only(const Kernel<Def>& k, const std::string& arch, bool grid_1d = true) {
-  return detail::compile_only_simt(k.info(), arch, grid_1d);
+[[nodiscard]] CompileResult compile_only(const Kernel<Def>& k, const std::string& arch, int grid_rank = 1,
+                                         bool assume_requires = true) {
+  return detail::compile_only_simt(k.info(), arch, grid_rank, assume_requires);
 }
 [[nodiscard]] CompileResult compile_only(const RawKernel& k, const std::string& arch);
 

@@ -31,8 +31,8 @@ inline constexpr unchecked_t unchecked{};
 #endif
 
 // The launch shape a kernel was compiled for. The generated CUDA source defines these from the
-// launch contract (block extents, dynamic shared memory, a 1-D grid), so index arithmetic folds
-// to constants on the GPU; on the host they are read from the running thread.
+// launch contract and the grid (block extents, dynamic shared memory, the grid's rank), so index
+// arithmetic folds to constants on the GPU; on the host they are read from the running thread.
 #if CTILE_SIMT_DEVICE && !defined(CTILE_SIMT_BLOCK_X)
 #error "ctile SIMT device headers need CTILE_SIMT_BLOCK_X/Y/Z (the generated source defines them)"
 #endif
@@ -131,6 +131,11 @@ template <class T>
 struct is_floating {
   static constexpr bool value = same<T, float>::value || same<T, double>::value;
 };
+
+// The bounds check of every checked access: 0 <= i < n, as two signed comparisons rather than one
+// unsigned one, because that is the form the compiler can fold with a kernel's own loop conditions
+// (`for (i64 i = first; i < x.size(); i += step)`) and with the non-negative indices it can prove.
+inline bool in_range(i64 i, i64 n) { return i >= 0 && i < n; }
 
 // Bit copies between same-size types (no <cstring> on the device).
 template <class To, class From>

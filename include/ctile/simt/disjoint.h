@@ -68,23 +68,23 @@ class DisjointSpan {
   i64 size() const { return d_.size; }
   MaybeMut<T> get_mut(const Idx& i) const {
     const i64 k = i.get();
-    if (!detail::token_valid(i) || (u64)k >= (u64)d_.size) return detail::Access::make<MaybeMut<T>>(static_cast<T*>(nullptr));
+    const bool ok = detail::token_valid(i) && detail::in_range(k, d_.size);
 #if !CTILE_SIMT_DEVICE
-    detail::note_write(d_.data + k);
+    if (ok) detail::note_write(d_.data + k);
 #endif
-    return detail::Access::make<MaybeMut<T>>(d_.data + k);
+    return detail::Access::make<MaybeMut<T>>(d_.data + k, ok);
   }
   // This token's own element (what get_mut writes), or nothing.
   Maybe<T> get(const Idx& i) const {
     const i64 k = i.get();
-    if (!detail::token_valid(i) || (u64)k >= (u64)d_.size) return Maybe<T>();
+    if (!detail::token_valid(i) || !detail::in_range(k, d_.size)) return Maybe<T>();
     return detail::Access::make<Maybe<T>>(d_.data[k]);
   }
   detail::elem_ref<T> get_unchecked_mut(unchecked_t, i64 i) const {
 #if CTILE_SIMT_DEVICE
     return d_.data[i];
 #else
-    if ((u64)i >= (u64)d_.size) detail::out_of_bounds("DisjointSpan::get_unchecked_mut", i, d_.size);
+    if (!detail::in_range(i, d_.size)) detail::out_of_bounds("DisjointSpan::get_unchecked_mut", i, d_.size);
     return detail::elem_ref<T>(d_.data + i, detail::Space::Global);
 #endif
   }
@@ -113,12 +113,12 @@ class DisjointSpan2D {
   i64 cols() const { return d_.cols; }
   i64 ld() const { return d_.ld; }
   MaybeMut<T> get_mut(const Idx& i) const {
-    if (!contains(i.row(), i.col())) return detail::Access::make<MaybeMut<T>>(static_cast<T*>(nullptr));
+    const bool ok = contains(i.row(), i.col());
     T* p = d_.data + i.row() * d_.ld + i.col();
 #if !CTILE_SIMT_DEVICE
-    detail::note_write(p);
+    if (ok) detail::note_write(p);
 #endif
-    return detail::Access::make<MaybeMut<T>>(p);
+    return detail::Access::make<MaybeMut<T>>(p, ok);
   }
   Maybe<T> get(const Idx& i) const {
     if (!contains(i.row(), i.col())) return Maybe<T>();
@@ -137,7 +137,7 @@ class DisjointSpan2D {
 
  private:
   friend struct detail::Access;
-  bool contains(i64 r, i64 c) const { return (u64)r < (u64)d_.rows && (u64)c < (u64)d_.cols; }
+  bool contains(i64 r, i64 c) const { return detail::in_range(r, d_.rows) && detail::in_range(c, d_.cols); }
   explicit DisjointSpan2D(const detail::Span2DDesc<T>& d) : d_(d) {}
   detail::Span2DDesc<T> d_;
 };
@@ -160,7 +160,7 @@ class UncheckedPtr {
 #if CTILE_SIMT_DEVICE
     return d_.data[i];
 #else
-    if ((u64)i >= (u64)d_.size) detail::out_of_bounds("UncheckedPtr::at", i, d_.size);
+    if (!detail::in_range(i, d_.size)) detail::out_of_bounds("UncheckedPtr::at", i, d_.size);
     return detail::elem_ref<T>(d_.data + i, detail::Space::Global);
 #endif
   }

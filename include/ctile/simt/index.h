@@ -32,24 +32,29 @@ struct Dim3 {
 namespace detail {
 
 #if CTILE_SIMT_DEVICE
-// The block extents are the contract's (the source defines them); with a 1-D grid the y and z
-// block indices are 0.
+// The block extents are the contract's (the source defines them).
 inline constexpr u32 kBX = CTILE_SIMT_BLOCK_X, kBY = CTILE_SIMT_BLOCK_Y, kBZ = CTILE_SIMT_BLOCK_Z;
 inline u32 tid_x() { return kBX == 1 ? 0u : threadIdx.x; }
 inline u32 tid_y() { return kBY == 1 ? 0u : threadIdx.y; }
 inline u32 tid_z() { return kBZ == 1 ? 0u : threadIdx.z; }
-#if CTILE_SIMT_GRID_1D
-inline u32 bid_y() { return 0u; }
-inline u32 bid_z() { return 0u; }
-inline u32 grid_y() { return 1u; }
-#else
+// The module is compiled per grid rank (1: y = z = 1, 2: z = 1, 3): the missing axes fold to 0.
+#if CTILE_SIMT_GRID_RANK >= 2
 inline u32 bid_y() { return blockIdx.y; }
-inline u32 bid_z() { return blockIdx.z; }
 inline u32 grid_y() { return gridDim.y; }
+#else
+inline u32 bid_y() { return 0u; }
+inline u32 grid_y() { return 1u; }
+#endif
+#if CTILE_SIMT_GRID_RANK >= 3
+inline u32 bid_z() { return blockIdx.z; }
+inline u32 grid_z() { return gridDim.z; }
+#else
+inline u32 bid_z() { return 0u; }
+inline u32 grid_z() { return 1u; }
 #endif
 inline u32 bid_x() { return blockIdx.x; }
 inline u32 grid_x() { return gridDim.x; }
-inline u64 blocks_in_grid() { return (u64)gridDim.x * grid_y() * (CTILE_SIMT_GRID_1D ? 1u : gridDim.z); }
+inline u64 blocks_in_grid() { return (u64)gridDim.x * grid_y() * grid_z(); }
 inline u32 bdim_x() { return kBX; }
 inline u32 bdim_y() { return kBY; }
 inline u32 bdim_z() { return kBZ; }
@@ -83,7 +88,7 @@ inline Dim3 thread_idx() { return Dim3{detail::tid_x(), detail::tid_y(), detail:
 inline Dim3 block_idx() { return Dim3{detail::bid_x(), detail::bid_y(), detail::bid_z()}; }
 inline Dim3 block_dim() { return Dim3{detail::bdim_x(), detail::bdim_y(), detail::bdim_z()}; }
 #if CTILE_SIMT_DEVICE
-inline Dim3 grid_dim() { return Dim3{gridDim.x, detail::grid_y(), CTILE_SIMT_GRID_1D ? 1u : gridDim.z}; }
+inline Dim3 grid_dim() { return Dim3{gridDim.x, detail::grid_y(), detail::grid_z()}; }
 #else
 inline Dim3 grid_dim() {
   const detail::ThreadState& s = detail::st("grid_dim()");

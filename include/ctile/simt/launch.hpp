@@ -108,6 +108,7 @@ struct Prepared {
   LaunchDims dims;
   Device device;
   bool race_check = false;
+  bool checked = true;          // false: prepare(unchecked, ...)
   std::vector<std::byte> pack;  // the descriptors, as the kernel receives them
   std::vector<std::shared_ptr<const TensorCore>> reads, writes;
   std::vector<int> read_arg, write_arg;

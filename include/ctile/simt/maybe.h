@@ -30,28 +30,28 @@ class Maybe {
  private:
   friend struct detail::Access;
   explicit Maybe(T v) : v_(v), has_(true) {}
-  T v_{};
+  T v_;  // read only when has_ (left uninitialised otherwise: no stores for an empty Maybe)
   bool has_ = false;
 };
 
 template <class T>
 class MaybeMut {
  public:
-  explicit operator bool() const { return p_ != nullptr; }
-  bool has_value() const { return p_ != nullptr; }
+  explicit operator bool() const { return ok_; }
+  bool has_value() const { return ok_; }
   // Writes v into the element when there is one; returns whether it did.
   bool set(T v) const {
-    if (p_) *p_ = v;
-    return p_ != nullptr;
+    if (ok_) *p_ = v;
+    return ok_;
   }
   // Calls f(T&) with the element when there is one; returns whether it did.
   template <class F>
   bool apply(F&& f) const {
-    if (p_) f(*p_);
-    return p_ != nullptr;
+    if (ok_) f(*p_);
+    return ok_;
   }
   // Reads the element (this thread's own), or `fallback`.
-  T value_or(T fallback) const { return p_ ? *p_ : fallback; }
+  T value_or(T fallback) const { return ok_ ? *p_ : fallback; }
 
   MaybeMut(const MaybeMut&) = delete;  // it stays where get_mut() made it
   MaybeMut& operator=(const MaybeMut&) = delete;
@@ -59,8 +59,10 @@ class MaybeMut {
 
  private:
   friend struct detail::Access;
-  explicit MaybeMut(T* p) : p_(p) {}
+  // `ok` is the very bounds check that made p: the compiler folds the two tests into one.
+  MaybeMut(T* p, bool ok) : p_(p), ok_(ok) {}
   T* p_;
+  bool ok_;
 };
 
 }  // namespace ctile::simt

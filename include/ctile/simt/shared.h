@@ -27,7 +27,7 @@ class SharedSpan {
 #if CTILE_SIMT_DEVICE
     return p_[i];
 #else
-    if ((u64)i >= (u64)n_) detail::out_of_bounds("shared memory (SharedSpan::operator[])", i, n_);
+    if (!detail::in_range(i, n_)) detail::out_of_bounds("shared memory (SharedSpan::operator[])", i, n_);
     return detail::elem_ref<T>(p_ + i, detail::Space::Shared);
 #endif
   }
@@ -55,7 +55,7 @@ class SharedSpan {
   T rmw(detail::AtomicOp op, i64 i, T v) const {
     static_assert(detail::atomic_ok<T>::value, "SharedSpan atomics need a 32- or 64-bit integer, float or double");
 #if !CTILE_SIMT_DEVICE
-    if ((u64)i >= (u64)n_) detail::out_of_bounds("shared memory (SharedSpan atomic)", i, n_);
+    if (!detail::in_range(i, n_)) detail::out_of_bounds("shared memory (SharedSpan atomic)", i, n_);
     detail::ThreadState& t = detail::current("a shared-memory atomic");
     if (t.race_check) detail::record_access(t, detail::Space::Shared, p_ + i, sizeof(T), detail::AccessKind::Atomic);
 #endif

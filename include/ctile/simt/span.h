@@ -63,6 +63,19 @@ struct Vec4 {
   T x, y, z, w;
 };
 
+// The four neighbours of an element of a matrix (Span2D::neighbours).
+template <class T>
+struct Neighbours {
+  T up, down, left, right;
+};
+
+// An element of a span as grid_stride(span) hands it out: its index and its value.
+template <class T>
+struct Element {
+  i64 index;
+  T value;
+};
+
 template <class T>
 class Span {
   static_assert(detail::is_element<T>::value, "Span<T>: T must be bool, an 8- to 64-bit integer, float or double");
@@ -70,15 +83,15 @@ class Span {
  public:
   i64 size() const { return d_.size; }
   Maybe<T> get(i64 i) const {
-    return (u64)i < (u64)d_.size ? detail::Access::make<Maybe<T>>(detail::load_ro(d_.data + i)) : Maybe<T>();
+    return detail::in_range(i, d_.size) ? detail::Access::make<Maybe<T>>(detail::load_ro(d_.data + i)) : Maybe<T>();
   }
   Maybe<T> get(const ThreadIndex& i) const { return get(i.get()); }
-  T get_or(i64 i, T fallback) const { return (u64)i < (u64)d_.size ? detail::load_ro(d_.data + i) : fallback; }
+  T get_or(i64 i, T fallback) const { return detail::in_range(i, d_.size) ? detail::load_ro(d_.data + i) : fallback; }
   T get_or(const ThreadIndex& i, T fallback) const { return get_or(i.get(), fallback); }
   // No bounds check on the GPU; the CPU backend still checks and reports the index.
   T get_unchecked(unchecked_t, i64 i) const {
 #if !CTILE_SIMT_DEVICE
-    if ((u64)i >= (u64)d_.size) detail::out_of_bounds("Span::get_unchecked", i, d_.size);
+    if (!detail::in_range(i, d_.size)) detail::out_of_bounds("Span::get_unchecked", i, d_.size);
 #endif
     return detail::load_ro(d_.data + i);
   }
@@ -92,7 +105,7 @@ class Span {
   }
   Vec4<T> get_vec4_or(i64 q, T fallback) const {
     static_assert(sizeof(T) == 4, "Span<T>::get_vec4_or: vector loads need a 4-byte element type");
-    if ((u64)q >= (u64)vec4_count()) return Vec4<T>{fallback, fallback, fallback, fallback};
+    if (!detail::in_range(q, vec4_count())) return Vec4<T>{fallback, fallback, fallback, fallback};
 #if CTILE_SIMT_DEVICE
     const uint4 v = __ldg(reinterpret_cast<const uint4*>(d_.data) + q);
     return Vec4<T>{detail::bit_cast<T>(v.x), detail::bit_cast<T>(v.y), detail::bit_cast<T>(v.z),
@@ -118,13 +131,36 @@ class Span2D {
   i64 rows() const { return d_.rows; }
   i64 cols() const { return d_.cols; }
   i64 ld() const { return d_.ld; }
-  bool contains(i64 r, i64 c) const { return (u64)r < (u64)d_.rows && (u64)c < (u64)d_.cols; }
+  bool contains(i64 r, i64 c) const { return detail::in_range(r, d_.rows) && detail::in_range(c, d_.cols); }
   Maybe<T> get(i64 r, i64 c) const {
     return contains(r, c) ? detail::Access::make<Maybe<T>>(detail::load_ro(d_.data + r * d_.ld + c)) : Maybe<T>();
   }
   Maybe<T> get(const ThreadIndex2D& i) const { return get(i.row(), i.col()); }
   T get_or(i64 r, i64 c, T fallback) const {
     return contains(r, c) ? detail::load_ro(d_.data + r * d_.ld + c) : fallback;
+  }
+  // Row r as a Span (empty when r is outside the matrix): reading neighbours along a row then
+  // costs one bounds check and no multiplication each.
+  Span<T> row(i64 r) const {
+    const bool in = detail::in_range(r, d_.rows);
+    return detail::Access::make<Span<T>>(detail::SpanDesc<const T>{d_.data + (in ? r * d_.ld : 0), in ? d_.cols : 0});
+  }
+  // The four neighbours of (r, c) when all of them are inside the matrix (then (r, c) is an
+  // interior point), else nothing: one bounds check for the four reads.
+  Maybe<Neighbours<T>> neighbours(i64 r, i64 c) const {
+    if (!(r >= 1 && r + 1 < d_.rows && c >= 1 && c + 1 < d_.cols)) return Maybe<Neighbours<T>>();
+    const T* p = d_.data + r * d_.ld + c;
+    return detail::Access::make<Maybe<Neighbours<T>>>(Neighbours<T>{detail::load_ro(p - d_.ld), detail::load_ro(p + d_.ld),
+                                                                     detail::load_ro(p - 1), detail::load_ro(p + 1)});
+  }
+  // The same as a call: f(neighbours) when (r, c) is interior; returns whether it was (the form
+  // that compiles to plain branches: if (!in.with_neighbours(r, c, f)) ...boundary...).
+  template <class F>
+  bool with_neighbours(i64 r, i64 c, F&& f) const {
+    if (!(r >= 1 && r + 1 < d_.rows && c >= 1 && c + 1 < d_.cols)) return false;
+    const T* p = d_.data + r * d_.ld + c;
+    f(Neighbours<T>{detail::load_ro(p - d_.ld), detail::load_ro(p + d_.ld), detail::load_ro(p - 1), detail::load_ro(p + 1)});
+    return true;
   }
   T get_unchecked(unchecked_t, i64 r, i64 c) const {
 #if !CTILE_SIMT_DEVICE
@@ -154,6 +190,40 @@ class Uniform {
   explicit Uniform(const detail::ValueDesc<T>& d) : d_(d) {}
   detail::ValueDesc<T> d_;
 };
+
+// The elements of a span in grid-stride order: this thread gets indices i, i + T, ... below the
+// span's size (i = index_1d(), T = grid_threads()) with their values. The loop's own bound is the
+// bounds check, so each element costs one comparison:
+//   for (auto e : grid_stride(data)) bins.atomic_add(e.value, 1u);
+template <class T>
+class SpanStride {
+ public:
+  struct End {
+    i64 n;
+  };
+  struct Iter {
+    const T* p;
+    i64 i, step;
+    Element<T> operator*() const { return Element<T>{i, detail::load_ro(p + i)}; }
+    Iter& operator++() {
+      i += step;
+      return *this;
+    }
+    bool operator!=(const End& e) const { return i < e.n; }
+  };
+  Iter begin() const { return Iter{p_, start_, step_}; }
+  End end() const { return End{n_}; }
+
+ private:
+  friend struct detail::Access;
+  SpanStride(const T* p, i64 start, i64 step, i64 n) : p_(p), start_(start), step_(step), n_(n) {}
+  const T* p_;
+  i64 start_, step_, n_;
+};
+template <class T>
+inline SpanStride<T> grid_stride(const Span<T>& s) {
+  return detail::Access::make<SpanStride<T>>(s.data(unchecked), detail::linear_thread(), grid_threads(), s.size());
+}
 
 namespace detail {
 template <class T>

@@ -67,6 +67,26 @@ CTILE_SIMT_KERNEL(k_plus_one_2d, (DisjointSpan2D<float> out, Span2D<float> in), 
   out.get_mut(ij).set(in.get_or(ij.row(), ij.col(), 0.0f) + 1.0f);
 })
 
+// Row views, the neighbours of a point (both forms) and a span's own grid-stride loop: for each
+// point, out = the sum of the four neighbours (or -1 outside the interior) + 1000 * the number of
+// elements of `flat` this thread visited.
+CTILE_SIMT_KERNEL(k_neighbours, (DisjointSpan2D<float> out, DisjointSpan2D<float> out2, Span2D<float> in, Span<float> flat),
+                  Contract().block(8, 4), (out.rows() == in.rows(), out.cols() == in.cols(), out2.rows() == in.rows(), out2.cols() == in.cols()), {
+  auto ij = index_2d();
+  const i64 r = ij.row(), c = ij.col();
+  float visited = 0.0f;
+  for (auto e : grid_stride(flat)) visited += e.value * 0.0f + 1.0f + (e.index < 0 ? 1e9f : 0.0f);
+  const Maybe<Neighbours<float>> n = in.neighbours(r, c);
+  const Neighbours<float> q = n.value_or(Neighbours<float>{0.0f, 0.0f, 0.0f, 0.0f});
+  out.get_mut(ij).set((n ? (q.up + q.down) + (q.left + q.right) : -1.0f) + 1000.0f * visited);
+  // The same through with_neighbours and row views.
+  const Span<float> up = in.row(r - 1), down = in.row(r + 1), mid = in.row(r);
+  float v = -1.0f;
+  if (!in.with_neighbours(r, c, [&](const Neighbours<float>& m) { v = (m.up + m.down) + (m.left + m.right); })) v = -1.0f;
+  const float w = (up.get_or(c, 0.0f) + down.get_or(c, 0.0f)) + (mid.get_or(c - 1, 0.0f) + mid.get_or(c + 1, 0.0f));
+  out2.get_mut(ij).set(v == -1.0f ? -1.0f : (v == w ? v : -99.0f));
+})
+
 // The value each thread's own element had, doubled.
 CTILE_SIMT_KERNEL(k_double_own, (DisjointSpan<i32> v), Contract().block(32), (), {
   auto i = index_1d();

@@ -132,6 +132,25 @@ TEST(SimtSpan, StridedTwoDimensionalOutput) {
   for (int i = 0; i < 13 * 25; ++i) EXPECT_EQ(v[i], x[i] + 1.0f) << i;
 }
 
+TEST(SimtSpan, NeighboursRowsAndGridStrideOverASpan) {
+  const std::uint64_t seed = fresh_seed();
+  const int rows = 9, cols = 13, nflat = 777;
+  auto in = ct::rand<float>({rows, cols}, seed).share();
+  auto flat = ct::rand<float>({nflat}, seed + 1).share();
+  // grid 2 x 3 blocks of 8 x 4 threads: 192 threads over the 777 elements of flat.
+  auto [o, o2, in2, f2] = cs::prepare(k_neighbours, cs::grid(2, 3), ct::zeros<float>({rows, cols}), ct::zeros<float>({rows, cols}), in, flat).sync();
+  const auto v = o.to_host(), v2 = o2.to_host(), x = in2.to_host();
+  for (int r = 0; r < rows; ++r)
+    for (int c = 0; c < cols; ++c) {
+      const int thread = (r / 4 * 2 + c / 8) * 32 + (r % 4) * 8 + c % 8;  // linear index of (r, c)'s thread
+      const int visits = (nflat - thread + 191) / 192;
+      const bool interior = r > 0 && c > 0 && r + 1 < rows && c + 1 < cols;
+      const float want = interior ? (x[(r - 1) * cols + c] + x[(r + 1) * cols + c]) + (x[r * cols + c - 1] + x[r * cols + c + 1]) : -1.0f;
+      EXPECT_EQ(v[r * cols + c], want + 1000.0f * visits) << r << "," << c;
+      EXPECT_EQ(v2[r * cols + c], want) << r << "," << c;
+    }
+}
+
 TEST(SimtSpan, ReadsItsOwnElement) {
   auto [v] = cs::prepare(k_double_own, cs::cover(50), ct::arange<std::int32_t>(50)).sync();
   const auto h = v.to_host();

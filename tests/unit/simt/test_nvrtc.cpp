@@ -31,8 +31,8 @@ void check(const K& k) {
   const cs::Dims b = info.contract.block_dims();
   const std::string reqntid = ".reqntid " + std::to_string(b.x) + ", " + std::to_string(b.y) + ", " + std::to_string(b.z);
   for (const char* arch : {"sm_80", "sm_90a"}) {
-    for (bool grid_1d : {true, false}) {
-      const cs::CompileResult r = cs::compile_only(k, arch, grid_1d);
+    for (int grid_rank : {1, 2, 3}) {
+      const cs::CompileResult r = cs::compile_only(k, arch, grid_rank);
       EXPECT_EQ(r.log, "") << info.name << " " << arch << ": warnings\n" << r.cuda_source;
       EXPECT_NE(r.ptx.find(reqntid), std::string::npos) << info.name << " " << arch;
       EXPECT_EQ(r.ptx.find(".maxntid"), std::string::npos) << info.name;
@@ -66,6 +66,7 @@ TEST(SimtNvrtc, TestKernels) {
   check(k_vec4);
   check(k_plus_one_2d);
   check(k_double_own);
+  check(k_neighbours);
   check(k_atomics);
   check(k_shared_atomics);
   check(k_reverse);
@@ -101,7 +102,7 @@ TEST(SimtNvrtc, TheContractShapesTheSource) {
   const cs::CompileResult r = cs::compile_only(k_contract, "sm_90a");
   EXPECT_NE(r.cuda_source.find("__launch_bounds__(128, 2)"), std::string::npos);
   EXPECT_NE(r.cuda_source.find("#define CTILE_SIMT_DYN_SMEM 1024"), std::string::npos);
-  EXPECT_NE(r.cuda_source.find("#define CTILE_SIMT_GRID_1D 1"), std::string::npos);
+  EXPECT_NE(r.cuda_source.find("#define CTILE_SIMT_GRID_RANK 1"), std::string::npos);
   // The body is the kernel's own text, at its own file:line.
   EXPECT_NE(r.cuda_source.find("if (i.get() < n) out.get_mut(i).set(in.get_or(i, 0.0f));"), std::string::npos);
   EXPECT_NE(r.cuda_source.find("#line " + std::to_string(k_contract.info().line) + " \""), std::string::npos);
@@ -116,6 +117,19 @@ TEST(SimtNvrtc, HostOnlyCodeIsAUserErrorAtTheKernel) {
   // ... and on the host it is a fine kernel.
   auto [o] = cs::prepare(k_uses_host_code, cs::cover(4), ct::zeros<std::int32_t>({4})).sync();
   EXPECT_EQ(o.to_host()[3], 2);
+}
+
+TEST(SimtNvrtc, CheckedLaunchesAssumeTheRequiresRelations) {
+  const std::string assumed = "if (!(out.size() == in.size())) __builtin_unreachable();";
+  EXPECT_NE(cs::compile_only(k_contract, "sm_80", 1, true).cuda_source.find(assumed), std::string::npos);
+  // The module of unchecked launches (prepare(unchecked, ...)) may not assume them.
+  EXPECT_EQ(cs::compile_only(k_contract, "sm_80", 1, false).cuda_source.find(assumed), std::string::npos);
+  EXPECT_EQ(cs::compile_only(k_contract, "sm_80", 1, false).log, "");
+}
+
+TEST(SimtNvrtc, GridRanks) {
+  EXPECT_NE(cs::compile_only(k_index_2d, "sm_80", 3).cuda_source.find("#define CTILE_SIMT_GRID_RANK 3"), std::string::npos);
+  EXPECT_USER_ERROR((void)cs::compile_only(k_index_2d, "sm_80", 4), "the grid rank must be 1, 2 or 3, not 4");
 }
 
 TEST(SimtNvrtc, AnUnknownArchitecture) {
