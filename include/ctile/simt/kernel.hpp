@@ -25,7 +25,7 @@
 // Parameters must be SIMT parameter types: DisjointSpan, DisjointSpan2D, AtomicSpan, Span,
 // Span2D, Uniform, UncheckedPtr. The requires relations are C++ expressions over the parameters,
 // evaluated on the host by prepare(); they may use sizes (size(), rows(), cols(), ld()) and Uniform
-// values, not elements.
+// values, not elements. Once checked, they are also facts for the GPU compiler (docs/simt.md).
 #pragma once
 
 #include <string>
