@@ -5,13 +5,15 @@
 #   2. tests/gpu_simt: every SIMT kernel on the CPU and the GPU, compared,
 #   3. the same suite under compute-sanitizer memcheck and racecheck (when installed),
 # with logs and a summary in ${OUT:-results}/gpu_simt_summary.txt. Exit status: 0 when all passed.
+# STAGE=suite runs 1 and 2, STAGE=sanitize only 3 (reusing the build), STAGE=all (the default) all.
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$root"
 out="${OUT:-$root/results}"
 mkdir -p "$out"
 build="${CTILE_GPU_SIMT_BUILD:-build/gpu-simt}"
-summary="$out/gpu_simt_summary.txt"
+stage="${STAGE:-all}"
+summary="$out/gpu_simt_summary${stage:+_$stage}.txt"
 : >"$summary"
 note() { echo "$*" | tee -a "$summary"; }
 
@@ -24,14 +26,18 @@ if ! cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCTILE_GPU_ONLY
   note "BUILD FAILED (see gpu_simt_build.log)"; tail -30 "$out/gpu_simt_build.log"; exit 1
 fi
 status=0
-ctest --test-dir "$build" -R "^example\.simt_" --output-on-failure >"$out/gpu_simt_examples.txt" 2>&1 || status=1
-note "examples on the GPU: $(grep -E 'tests passed|tests failed' "$out/gpu_simt_examples.txt" | tail -1)"
-CTILE_BACKEND= "$build/tests/gpu_simt/test_gpu_simt" >"$out/gpu_simt_suite.txt" 2>&1; rc=$?
-[[ $rc -eq 0 ]] || status=1
-note "tests/gpu_simt (exit $rc): $(tail -1 "$out/gpu_simt_suite.txt")"
-grep -E "^(FAIL|  FAILED)" "$out/gpu_simt_suite.txt" | head -20 | tee -a "$summary"
+if [[ $stage != sanitize ]]; then
+  ctest --test-dir "$build" -R "^example\.simt_" --output-on-failure >"$out/gpu_simt_examples.txt" 2>&1 || status=1
+  note "examples on the GPU: $(grep -E 'tests passed|tests failed' "$out/gpu_simt_examples.txt" | tail -1)"
+  CTILE_BACKEND= "$build/tests/gpu_simt/test_gpu_simt" >"$out/gpu_simt_suite.txt" 2>&1; rc=$?
+  [[ $rc -eq 0 ]] || status=1
+  note "tests/gpu_simt (exit $rc): $(tail -1 "$out/gpu_simt_suite.txt")"
+  grep -E "^(FAIL|  FAILED)" "$out/gpu_simt_suite.txt" | head -20 | tee -a "$summary"
+fi
 cs="$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)"
-if [[ -x "$cs" ]]; then
+if [[ $stage == suite ]]; then
+  :
+elif [[ -x "$cs" ]]; then
   for tool in memcheck racecheck; do
     extra=(); [[ $tool == memcheck ]] && extra=(--leak-check full)
     CTILE_BACKEND= "$cs" --tool "$tool" "${extra[@]}" --error-exitcode 86 --print-limit 50 \
