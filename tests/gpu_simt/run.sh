@@ -4,7 +4,7 @@
 #   1. the SIMT examples on the GPU (ctest example.simt_*),
 #   2. tests/gpu_simt: every SIMT kernel on the CPU and the GPU, compared,
 #   3. the same suite under compute-sanitizer memcheck and racecheck (when installed),
-# with logs and a summary in ${OUT:-results}/gpu_simt_summary.txt. Exit status: 0 when all passed.
+# with logs and a summary in ${OUT:-results}/gpu_simt_summary_<stage>.txt. Exit status: 0 when all passed.
 # STAGE=suite runs 1 and 2, STAGE=sanitize only 3 (reusing the build), STAGE=all (the default) all.
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
