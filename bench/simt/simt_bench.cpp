@@ -112,7 +112,9 @@ void sum() {
   const std::int64_t n = g_quick ? (1 << 24) : (std::int64_t{1} << 28);  // 1 GiB
   const double bytes = 4.0 * n;
   auto x = ct::rand<float>({n}, 3, -1.0, 1.0, g_dev).share();
-  const std::int64_t blocks = static_cast<std::int64_t>(g_lim.multiprocessors) * 8;  // 2048 threads per SM
+  // One wave of 4 blocks per SM (1024 threads, each with four 16-byte loads in flight), so that no
+  // SM runs a partial second wave.
+  const std::int64_t blocks = static_cast<std::int64_t>(g_lim.multiprocessors) * 4;
   const auto k = raw(simt_bench::kRawSum, "raw_sum");
   auto simt = [&](ct::Tensor<float> out) { return cs::prepare(simt_sum, cs::grid(blocks), std::move(out), x); };
   auto rawl = [&](ct::Tensor<float> out) {
@@ -136,7 +138,7 @@ void histogram() {
   const std::int64_t n = g_quick ? (1 << 26) : (std::int64_t{1} << 30);  // 1 GiB of bytes
   const double bytes = static_cast<double>(n);
   auto data = ct::rand<std::uint8_t>({n}, 4, 0, 256, g_dev).share();
-  const std::int64_t blocks = static_cast<std::int64_t>(g_lim.multiprocessors) * 8;
+  const std::int64_t blocks = static_cast<std::int64_t>(g_lim.multiprocessors) * 4;  // one wave
   const auto k = raw(simt_bench::kRawHistogram, "raw_histogram");
   auto simt = [&](ct::Tensor<std::uint32_t> out) { return cs::prepare(simt_histogram, cs::grid(blocks), std::move(out), data); };
   auto rawl = [&](ct::Tensor<std::uint32_t> out) {

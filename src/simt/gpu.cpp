@@ -193,7 +193,14 @@ Compiled compile_raw(const std::string& source, const std::string& entry, const 
   cu::GeneratedKernel g;
   g.entry = entry;
   g.source = source;
-  const cu::CompileResult r = nvrtc_compile(nv, g, arch, true);
+  cu::CompileResult r;
+  try {
+    r = nvrtc_compile(nv, g, arch, true);
+  } catch (const InternalError& e) {  // the source is the user's: its errors are the user's
+    std::string nvrtc_says = e.what();
+    if (const auto p = nvrtc_says.find("NVRTC failed"); p != std::string::npos) nvrtc_says.erase(0, p);
+    throw UserError("raw CUDA kernel '" + entry + "' does not compile (" + arch + "): " + nvrtc_says);
+  }
   c.log = r.log;
   c.ptx = r.ptx;
   c.cubin = r.image;

@@ -146,6 +146,11 @@ TEST(SimtRaw, RawKernelsRunOnGpusOnly) {
                     "launch_raw of raw CUDA kernel 'scale': raw CUDA kernels run on GPUs only, and this launch is on cpu:0");
 }
 
+TEST(SimtRaw, ACompileErrorIsTheUsers) {
+  const auto k = cs::RawKernel::from_source(ct::unchecked, "extern \"C\" __global__ void oops() { nope(); }", "oops");
+  EXPECT_USER_ERROR((void)cs::compile_only(k, "sm_80"), "raw CUDA kernel 'oops' does not compile (sm_80)");
+}
+
 TEST(SimtRaw, CompileOnlyForBothArchitectures) {
   const auto k = cs::RawKernel::from_source(ct::unchecked, R"(
     extern "C" __global__ void scale(float* y, const float* x, float a, long n) {
