@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what building and testing ctile needs (Debian/Ubuntu, apt-get): cmake, ninja, g++,
-# GoogleTest, clang-tidy and clang++ (the compile_fail suite checks every case under GCC and clang). Installs only what is missing; does nothing when all is present.
+# GoogleTest, clang-tidy, clang++ (the compile_fail suite checks every case under GCC and clang) and
+# CLI11 (the `ctile` tool's command line). Installs only what is missing; does nothing when all is present.
 # Uses sudo only when not run as root.
 set -euo pipefail
 
@@ -19,9 +20,11 @@ have_gtest() {
 have_gtest || missing+=(libgtest-dev)
 have clang-tidy || have clang-tidy-14 || missing+=(clang-tidy)
 have clang++-14 || have clang++ || missing+=(clang-14)
+# CLI11: header-only, with the CMake package config that find_package(CLI11) uses.
+[[ -f /usr/include/CLI/CLI.hpp ]] || missing+=(libcli11-dev)
 
 if [[ ${#missing[@]} -eq 0 ]]; then
-  echo "setup: cmake, ninja, g++, GoogleTest, clang-tidy and clang++ are installed"
+  echo "setup: cmake, ninja, g++, GoogleTest, clang-tidy, clang++ and CLI11 are installed"
   exit 0
 fi
 

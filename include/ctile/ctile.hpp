@@ -7,6 +7,7 @@
 //   backend/   the backend interface; the CPU interpreter is the reference backend
 //   runtime/   devices, streams, events, tensors, partitions, shared handles, futures, launch,
 //              compile_only / warm_up
+//   simt/      SIMT kernels: per-thread kernels with safe types, launch contracts, raw CUDA kernels
 #pragma once
 
 #include "ctile/core/dtype.hpp"
@@ -29,3 +30,4 @@
 #include "ctile/runtime/tensor.hpp"
 #include "ctile/runtime/timer.hpp"
 #include "ctile/runtime/unchecked_tensor.hpp"
+#include "ctile/simt.hpp"

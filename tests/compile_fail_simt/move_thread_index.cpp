@@ -1,0 +1,14 @@
+// expect: use of deleted function|deleted
+// Nor moved.
+#include <ctile/simt.hpp>
+
+CTILE_SIMT_KERNEL(k, (DisjointSpan<float> out), Contract().block(32), (), {
+  auto i = index_1d();
+  out.get_mut(i).set(1.0f);
+#ifdef CTILE_MISUSE
+  ThreadIndex j = static_cast<ThreadIndex&&>(i);
+  out.get_mut(j).set(2.0f);
+#endif
+})
+
+int main() { return 0; }

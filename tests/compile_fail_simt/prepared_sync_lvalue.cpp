@@ -1,0 +1,24 @@
+// expect: use of deleted function|deleted
+// Running it consumes it: std::move(p).sync().
+#include <ctile/runtime/creation.hpp>
+#include <ctile/simt.hpp>
+
+namespace ct = ctile;
+namespace cs = ctile::simt;
+
+CTILE_SIMT_KERNEL(add, (DisjointSpan<float> out, Span<float> a), Contract().block(32), (out.size() == a.size()), {
+  auto i = index_1d();
+  out.get_mut(i).set(a.get_or(i, 0.0f) + 1.0f);
+})
+
+int main() {
+  auto a = ct::ones<float>({64}).share();
+  auto out = ct::zeros<float>({64});
+  auto p = cs::prepare(add, cs::cover(64), std::move(out), a);
+  auto [o, a2] = std::move(p).sync();
+  auto p2 = cs::prepare(add, cs::cover(64), std::move(o), a2);
+#ifdef CTILE_MISUSE
+  auto r = p2.sync();
+#endif
+  return 0;
+}

@@ -1,0 +1,14 @@
+// expect: explicit constructor|explicit|chosen constructor is explicit
+// The tag cannot be made from {}: only ctile::unchecked spells it.
+#include <ctile/simt.hpp>
+
+CTILE_SIMT_KERNEL(k, (DisjointSpan<float> out), Contract().block(32).dynamic_shared(128), (), {
+  auto s = dynamic_shared<float>(ctile::unchecked);
+  s[0] = 1.0f;
+#ifdef CTILE_MISUSE
+  auto t = dynamic_shared<float>({});
+  (void)t;
+#endif
+})
+
+int main() { return 0; }
