@@ -41,12 +41,13 @@
 #include <ctile/ctile.hpp>
 
 #include "../src/backend/cuda/codegen.hpp"
-#include "../src/backend/cuda/driver.hpp"
+#include "../src/platform/cuda/driver.hpp"
 #include "../src/backend/cuda/nvrtc.hpp"
-#include "../src/runtime/spin.hpp"
+#include "../src/platform/spin.hpp"
 
 namespace ct = ctile;
-namespace cu = ctile::backend::cuda;
+namespace cu = ctile::platform::cuda;
+namespace cg = ctile::backend::cuda;
 using Clock = std::chrono::steady_clock;
 
 namespace {
@@ -146,10 +147,10 @@ Result run_raw(const ct::Partition<float>& z, const ct::Shared<float>& x) {
   const int sm = major * 10 + minor;
 
   // The backend's options (the generator's defaults and its tuning knobs).
-  const cu::GeneratedKernel gk = cu::generate(*k, cu::codegen_options_from_env(sm));
-  cu::Nvrtc* nv = cu::nvrtc();
-  if (!nv) throw ct::UserError("NVRTC is not available: " + cu::nvrtc_unavailable_reason());
-  const cu::CompileResult res = nv->compile(gk, sm, cu::Output::Cubin);
+  const cg::GeneratedKernel gk = cg::generate(*k, cg::codegen_options_from_env(sm));
+  cg::Nvrtc* nv = cg::nvrtc();
+  if (!nv) throw ct::UserError("NVRTC is not available: " + cg::nvrtc_unavailable_reason());
+  const cg::CompileResult res = nv->compile(gk, sm, cg::Output::Cubin);
 
   // The primary context (the one ctile uses), current on this thread for the raw half only.
   cu::CUcontext ctx = nullptr;
@@ -180,7 +181,7 @@ Result run_raw(const ct::Partition<float>& z, const ct::Shared<float>& x) {
   ct::backend::LaunchConfig cfg;
   cfg.grid = *plan.grid;
   cfg.kernel_name = name;
-  std::vector<std::byte> params = cu::pack_params(*k, cfg, args);
+  std::vector<std::byte> params = cg::pack_params(*k, cfg, args);
   void* kp[] = {params.data()};
   const auto blocks = static_cast<unsigned>(ct::numel(cfg.grid));
   const auto threads = static_cast<unsigned>(gk.threads);

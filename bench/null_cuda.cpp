@@ -17,17 +17,17 @@
 #include <cstring>
 #include <thread>
 
-#include "../src/backend/cuda/driver.hpp"
+#include "../src/platform/cuda/driver.hpp"
 
-using ctile::backend::cuda::CUcontext;
-using ctile::backend::cuda::CUdevice;
-using ctile::backend::cuda::CUdeviceptr;
-using ctile::backend::cuda::CUevent;
-using ctile::backend::cuda::CUfunction;
-using ctile::backend::cuda::CUmemoryPool;
-using ctile::backend::cuda::CUmodule;
-using ctile::backend::cuda::CUresult;
-using ctile::backend::cuda::CUstream;
+using ctile::platform::cuda::CUcontext;
+using ctile::platform::cuda::CUdevice;
+using ctile::platform::cuda::CUdeviceptr;
+using ctile::platform::cuda::CUevent;
+using ctile::platform::cuda::CUfunction;
+using ctile::platform::cuda::CUmemoryPool;
+using ctile::platform::cuda::CUmodule;
+using ctile::platform::cuda::CUresult;
+using ctile::platform::cuda::CUstream;
 
 struct CUctx_st {
   int device = 0;

@@ -8,9 +8,9 @@
 #include <thread>
 #include <utility>
 
-#include "../backend/cuda/cuda_stream.hpp"
+#include "../platform/cuda/stream.hpp"
 #include "ctile/core/error.hpp"
-#include "spin.hpp"
+#include "../platform/spin.hpp"
 
 namespace ctile {
 namespace {
@@ -130,7 +130,7 @@ void check_handle(const std::shared_ptr<StreamImpl>& impl) {
 }  // namespace
 
 Stream Stream::create(Device d) {
-  if (d.kind == DeviceKind::Cuda) return Stream(backend::cuda::make_stream(d.index));
+  if (d.kind == DeviceKind::Cuda) return Stream(platform::cuda::make_stream(d.index));
   if (d.index != 0) throw UserError(detail::cat("Stream::create(", d.str(), "): the CPU device has index 0 only"));
   return Stream(std::make_shared<CpuStream>(d));
 }

@@ -2,7 +2,7 @@
 
 #include <new>
 
-#include "../backend/cuda/cuda_memory.hpp"
+#include "../platform/cuda/memory.hpp"
 
 #if defined(__unix__) || defined(__APPLE__)
 #include <sys/mman.h>
@@ -29,7 +29,7 @@ std::shared_ptr<Storage> Storage::allocate(Device d, std::int64_t bytes, bool ze
   s->device = d;
   s->bytes = bytes;
   if (d.kind == DeviceKind::Cuda) {
-    backend::cuda::DeviceMemory m = backend::cuda::allocate(d.index, bytes, zeroed);
+    platform::cuda::DeviceMemory m = platform::cuda::allocate(d.index, bytes, zeroed);
     s->ptr = m.ptr;
     s->pooled = m.pooled;
     s->owned = true;
@@ -68,7 +68,7 @@ Storage::~Storage() {
   if (device.kind == DeviceKind::Cuda) {
     std::vector<Event> pending = std::move(reads);
     pending.push_back(std::move(last_write));
-    backend::cuda::release(device.index, ptr, pooled, pending);
+    platform::cuda::release(device.index, ptr, pooled, pending);
     return;
   }
 #ifdef CTILE_HAVE_MMAP
@@ -268,12 +268,12 @@ void gather_device(const TensorCore& c, std::byte* dst) {
   const std::int64_t es = dtype_size(c.dtype);
   const int dev = c.storage->device.index;
   if (c.contiguous()) {
-    backend::cuda::copy_to_host(dev, dst, c.data(), n * es);
+    platform::cuda::copy_to_host(dev, dst, c.data(), n * es);
     return;
   }
   const std::int64_t span = span_elements(c);
   std::vector<std::byte> tmp(static_cast<std::size_t>(span * es));
-  backend::cuda::copy_to_host(dev, tmp.data(), c.data(), span * es);
+  platform::cuda::copy_to_host(dev, tmp.data(), c.data(), span * es);
   TensorCore host;
   host.storage = Storage::borrow(cpu(), tmp.data(), span * es);
   host.shape = c.shape;
@@ -323,7 +323,7 @@ void fill_from_host(TensorCore& c, const std::byte* src) {
     std::memcpy(c.data(), src, static_cast<std::size_t>(bytes));
     return;
   }
-  Event ready = backend::cuda::copy_from_host(c.storage->device.index, c.data(), src, bytes);
+  Event ready = platform::cuda::copy_from_host(c.storage->device.index, c.data(), src, bytes);
   c.storage->record_write(std::move(ready));
 }
 
@@ -338,7 +338,7 @@ std::shared_ptr<TensorCore> copy_to_device(const std::shared_ptr<const TensorCor
     // allocation; the copy keeps the source alive until it has finished.
     std::vector<Event> deps = src->storage->deps_for_read();
     for (Event& e : out->storage->deps_for_write()) deps.push_back(std::move(e));
-    Event done = backend::cuda::copy_device(d.index, out->data(), from.index, src->data(), bytes, std::move(deps),
+    Event done = platform::cuda::copy_device(d.index, out->data(), from.index, src->data(), bytes, std::move(deps),
                                             [keep = src] {});
     src->storage->record_read(done);
     out->storage->record_write(std::move(done));

@@ -15,10 +15,10 @@
 #include "../../runtime/stage_timings.hpp"
 #include "../cache/disk_cache.hpp"
 #include "codegen.hpp"
-#include "cuda_device.hpp"
-#include "cuda_memory.hpp"
-#include "cuda_stream.hpp"
-#include "driver.hpp"
+#include "../../platform/cuda/device.hpp"
+#include "../../platform/cuda/driver.hpp"
+#include "../../platform/cuda/memory.hpp"
+#include "../../platform/cuda/stream.hpp"
 #include "nvrtc.hpp"
 
 #ifndef CTILE_VERSION_STRING
@@ -26,6 +26,7 @@
 #endif
 
 namespace ctile::backend::cuda {
+using namespace ::ctile::platform::cuda;  // driver, devices, streams (src/platform/cuda)
 namespace {
 
 using Clock = std::chrono::steady_clock;

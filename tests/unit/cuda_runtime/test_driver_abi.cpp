@@ -1,4 +1,4 @@
-// Compile-time check of the driver declarations in src/backend/cuda/driver.hpp against the real
+// Compile-time check of the driver declarations in src/platform/cuda/driver.hpp against the real
 // cuda.h: every entry point ctile resolves exists under that exact (versioned) name with the same
 // signature (enums compared as the int they are passed as), and every constant has cuda.h's value.
 // Built only when cuda.h is found at configure time; running it just reports success.
@@ -7,11 +7,11 @@
 #include <cstdio>
 #include <type_traits>
 
-#include "../../../src/backend/cuda/driver.hpp"
+#include "../../../src/platform/cuda/driver.hpp"
 
 namespace {
 
-namespace cu = ctile::backend::cuda;
+namespace cu = ctile::platform::cuda;
 
 // Enums travel as 4-byte integers: compare them as int.
 template <class T>

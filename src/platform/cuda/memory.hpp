@@ -14,7 +14,7 @@
 #include "ctile/runtime/event.hpp"
 #include "ctile/runtime/stream.hpp"
 
-namespace ctile::backend::cuda {
+namespace ctile::platform::cuda {
 
 struct DeviceMemory {
   std::byte* ptr = nullptr;
@@ -48,4 +48,4 @@ Event copy_from_host(int device, std::byte* dst, const std::byte* src, std::int6
 Event copy_device(int dst_device, std::byte* dst, int src_device, const std::byte* src, std::int64_t bytes,
                   std::vector<Event> deps, StreamTask keep);
 
-}  // namespace ctile::backend::cuda
+}  // namespace ctile::platform::cuda

@@ -1,11 +1,11 @@
-#include "cuda_device.hpp"
+#include "device.hpp"
 
 #include <array>
 #include <atomic>
 #include <cstdint>
 #include <limits>
 
-namespace ctile::backend::cuda {
+namespace ctile::platform::cuda {
 namespace {
 
 constexpr std::size_t kMaxPooledEvents = 4096;
@@ -148,4 +148,4 @@ bool DeviceContext::ensure_staging() {
   return true;
 }
 
-}  // namespace ctile::backend::cuda
+}  // namespace ctile::platform::cuda

@@ -12,10 +12,10 @@
 #include <string>
 #include <vector>
 
-#include "cuda_stream.hpp"
+#include "stream.hpp"
 #include "driver.hpp"
 
-namespace ctile::backend::cuda {
+namespace ctile::platform::cuda {
 
 struct DeviceInfo {
   int index = 0;
@@ -85,4 +85,4 @@ class DeviceContext {
   Staging staging_;
 };
 
-}  // namespace ctile::backend::cuda
+}  // namespace ctile::platform::cuda

@@ -1,24 +1,24 @@
-#include "cuda_stream.hpp"
+#include "stream.hpp"
 
 #include <atomic>
 #include <utility>
 
-#include "../../runtime/spin.hpp"
-#include "cuda_device.hpp"
+#include "../spin.hpp"
+#include "device.hpp"
 
 namespace ctile::detail {
 
 NativeEvent::~NativeEvent() {
   if (!ev) return;
   try {
-    backend::cuda::DeviceContext::get(device).release_event(ev);
+    platform::cuda::DeviceContext::get(device).release_event(ev);
   } catch (...) {  // cannot happen: the context made this event
   }
 }
 
 }  // namespace ctile::detail
 
-namespace ctile::backend::cuda {
+namespace ctile::platform::cuda {
 namespace {
 
 thread_local const CurrentStream* tls_current = nullptr;
@@ -313,4 +313,4 @@ class CudaStream final : public StreamImpl {
 
 std::shared_ptr<StreamImpl> make_stream(int device) { return std::make_shared<CudaStream>(device); }
 
-}  // namespace ctile::backend::cuda
+}  // namespace ctile::platform::cuda

@@ -8,7 +8,7 @@
 #include <cstring>
 #include <mutex>
 
-namespace ctile::backend::cuda {
+namespace ctile::platform::cuda {
 namespace {
 
 const char* builtin_name(CUresult r) {
@@ -222,4 +222,4 @@ bool quiet() {
   return v && *v && std::strcmp(v, "0") != 0;
 }
 
-}  // namespace ctile::backend::cuda
+}  // namespace ctile::platform::cuda

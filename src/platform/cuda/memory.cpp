@@ -1,13 +1,13 @@
-#include "cuda_memory.hpp"
+#include "memory.hpp"
 
 #include <algorithm>
 #include <cstring>
 #include <utility>
 
-#include "cuda_device.hpp"
-#include "cuda_stream.hpp"
+#include "device.hpp"
+#include "stream.hpp"
 
-namespace ctile::backend::cuda {
+namespace ctile::platform::cuda {
 namespace {
 
 constexpr std::int64_t kStageThreshold = std::int64_t{1} << 20;  // copies from 1 MiB use pinned staging
@@ -209,4 +209,4 @@ Event copy_device(int dst_device, std::byte* dst, int src_device, const std::byt
   return finish_on(dc, cs, dc.copy_stream_id(), dc.copy_completer(), std::move(keep), std::move(after), "a device copy");
 }
 
-}  // namespace ctile::backend::cuda
+}  // namespace ctile::platform::cuda

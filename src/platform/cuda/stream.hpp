@@ -27,7 +27,7 @@ namespace ctile::detail {
 // A CUevent recorded after some GPU work (see Event::native). The CUevent goes back to its device's
 // pool when the last handle is dropped; nothing may wait for it after that.
 struct NativeEvent {
-  backend::cuda::CUevent ev = nullptr;
+  platform::cuda::CUevent ev = nullptr;
   int device = 0;
   std::uint64_t stream_id = 0;  // the ctile CUDA stream (or device memory stream) that recorded it
   // The error the work already had when it was enqueued (a task that threw, a failed dependency),
@@ -42,7 +42,7 @@ struct NativeEvent {
 
 }  // namespace ctile::detail
 
-namespace ctile::backend::cuda {
+namespace ctile::platform::cuda {
 
 // A unique id for a stream that records native events (never reused, unlike CUstream values).
 std::uint64_t new_stream_id();
@@ -98,4 +98,4 @@ const CurrentStream* current_stream();
 // A new CUDA stream (non-blocking with respect to the legacy default stream) on cuda:device.
 std::shared_ptr<StreamImpl> make_stream(int device);
 
-}  // namespace ctile::backend::cuda
+}  // namespace ctile::platform::cuda

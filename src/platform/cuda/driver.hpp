@@ -23,7 +23,7 @@ struct CUstream_st;
 struct CUevent_st;
 struct CUmemPoolHandle_st;
 
-namespace ctile::backend::cuda {
+namespace ctile::platform::cuda {
 
 using CUresult = int;
 using CUdevice = int;
@@ -191,30 +191,30 @@ class ScopedContext {
 // True when CTILE_QUIET is set to something other than "" or "0".
 bool quiet();
 
-}  // namespace ctile::backend::cuda
+}  // namespace ctile::platform::cuda
 
 // CTILE_CU(cuFn, (args...), what ctile was doing...): calls the driver and throws CudaError on
 // failure; the description is only built on failure.
 #define CTILE_CU(fn, args, ...)                                                                    \
   do {                                                                                             \
-    const ::ctile::backend::cuda::CUresult ctile_cu_r_ = ::ctile::backend::cuda::drv().fn args;   \
-    if (ctile_cu_r_ != 0) ::ctile::backend::cuda::throw_cuda_error(ctile_cu_r_, #fn, ::ctile::detail::cat(__VA_ARGS__)); \
+    const ::ctile::platform::cuda::CUresult ctile_cu_r_ = ::ctile::platform::cuda::drv().fn args;   \
+    if (ctile_cu_r_ != 0) ::ctile::platform::cuda::throw_cuda_error(ctile_cu_r_, #fn, ::ctile::detail::cat(__VA_ARGS__)); \
   } while (0)
 
 // The same for no-throw paths (destructors, teardown): reports instead of throwing; evaluates to
 // true on success.
 #define CTILE_CU_REPORT(fn, args, ...)                                                             \
   [&]() noexcept {                                                                                 \
-    const ::ctile::backend::cuda::CUresult ctile_cu_r_ = ::ctile::backend::cuda::drv_unchecked().fn args; \
+    const ::ctile::platform::cuda::CUresult ctile_cu_r_ = ::ctile::platform::cuda::drv_unchecked().fn args; \
     if (ctile_cu_r_ == 0) return true;                                                             \
     try {                                                                                          \
-      ::ctile::backend::cuda::report_error(ctile_cu_r_, #fn, ::ctile::detail::cat(__VA_ARGS__));  \
+      ::ctile::platform::cuda::report_error(ctile_cu_r_, #fn, ::ctile::detail::cat(__VA_ARGS__));  \
     } catch (...) {                                                                                \
     }                                                                                              \
     return false;                                                                                  \
   }()
 
-namespace ctile::backend::cuda {
+namespace ctile::platform::cuda {
 // The driver without the availability check, for paths that only run after it succeeded.
 inline const Driver& drv_unchecked() { return *driver_status().api; }
-}  // namespace ctile::backend::cuda
+}  // namespace ctile::platform::cuda
