@@ -16,6 +16,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "../src/platform/cuda/driver.hpp"
 
@@ -28,6 +30,13 @@ using ctile::platform::cuda::CUmemoryPool;
 using ctile::platform::cuda::CUmodule;
 using ctile::platform::cuda::CUresult;
 using ctile::platform::cuda::CUstream;
+using ctile::platform::cuda::CUgraph;
+using ctile::platform::cuda::CUgraphExec;
+using ctile::platform::cuda::CUgraphNode;
+using ctile::platform::cuda::CUhostFn;
+using ctile::platform::cuda::HostNodeParams;
+using ctile::platform::cuda::KernelNodeParams;
+using ctile::platform::cuda::Memcpy3D;
 
 struct CUctx_st {
   int device = 0;
@@ -46,6 +55,23 @@ struct CUfunc_st {
 };
 struct CUmemPoolHandle_st {
   int dummy = 0;
+};
+// A graph is its node counts (kernels cost NULL_CUDA_KERNEL_US each, copies NULL_CUDA_COPY_US);
+// host nodes run at launch.
+struct CUgraphNode_st {
+  int dummy = 0;
+};
+struct CUgraph_st {
+  int kernels = 0, copies = 0;
+  std::vector<std::pair<CUhostFn, void*>> hosts;
+  std::vector<CUgraphNode_st*> nodes;
+  ~CUgraph_st() {
+    for (auto* n : nodes) delete n;
+  }
+};
+struct CUgraphExec_st {
+  int kernels = 0, copies = 0;
+  std::vector<std::pair<CUhostFn, void*>> hosts;
 };
 
 namespace {
@@ -144,6 +170,16 @@ CUresult cuCtxGetCurrent(CUcontext* ctx) {
 CUresult cuCtxPushCurrent_v2(CUcontext ctx) {
   if (tls_depth == 64) return kInvalidValue;
   tls_stack[tls_depth++] = ctx;
+  return kSuccess;
+}
+CUresult cuCtxSetCurrent(CUcontext ctx) {
+  if (tls_depth == 0) {
+    if (ctx) tls_stack[tls_depth++] = ctx;
+  } else if (ctx) {
+    tls_stack[tls_depth - 1] = ctx;
+  } else {
+    --tls_depth;
+  }
   return kSuccess;
 }
 CUresult cuCtxPopCurrent_v2(CUcontext* ctx) {
@@ -272,6 +308,56 @@ CUresult cuLaunchKernel(CUfunction, unsigned int, unsigned int, unsigned int, un
   if (!params || !params[0]) return kInvalidValue;
   add_work(s, kernel_ns());
   return kSuccess;
+}
+
+CUresult cuLaunchHostFunc(CUstream s, CUhostFn fn, void* user) {
+  wait_until(s->busy_until.load());  // in stream order: after the work before it
+  fn(user);
+  return kSuccess;
+}
+CUresult cuGraphCreate(CUgraph* g, unsigned int) {
+  *g = new CUgraph_st();
+  return kSuccess;
+}
+CUresult cuGraphDestroy(CUgraph g) {
+  delete g;
+  return kSuccess;
+}
+CUresult cuGraphAddKernelNode_v2(CUgraphNode* n, CUgraph g, const CUgraphNode*, std::size_t, const KernelNodeParams* p) {
+  if (!p || !p->kernelParams || !p->kernelParams[0]) return kInvalidValue;
+  ++g->kernels;
+  *n = g->nodes.emplace_back(new CUgraphNode_st());
+  return kSuccess;
+}
+CUresult cuGraphAddMemcpyNode(CUgraphNode* n, CUgraph g, const CUgraphNode*, std::size_t, const Memcpy3D*, CUcontext) {
+  ++g->copies;
+  *n = g->nodes.emplace_back(new CUgraphNode_st());
+  return kSuccess;
+}
+CUresult cuGraphAddHostNode(CUgraphNode* n, CUgraph g, const CUgraphNode*, std::size_t, const HostNodeParams* p) {
+  g->hosts.emplace_back(p->fn, p->userData);
+  *n = g->nodes.emplace_back(new CUgraphNode_st());
+  return kSuccess;
+}
+CUresult cuGraphAddEmptyNode(CUgraphNode* n, CUgraph g, const CUgraphNode*, std::size_t) {
+  *n = g->nodes.emplace_back(new CUgraphNode_st());
+  return kSuccess;
+}
+CUresult cuGraphInstantiateWithFlags(CUgraphExec* e, CUgraph g, unsigned long long) {
+  *e = new CUgraphExec_st{g->kernels, g->copies, g->hosts};
+  return kSuccess;
+}
+CUresult cuGraphLaunch(CUgraphExec e, CUstream s) {
+  add_work(s, e->kernels * kernel_ns() + e->copies * copy_ns());
+  for (auto& [fn, user] : e->hosts) fn(user);
+  return kSuccess;
+}
+CUresult cuGraphExecDestroy(CUgraphExec e) {
+  delete e;
+  return kSuccess;
+}
+CUresult cuGraphExecKernelNodeSetParams_v2(CUgraphExec, CUgraphNode, const KernelNodeParams* p) {
+  return p && p->kernelParams && p->kernelParams[0] ? kSuccess : kInvalidValue;
 }
 
 }  // extern "C"

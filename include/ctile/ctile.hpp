@@ -22,6 +22,7 @@
 #include "ctile/runtime/creation.hpp"
 #include "ctile/runtime/device.hpp"
 #include "ctile/runtime/future.hpp"
+#include "ctile/runtime/graph.hpp"
 #include "ctile/runtime/launch.hpp"
 #include "ctile/runtime/partition.hpp"
 #include "ctile/runtime/shared.hpp"

@@ -142,7 +142,7 @@ WarmUpResult warm_up_planned(const void* fn, Tracer tracer, const std::string& n
                              const WarmUpOptions& opt, const LaunchPlan& plan) {
   const int grid_rank = spec_grid_rank("warm_up", name, plan, opt.grid_rank);
   backend::Backend& be = backend_for(d);
-  const CacheLookup found = find_or_compile(fn, tracer, name, plan.specs, grid_rank, be);
+  const CacheLookup found = find_or_compile(fn, tracer, name, plan.specs, grid_rank, be, d);
   return WarmUpResult{std::string(be.name()), found.hit};
 }
 

@@ -5,8 +5,8 @@
 #include <mutex>
 #include <string_view>
 
-#include "../platform/cuda/device.hpp"
 #include "../platform/cuda/driver.hpp"
+#include "../platform/platform.hpp"
 #include "ctile/core/error.hpp"
 
 namespace ctile {
@@ -47,13 +47,6 @@ Device default_device() {
 
 std::string backend_name(Device d) { return d.kind == DeviceKind::Cpu ? "cpu" : "cuda"; }
 
-std::string describe(Device d) {
-  if (d.kind == DeviceKind::Cpu) return d.str() + " (host, interpreter)";
-  const auto& dc = platform::cuda::DeviceContext::get(d.index);
-  const auto& info = dc.info();
-  const int ver = platform::cuda::driver_status().api->version;
-  return detail::cat(d.str(), " (", info.name, ", sm_", info.sm(), ", ", info.sm_count, " SMs, ",
-                     (info.total_mem + (std::size_t{1} << 29)) >> 30, " GiB, driver ", ver / 1000, ".", ver % 1000 / 10, ")");
-}
+std::string describe(Device d) { return platform::platform_for(d).describe(); }
 
 }  // namespace ctile

@@ -44,6 +44,7 @@ struct EventState {
   Callback first;
   std::vector<Callback> more;
   std::shared_ptr<NativeEvent> native;  // set at creation, never changed
+  bool captured = false;                // set at creation: the event of a graph node (Event::create_captured)
   bool is_done() const { return done.load(std::memory_order_acquire); }
 };
 
@@ -120,7 +121,17 @@ Event Event::create(std::shared_ptr<detail::NativeEvent> native) {
 
 Event Event::ready() { return Event(); }
 
+Event Event::create_captured() {
+  auto s = std::make_shared<detail::EventState>();
+  s->captured = true;
+  return Event(std::move(s));
+}
+
+bool Event::captured() const { return state_ && state_->captured; }
+
 std::shared_ptr<detail::NativeEvent> Event::native() const { return state_ ? state_->native : nullptr; }
+
+detail::NativeEvent* Event::native_ptr() const { return state_ ? state_->native.get() : nullptr; }
 
 void Event::complete(std::exception_ptr err) {
   if (!state_) throw UserError("Event::complete on an event that is already done (a ready or default-constructed Event)");
@@ -129,6 +140,7 @@ void Event::complete(std::exception_ptr err) {
 
 void Event::wait() const {
   if (!state_) return;
+  if (state_->captured && !state_->is_done()) return;  // a graph node: it never runs here (the caller checks done())
   // Poll for a short while first (spin.hpp: a sleeping waiter is woken through the kernel).
   if (detail::spin_until([&] { return state_->is_done(); })) return;
   std::unique_lock lk(state_->mu);
@@ -166,6 +178,7 @@ Event Event::when_all(std::vector<Event> events) {
   if (n == 1) return std::move(events.front());
   auto join = std::make_shared<detail::Join>();
   join->left = n;
+  for (std::size_t i = 0; i < n; ++i) join->result.captured |= events[i].state_->captured;
   Event result(std::shared_ptr<detail::EventState>(join, &join->result));
   for (std::size_t i = 0; i < n; ++i) {
     detail::Callback c;

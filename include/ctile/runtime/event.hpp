@@ -36,7 +36,8 @@ class Event {
   // Marks the event done, carrying `err` (nullptr: success), wakes waiters and runs the
   // on_complete callbacks on this thread. Completing an event twice throws UserError.
   void complete(std::exception_ptr err = nullptr);
-  // Blocks until done. Does not throw the carried error (see error()).
+  // Blocks until done. Does not throw the carried error (see error()). Returns at once for the event
+  // of work recorded by a graph capture (it is not done until the capture ends; see captured()).
   void wait() const;
   [[nodiscard]] bool done() const;
   // The carried error; nullptr while not done or after success.
@@ -47,6 +48,16 @@ class Event {
 
   // The GPU-side marker given to create(), or null (host-side events, done handles).
   [[nodiscard]] std::shared_ptr<detail::NativeEvent> native() const;
+  // The same without a reference count (valid while this handle is).
+  [[nodiscard]] detail::NativeEvent* native_ptr() const;
+
+  // The event of work recorded by a graph capture (ctile::capture) rather than run: it stands for a
+  // graph node, and completes (with an error saying so) only when the capture ends.
+  [[nodiscard]] static Event create_captured();
+  [[nodiscard]] bool captured() const;
+
+  // Identity of the completion state (null for done handles), for maps keyed by event.
+  [[nodiscard]] const void* id() const { return state_.get(); }
 
   // True if both handles refer to the same completion state.
   friend bool operator==(const Event& a, const Event& b) { return a.state_ == b.state_; }

@@ -60,8 +60,13 @@ class [[nodiscard]] Future {
   Future& operator=(Future&&) noexcept = default;
   ~Future() = default;                  // never waits: the work owns what it uses
 
-  // Waits for the work; rethrows its error, otherwise hands back the payload.
+  // Waits for the work; rethrows its error, otherwise hands back the payload. UserError for the
+  // future of captured work (inside ctile::capture nothing runs; the graph gives the results).
   [[nodiscard]] R get() && {
+    if (s().done.captured() && !s().done.done())
+      throw UserError("Future::get inside a graph capture: the work is recorded into the graph, not run, so there is "
+                      "nothing to wait for; return the future from the capture function and read the results from "
+                      "the graph after replaying it");
     auto st = std::move(*this).into_state();
     st->done.wait();
     if (auto err = st->done.error()) std::rethrow_exception(err);

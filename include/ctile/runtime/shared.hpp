@@ -68,6 +68,8 @@ class Shared {
       throw UserError(detail::cat("Shared<", dtype_name(dtype_of<T>), ">::unshare of a tensor of shape ",
                                   shape_str(core.shape), ": ", others, " other holder", others == 1 ? "" : "s",
                                   " (copies or views of this shared handle) still exist; drop them first"));
+    detail::check_free_for(*core.storage, true, detail::cat("Shared<", dtype_name(dtype_of<T>), ">::unshare of a tensor of shape ",
+                                                          shape_str(core.shape)));
     if (core.storage->has_pending_reads())
       throw UserError(detail::cat("Shared<", dtype_name(dtype_of<T>), ">::unshare of a tensor of shape ",
                                   shape_str(core.shape),

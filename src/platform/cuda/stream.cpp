@@ -5,21 +5,18 @@
 
 #include "../spin.hpp"
 #include "device.hpp"
-
-namespace ctile::detail {
-
-NativeEvent::~NativeEvent() {
-  if (!ev) return;
-  try {
-    platform::cuda::DeviceContext::get(device).release_event(ev);
-  } catch (...) {  // cannot happen: the context made this event
-  }
-}
-
-}  // namespace ctile::detail
+#include "graph.hpp"
+#include "kernel.hpp"
 
 namespace ctile::platform::cuda {
 namespace {
+
+void recycle_event(detail::NativeEvent& ne) noexcept {
+  try {
+    DeviceContext::get(ne.device).release_event(ne.ev);
+  } catch (...) {  // cannot happen: the context made this event
+  }
+}
 
 thread_local const CurrentStream* tls_current = nullptr;
 
@@ -34,6 +31,77 @@ class CurrentScope {
   const CurrentStream* prev_;
 };
 
+// A single-producer, single-consumer FIFO of completer items in linked segments: the producer
+// (serialised by its caller) and the completion thread never take a lock for an item, and a
+// drained segment is handed back to the producer for reuse, so a steady stream of launches
+// allocates nothing here.
+class ItemQueue {
+ public:
+  ItemQueue() : head_(new Segment()), tail_(head_) {}
+  ~ItemQueue() {
+    Item it;
+    while (pop(it)) {
+    }
+    delete head_;
+    delete spare_.load();
+  }
+  ItemQueue(const ItemQueue&) = delete;
+  ItemQueue& operator=(const ItemQueue&) = delete;
+
+  using Item = Completer::Item;
+
+  void push(Item&& it) {
+    if (tail_pos_ == Segment::kSize) {
+      Segment* s = spare_.exchange(nullptr, std::memory_order_acquire);
+      if (!s) s = new Segment();
+      s->next.store(nullptr, std::memory_order_relaxed);
+      tail_->next.store(s, std::memory_order_release);
+      tail_ = s;
+      tail_pos_ = 0;
+    }
+    ::new (static_cast<void*>(&tail_->slots[tail_pos_])) Item(std::move(it));
+    ++tail_pos_;
+    pushed_.store(pushed_.load(std::memory_order_relaxed) + 1, std::memory_order_seq_cst);
+  }
+  // Consumer only.
+  bool pop(Item& out) {
+    if (popped_ == pushed_.load(std::memory_order_acquire)) return false;
+    if (head_pos_ == Segment::kSize) {
+      Segment* next = head_->next.load(std::memory_order_acquire);
+      Segment* old = head_;
+      head_ = next;
+      head_pos_ = 0;
+      Segment* expected = nullptr;
+      if (!spare_.compare_exchange_strong(expected, old, std::memory_order_release)) delete old;
+    }
+    Item* slot = reinterpret_cast<Item*>(&head_->slots[head_pos_]);
+    out = std::move(*slot);
+    slot->~Item();
+    ++head_pos_;
+    ++popped_;
+    return true;
+  }
+  // Items pushed so far (any thread).
+  std::uint64_t pushed() const { return pushed_.load(std::memory_order_seq_cst); }
+
+ private:
+  struct Segment {
+    static constexpr std::size_t kSize = 64;
+    struct alignas(Item) Slot {
+      unsigned char bytes[sizeof(Item)];
+    };
+    Slot slots[kSize];
+    std::atomic<Segment*> next{nullptr};
+  };
+  Segment* head_;            // consumer
+  std::size_t head_pos_ = 0;  // consumer
+  std::uint64_t popped_ = 0;  // consumer
+  Segment* tail_;             // producer
+  std::size_t tail_pos_ = 0;  // producer
+  std::atomic<std::uint64_t> pushed_{0};
+  std::atomic<Segment*> spare_{nullptr};
+};
+
 }  // namespace
 
 std::uint64_t new_stream_id() {
@@ -46,6 +114,7 @@ std::shared_ptr<detail::NativeEvent> acquire_event(int device, std::uint64_t str
   ne->device = device;
   ne->stream_id = stream_id;
   ne->ev = DeviceContext::get(device).acquire_event();
+  ne->recycle = &recycle_event;
   return ne;
 }
 
@@ -56,33 +125,33 @@ const CurrentStream* current_stream() { return tls_current; }
 struct Completer::State {
   int device = 0;
   CUcontext ctx = nullptr;
-  mutable std::mutex mu;
-  std::condition_variable cv;                 // items or closing
-  mutable std::condition_variable done_cv;    // completed advanced
-  std::deque<std::pair<std::uint64_t, Item>> items;
-  std::uint64_t pushed = 0;
-  std::uint64_t completed = 0;
-  bool closing = false;
-  bool idle = false;  // the thread waits on `cv` (a push must wake it; otherwise it will look anyway)
+  ItemQueue q;
+  std::atomic<std::uint64_t> completed{0};
+  std::atomic<bool> closing{false};
+  // Sleeping: the thread waits on `cv` once it found nothing for a while (spin.hpp); a push that
+  // sees `idle` wakes it. Both sides use sequentially consistent accesses to `idle` and the queue
+  // count, so a push cannot slip between the thread's last look and its sleep.
+  std::atomic<bool> idle{false};
+  std::mutex mu;
+  std::condition_variable cv;
+  // wait_for(): waiters sleep on done_cv; the thread notifies only when someone waits.
+  std::atomic<int> waiters{0};
+  mutable std::mutex done_mu;
+  mutable std::condition_variable done_cv;
   std::thread::id thread_id;
-  // Copies of `pushed` and `closing` for polling without the lock (written under it).
-  std::atomic<std::uint64_t> pushed_hint{0};
-  std::atomic<bool> closing_hint{false};
 };
 
 Completer::Completer(int device, CUcontext ctx) : st_(std::make_shared<State>()) {
   st_->device = device;
   st_->ctx = ctx;
   thread_ = std::thread([st = st_] { run(st); });
-  std::lock_guard lk(st_->mu);
   st_->thread_id = thread_.get_id();
 }
 
 Completer::~Completer() {
+  st_->closing.store(true, std::memory_order_seq_cst);
   {
     std::lock_guard lk(st_->mu);
-    st_->closing = true;
-    st_->closing_hint.store(true, std::memory_order_release);
   }
   st_->cv.notify_all();
   if (std::this_thread::get_id() == thread_.get_id())
@@ -92,74 +161,79 @@ Completer::~Completer() {
 }
 
 std::uint64_t Completer::push(Item item) {
-  std::uint64_t ticket = 0;
-  bool wake = false;
-  {
-    std::lock_guard lk(st_->mu);
-    ticket = ++st_->pushed;
-    st_->items.emplace_back(ticket, std::move(item));
-    st_->pushed_hint.store(ticket, std::memory_order_release);
-    wake = st_->idle;
-  }
+  st_->q.push(std::move(item));
+  const std::uint64_t ticket = st_->q.pushed();
   // While the thread is busy with earlier items it finds this one without a wake-up (a futex call
   // saved on every launch of a busy stream).
-  if (wake) st_->cv.notify_one();
+  if (st_->idle.load(std::memory_order_seq_cst)) {
+    { std::lock_guard lk(st_->mu); }
+    st_->cv.notify_one();
+  }
   return ticket;
 }
 
-std::uint64_t Completer::last_ticket() const {
-  std::lock_guard lk(st_->mu);
-  return st_->pushed;
-}
+std::uint64_t Completer::last_ticket() const { return st_->q.pushed(); }
 
 void Completer::wait_for(std::uint64_t ticket) const {
-  std::unique_lock lk(st_->mu);
-  st_->done_cv.wait(lk, [&] { return st_->completed >= ticket; });
+  if (st_->completed.load(std::memory_order_acquire) >= ticket) return;
+  st_->waiters.fetch_add(1, std::memory_order_seq_cst);
+  {
+    std::unique_lock lk(st_->done_mu);
+    st_->done_cv.wait(lk, [&] { return st_->completed.load(std::memory_order_seq_cst) >= ticket; });
+  }
+  st_->waiters.fetch_sub(1, std::memory_order_relaxed);
 }
 
-bool Completer::on_thread() const { return std::this_thread::get_id() == thread_.get_id(); }
+bool Completer::on_thread() const { return std::this_thread::get_id() == st_->thread_id; }
 
 void Completer::run(const std::shared_ptr<State>& st) {
   const Driver& d = drv_unchecked();
   // This thread only ever works for one device: make its context current for good.
-  const CUresult ctx_r = d.cuCtxPushCurrent_v2(st->ctx);
-  if (ctx_r != 0) report_error(ctx_r, "cuCtxPushCurrent_v2", detail::cat("starting the completion thread of cuda:", st->device));
+  const CUresult ctx_r = d.cuCtxSetCurrent(st->ctx);
+  if (ctx_r != 0) report_error(ctx_r, "cuCtxSetCurrent", detail::cat("starting the completion thread of cuda:", st->device));
+  t_current_context = st->ctx;
   std::uint64_t ticket = 0;  // of the last item taken
+  bool after_item = false;
   for (;;) {
-    // After an item, poll for the next one for a short while before sleeping (runtime/spin.hpp): a
-    // push to a sleeping completer costs the pushing thread a futex wake, on every launch of a
-    // stream whose GPU work finishes before the host enqueues the next launch (short kernels).
-    if (ticket != 0)
-      (void)detail::spin_until([&] {
-        return st->pushed_hint.load(std::memory_order_acquire) != ticket ||
-               st->closing_hint.load(std::memory_order_acquire);
-      });
     Item it;
-    {
-      std::unique_lock lk(st->mu);
-      st->idle = true;
-      st->cv.wait(lk, [&] { return st->closing || !st->items.empty(); });
-      st->idle = false;
-      if (st->items.empty()) return;  // closing and drained
-      ticket = st->items.front().first;
-      it = std::move(st->items.front().second);
-      st->items.pop_front();
+    if (!st->q.pop(it)) {
+      // Poll for the next item for a short while before sleeping (spin.hpp): a push to a sleeping
+      // completer costs the pushing thread a futex wake, on every launch of a stream whose GPU work
+      // finishes before the host submits the next one (short kernels).
+      if (after_item) (void)detail::spin_until([&] { return st->q.pushed() != ticket || st->closing.load(); });
+      if (!st->q.pop(it)) {
+        std::unique_lock lk(st->mu);
+        st->idle.store(true, std::memory_order_seq_cst);
+        st->cv.wait(lk, [&] { return st->q.pushed() != ticket || st->closing.load(std::memory_order_seq_cst); });
+        st->idle.store(false, std::memory_order_relaxed);
+        lk.unlock();
+        if (!st->q.pop(it)) {
+          if (st->closing.load()) return;  // closing and drained
+          continue;
+        }
+      }
     }
+    after_item = true;
+    ++ticket;
     std::exception_ptr err = it.err;
     if (it.native) {
       const CUresult r = d.cuEventSynchronize(it.native->ev);
       if (r != 0 && !err) {
         try {
           throw_cuda_error(r, "cuEventSynchronize",
-                           detail::cat("waiting for the GPU work of a stream task on cuda:", st->device,
+                           detail::cat("waiting for the GPU work of a stream command on cuda:", st->device,
                                        " (an earlier kernel or copy on this device failed)"));
         } catch (...) {
           err = std::current_exception();
         }
       }
     }
-    // The GPU is done with everything the task used: release it (this may free device memory).
-    it.keep.reset();
+    if (it.host)
+      if (std::exception_ptr h = it.host->take(); h && !err) err = std::move(h);
+    // The GPU is done with everything the command used: release it (this may free device memory).
+    it.keep.clear();
+    it.task.reset();
+    it.host.reset();
     // The GPU work was ordered after these on the device; take over their errors.
     for (const Event& e : it.after) {
       e.wait();
@@ -169,17 +243,26 @@ void Completer::run(const std::shared_ptr<State>& st) {
     it.native.reset();
     Event done = std::move(it.done);
     done.complete(err);
-    {
-      std::lock_guard lk(st->mu);
-      st->completed = ticket;
+    st->completed.store(ticket, std::memory_order_seq_cst);
+    if (st->waiters.load(std::memory_order_seq_cst) != 0) {
+      { std::lock_guard lk(st->done_mu); }
+      st->done_cv.notify_all();
     }
-    st->done_cv.notify_all();
   }
 }
 
 // ---- CudaStream -------------------------------------------------------------------------------
 
 namespace {
+
+void host_trampoline(void* p) {
+  auto* h = static_cast<HostCall*>(p);
+  try {
+    h->fn();
+  } catch (...) {
+    h->fail(std::current_exception());
+  }
+}
 
 class CudaStream final : public StreamImpl {
  public:
@@ -199,8 +282,9 @@ class CudaStream final : public StreamImpl {
   }
 
   ~CudaStream() override {
-    // Every task has run already (enqueue runs them); let the completer finish their events, unless
-    // the last handle is dropped by the completer itself (then it finishes alone after we are gone).
+    // Every command has been queued already (submit queues it); let the completer finish their
+    // events, unless the last handle is dropped by the completer itself (then it finishes alone
+    // after we are gone).
     completer_.reset();
     try {
       ScopedContext scope(dc_.ctx());
@@ -212,28 +296,25 @@ class CudaStream final : public StreamImpl {
   CudaStream& operator=(const CudaStream&) = delete;
 
   Device device() const override { return Device{DeviceKind::Cuda, dc_.index()}; }
+  std::uint64_t order() const override { return id_; }
 
-  Event enqueue(StreamTask task, std::vector<Event> wait_for) override {
+  Event submit(detail::Command&& cmd, std::span<Event> wait_for) override {
     if (const CurrentStream* c = current_stream(); c && c->owner == this)
-      throw UserError(detail::cat("Stream::enqueue on ", device().str(),
+      throw UserError(detail::cat("Stream submission on ", device().str(),
                                   " from inside a task of the same stream (a CUDA stream task may only enqueue GPU work)"));
-    std::lock_guard lk(mu_);  // tasks of one stream run one at a time, in enqueue order
+    std::lock_guard lk(mu_);  // commands of one stream are queued one at a time, in submit order
     std::exception_ptr err;
-    // The device-waited dependencies are compacted to the front of `wait_for`, which then goes to
-    // the completer as the item's `after` list (no allocation per launch).
-    std::vector<Event>& after = wait_for;
-    std::size_t kept = 0;
+    Completer::Item item;
     std::shared_ptr<detail::NativeEvent> native;
     try {
       ScopedContext scope(dc_.ctx());
       // Dependencies: GPU work of another stream is waited for on the device; host-side work on the host.
-      for (std::size_t i = 0; i < wait_for.size(); ++i) {
-        Event& e = wait_for[i];
-        if (e.done()) {
+      for (Event& e : wait_for) {
+        detail::NativeEvent* ne = e.native_ptr();  // the event keeps it alive
+        if (e.done() && !(ne && ne->order_always)) {
           if (!err) err = e.error();
           continue;
         }
-        detail::NativeEvent* ne = e.native().get();  // the event keeps it alive
         if (ne) {
           if (ne->enqueue_error) {
             if (!err) err = ne->enqueue_error;
@@ -242,30 +323,26 @@ class CudaStream final : public StreamImpl {
           if (ne->stream_id != id_)
             CTILE_CU(cuStreamWaitEvent, (s_, ne->ev, abi::CU_EVENT_WAIT_DEFAULT),
                      "ordering work on a stream of ", device().str(), " after work of another stream");
-          if (kept != i) after[kept] = std::move(e);
-          ++kept;
+          if (!e.done()) item.after.push_back(std::move(e));
         } else {
           e.wait();
           if (!err) err = e.error();
         }
       }
-      after.resize(kept);  // drops the others (host events, done ones) before the task runs
       if (!err) {
-        CurrentScope cur(&current_);
         try {
-          task();
+          run(cmd, item);
         } catch (...) {
           err = std::current_exception();
         }
       }
       native = acquire_event(dc_.index(), id_);
-      CTILE_CU(cuEventRecord, (native->ev, s_), "recording the completion of a task on a stream of ", device().str());
+      CTILE_CU(cuEventRecord, (native->ev, s_), "recording the completion of a command on a stream of ", device().str());
       native->enqueue_error = err;
     } catch (...) {
       // Without a recorded event the GPU work cannot be tracked: wait for the whole stream before
-      // anything the task captured may be released.
+      // anything the command kept alive may be released.
       if (!err) err = std::current_exception();
-      if (after.size() > kept) after.resize(kept);
       native.reset();
       try {
         ScopedContext scope(dc_.ctx());
@@ -274,11 +351,10 @@ class CudaStream final : public StreamImpl {
       }
     }
     Event done = native ? Event::create(native) : Event::create();
-    Completer::Item item;
     item.native = std::move(native);
     item.done = done;
-    item.keep = std::move(task);
-    item.after = std::move(after);
+    item.keep = std::move(cmd.keep);
+    if (cmd.fn) item.task = std::move(cmd.fn);
     item.err = err;
     completer_->push(std::move(item));
     return done;
@@ -301,6 +377,62 @@ class CudaStream final : public StreamImpl {
   }
 
  private:
+  void run(detail::Command& cmd, Completer::Item& item) {
+    using K = detail::Command::Kind;
+    switch (cmd.kind) {
+      case K::Kernel: {
+        const auto& k = static_cast<const CudaKernel&>(*cmd.kernel);
+        if (k.device_index() != dc_.index())
+          throw InternalError(detail::cat("cuda stream: kernel '", cmd.name, "' loaded on cuda:", k.device_index(),
+                                          " launched on a stream of cuda:", dc_.index()));
+        void* params[] = {const_cast<std::byte*>(cmd.params)};
+        const auto blocks = static_cast<unsigned>(k.blocks_for(cmd.tile_blocks));
+        CUresult r = drv_unchecked().cuLaunchKernel(k.fn(), blocks, 1u, 1u, k.threads(), 1u, 1u, k.smem(), s_, params, nullptr);
+        if (r == abi::CUDA_ERROR_INVALID_CONTEXT) {
+          // The thread's current context changed behind ctile's back: make ours current and retry.
+          forget_current_context();
+          ScopedContext again(dc_.ctx());
+          r = drv_unchecked().cuLaunchKernel(k.fn(), blocks, 1u, 1u, k.threads(), 1u, 1u, k.smem(), s_, params, nullptr);
+        }
+        if (r != 0)
+          throw_cuda_error(r, "cuLaunchKernel",
+                           detail::cat("launching kernel '", cmd.name, "' on cuda:", dc_.index(), " (", blocks,
+                                       " blocks of ", k.threads(), " threads, ", k.smem(), " bytes of dynamic shared memory)"));
+        return;
+      }
+      case K::Copy:
+        if (cmd.bytes > 0)
+          CTILE_CU(cuMemcpyDtoDAsync_v2,
+                   (static_cast<CUdeviceptr>(reinterpret_cast<std::uintptr_t>(cmd.dst)),
+                    static_cast<CUdeviceptr>(reinterpret_cast<std::uintptr_t>(cmd.src)), static_cast<std::size_t>(cmd.bytes), s_),
+                   "copying ", cmd.bytes, " bytes within cuda:", dc_.index());
+        return;
+      case K::Graph: {
+        auto* g = dynamic_cast<CudaGraphExec*>(cmd.graph);
+        CTILE_CHECK(g != nullptr && g->device_index() == dc_.index(), "cuda stream: a graph of another device or platform");
+        g->launch(s_);
+        item.host = g->host_errors();
+        return;
+      }
+      case K::Host: {
+        if (!drv_unchecked().cuLaunchHostFunc)
+          throw UserError("host callbacks on CUDA streams need cuLaunchHostFunc, which this CUDA driver lacks");
+        auto call = std::make_shared<HostCall>();
+        call->fn = std::move(cmd.fn);
+        CTILE_CU(cuLaunchHostFunc, (s_, &host_trampoline, call.get()), "queueing a host callback on ", device().str());
+        item.host = std::move(call);  // kept until the stream's event after it completes
+        return;
+      }
+      case K::Inline: {
+        CurrentScope cur(&current_);
+        cmd.fn();
+        return;
+      }
+      case K::Marker:
+        return;
+    }
+  }
+
   DeviceContext& dc_;
   std::uint64_t id_;
   CUstream s_ = nullptr;

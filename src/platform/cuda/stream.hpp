@@ -1,46 +1,30 @@
 // CUDA streams and the completion of their events. Private to the library; docs/cuda_runtime.md
 // describes the design.
 //
-// A CUDA stream runs each task on the thread that enqueues it, with the stream set as this thread's
-// current CUDA stream (the task is a backend's run: it only enqueues GPU work). Then it records a
-// CUevent and hands {CUevent, ctile Event, the task with its captures, error} to the stream's
-// Completer: a host thread that waits for the CUevents in order, then destroys the task (releasing
-// what it kept alive: the memory of the tensors it used is freed only now, on a normal thread, never
-// in a driver callback) and completes the ctile Event.
+// A CUDA stream runs each command on the thread that submits it: a kernel, a copy or a graph run is
+// queued on the CUstream, a host callback with cuLaunchHostFunc, an Inline task (Stream::enqueue)
+// runs right there with the stream as this thread's current CUDA stream. Then it records a CUevent
+// and hands {CUevent, ctile Event, what the command kept alive, error} to the stream's Completer: a
+// host thread that waits for the CUevents in order, then releases what the command kept alive (the
+// memory of the tensors it used is freed only now, on a normal thread, never in a driver callback)
+// and completes the ctile Event.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
-#include <deque>
 #include <exception>
 #include <memory>
 #include <mutex>
 #include <thread>
-#include <vector>
+#include <utility>
 
+#include "../command.hpp"
+#include "../native_event.hpp"
+#include "ctile/runtime/small_vec.hpp"
 #include "ctile/runtime/event.hpp"
 #include "ctile/runtime/stream.hpp"
 #include "driver.hpp"
-
-namespace ctile::detail {
-
-// A CUevent recorded after some GPU work (see Event::native). The CUevent goes back to its device's
-// pool when the last handle is dropped; nothing may wait for it after that.
-struct NativeEvent {
-  platform::cuda::CUevent ev = nullptr;
-  int device = 0;
-  std::uint64_t stream_id = 0;  // the ctile CUDA stream (or device memory stream) that recorded it
-  // The error the work already had when it was enqueued (a task that threw, a failed dependency),
-  // set before the event is shared: a dependent task is then skipped at once, as on a CPU stream.
-  // Errors found later on the GPU reach dependents through their events instead.
-  std::exception_ptr enqueue_error;
-  NativeEvent() = default;
-  NativeEvent(const NativeEvent&) = delete;
-  NativeEvent& operator=(const NativeEvent&) = delete;
-  ~NativeEvent();
-};
-
-}  // namespace ctile::detail
 
 namespace ctile::platform::cuda {
 
@@ -51,15 +35,34 @@ std::uint64_t new_stream_id();
 // device's context current.
 std::shared_ptr<detail::NativeEvent> acquire_event(int device, std::uint64_t stream_id);
 
+// What a host callback (Command::Kind::Host, or the host nodes of a graph) runs, and the first error
+// it left. The callback runs on a driver thread; the completer takes the error once the stream's
+// event after it has completed.
+struct HostCall {
+  StreamTask fn;  // empty for a graph's shared error slot
+  std::mutex mu;
+  std::exception_ptr error;
+  void fail(std::exception_ptr e) {
+    std::lock_guard lk(mu);
+    if (!error) error = std::move(e);
+  }
+  std::exception_ptr take() {
+    std::lock_guard lk(mu);
+    return std::exchange(error, nullptr);
+  }
+};
+
 // Waits for the native events of a stream in order and completes the matching ctile Events.
 class Completer {
  public:
   struct Item {
     std::shared_ptr<detail::NativeEvent> native;  // null: nothing to wait for on the GPU
     Event done;                                   // completed by the completer
-    StreamTask keep;                              // destroyed after the GPU work, before `done` completes
-    std::vector<Event> after;                     // events the GPU work was ordered after (their errors propagate)
-    std::exception_ptr err;                       // the error known at enqueue time
+    detail::KeepAlive keep;                       // released after the GPU work, before `done` completes
+    StreamTask task;                              // likewise (an Inline task and its captures)
+    std::shared_ptr<HostCall> host;               // a host callback: its error becomes the event's
+    detail::SmallVec<Event, 2> after;             // events the GPU work was ordered after (their errors propagate)
+    std::exception_ptr err;                       // the error known at submit time
   };
 
   Completer(int device, CUcontext ctx);
@@ -69,30 +72,32 @@ class Completer {
   Completer(const Completer&) = delete;
   Completer& operator=(const Completer&) = delete;
 
-  // Queues `item`; returns its ticket (tickets increase by one per push).
+  // Queues `item`; returns its ticket (tickets increase by one per push). One producer at a time:
+  // callers serialise their pushes (a stream's mutex, the device's memory/copy mutex).
   std::uint64_t push(Item item);
-  // The ticket of the last push (0 before the first).
+  // The ticket of the last push (0 before the first); the caller serialises it with its pushes.
   std::uint64_t last_ticket() const;
   // Blocks until every item up to `ticket` has been completed.
   void wait_for(std::uint64_t ticket) const;
   // True on the completer's own thread.
   bool on_thread() const;
 
- private:
   struct State;
+
+ private:
   static void run(const std::shared_ptr<State>& st);
   std::shared_ptr<State> st_;
   std::thread thread_;
 };
 
-// Set while a task runs on a CUDA stream, on the thread that runs it.
+// Set while an Inline task runs on a CUDA stream, on the thread that runs it.
 struct CurrentStream {
   CUstream stream = nullptr;
   int device = 0;
   std::uint64_t id = 0;
   const void* owner = nullptr;  // the StreamImpl
 };
-// This thread's current CUDA stream, or null outside CUDA stream tasks.
+// This thread's current CUDA stream, or null outside Inline tasks of CUDA streams.
 const CurrentStream* current_stream();
 
 // A new CUDA stream (non-blocking with respect to the legacy default stream) on cuda:device.
