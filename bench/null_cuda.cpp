@@ -221,6 +221,11 @@ CUresult cuEventSynchronize(CUevent e) {
   wait_until(e->at.load());
   return kSuccess;
 }
+CUresult cuEventElapsedTime(float* ms, CUevent a, CUevent b) {
+  wait_until(b->at.load());
+  *ms = static_cast<float>(static_cast<double>(b->at.load() - a->at.load()) / 1e6);
+  return kSuccess;
+}
 CUresult cuEventDestroy_v2(CUevent e) {
   delete e;
   return kSuccess;

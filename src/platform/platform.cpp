@@ -5,7 +5,14 @@
 #include "cuda/cuda_platform.hpp"
 #include "ctile/core/error.hpp"
 
+#include <atomic>
+
 namespace ctile::platform {
+
+std::uint64_t new_stream_order() {
+  static std::atomic<std::uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
 
 DevicePlatform& platform_for(Device d) {
   switch (d.kind) {

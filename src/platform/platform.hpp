@@ -68,6 +68,9 @@ class DevicePlatform {
   [[nodiscard]] virtual std::unique_ptr<GraphBuilder> graph_builder() = 0;
 };
 
+// A new stream order (StreamImpl::order, Event::order): unique across all platforms' streams.
+[[nodiscard]] std::uint64_t new_stream_order();
+
 // The platform of `d`, created on first use and kept until exit. Throws UserError when the device
 // does not exist or cannot be used.
 [[nodiscard]] DevicePlatform& platform_for(Device d);

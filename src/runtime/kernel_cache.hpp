@@ -13,6 +13,7 @@
 
 #include "../platform/kernel.hpp"
 #include "ctile/backend/backend.hpp"
+#include "ctile/runtime/bind.hpp"
 #include "ctile/runtime/launch.hpp"
 
 namespace ctile::detail {
@@ -55,6 +56,20 @@ struct LaunchRecord {
 };
 
 std::uint64_t key_hash(const void* fn, const Device& d, int grid_rank, const ParamKey* key, std::size_t n);
+
+// A parameter block of one record for one user (a thread's cache entry, a BoundKernel): rewritten
+// only where the arguments changed since its previous launch (tensors by view id).
+struct PackedBlock {
+  std::unique_ptr<std::byte[]> block;
+  std::vector<std::uint64_t> ids;  // per C++ argument: the view written last (0: none)
+  std::int64_t grid[kMaxRank] = {};
+  int grid_rank = -1;
+  void reset(const LaunchRecord& r);
+  void pack(const LaunchRecord& r, const LaunchArgs& args, const std::int64_t* grid, int grid_rank);
+};
+
+// A BoundKernel's state for a record (bind.hpp).
+BoundPtr make_bound(const LaunchRecord& r, const std::string& name);
 
 struct CacheLookup {
   std::shared_ptr<const backend::CompiledKernel> kernel;

@@ -102,7 +102,21 @@ ir::TensorFacts tensor_facts(bool aligned16, const Shape& shape, const Shape& st
 }
 
 ir::TensorFacts tensor_facts(const TensorCore& c) {
-  return tensor_facts(reinterpret_cast<std::uintptr_t>(c.data()) % 16 == 0, c.shape, c.strides);
+  // A view never changes, so its facts are computed once (packed: valid, aligned16, contiguous_last,
+  // 6 bits of extents and 6 of strides divisible by 16).
+  std::uint32_t b = c.facts_cache.load(std::memory_order_relaxed);
+  if (b & 1u) {
+    ir::TensorFacts f;
+    f.aligned16 = (b & 2u) != 0;
+    f.contiguous_last = (b & 4u) != 0;
+    f.extent_div16 = (b >> 8) & 0x3fu;
+    f.stride_div16 = (b >> 16) & 0x3fu;
+    return f;
+  }
+  const ir::TensorFacts f = tensor_facts(reinterpret_cast<std::uintptr_t>(c.data()) % 16 == 0, c.shape, c.strides);
+  b = 1u | (f.aligned16 ? 2u : 0u) | (f.contiguous_last ? 4u : 0u) | (f.extent_div16 & 0x3fu) << 8 | (f.stride_div16 & 0x3fu) << 16;
+  c.facts_cache.store(b, std::memory_order_relaxed);
+  return f;
 }
 
 ir::Scalar scalar_argument(const std::string& kernel, int arg, const ParamSpec& spec, ir::Scalar given,
@@ -378,11 +392,9 @@ std::uint64_t key_hash(const void* fn, const Device& d, int grid_rank, const Par
     const ParamKey& k = key[i];
     h = mix(h, static_cast<std::uint64_t>(k.kind) | static_cast<std::uint64_t>(k.dtype) << 8 |
                    static_cast<std::uint64_t>(k.rank) << 16 | static_cast<std::uint64_t>(k.flags) << 24 |
-                   static_cast<std::uint64_t>(k.extent_div16) << 32);
-    h = mix(h, k.stride_div16);
-    for (std::int64_t t : k.tile)
-      if (t) h = mix(h, static_cast<std::uint64_t>(t));
-    h = mix(h, k.const_bits);
+                   static_cast<std::uint64_t>(k.extent_div16 ^ k.stride_div16 << 8) << 32);
+    for (std::int64_t j = 0; j < k.rank && j < kMaxRank; ++j) h = mix(h, static_cast<std::uint64_t>(k.tile[j]));
+    if (k.const_bits) h = mix(h, k.const_bits);
   }
   return h;
 }
@@ -514,10 +526,7 @@ namespace {
 // launch of it: tensors by view id, scalars, the grid.
 struct ThreadEntry {
   const LaunchRecord* record = nullptr;
-  std::unique_ptr<std::byte[]> block;
-  std::vector<std::uint64_t> ids;  // per C++ argument: the view packed last (0: none)
-  std::int64_t grid[kMaxRank] = {};
-  int grid_rank = -1;
+  PackedBlock packed;
 };
 constexpr std::size_t kThreadEntries = 64;
 struct ThreadCache {
@@ -571,7 +580,7 @@ ThreadEntry& thread_entry(const LaunchSite& site, const LaunchArgs& args, int gr
   for (const LaunchArg& a : args) keys.push_back(arg_key(a));
   const std::uint64_t h = key_hash(site.fn, d, grid_rank, keys.data(), keys.size());
   ThreadEntry& e = t_cache.e[h % kThreadEntries];
-  if (e.record && e.record->hash == h && same_key(*e.record, site.fn, d, grid_rank, keys)) {
+  if (e.record && e.record->hash == h && same_key(*e.record, site.fn, d, grid_rank, keys)) [[likely]] {
     e.record->fast_hits.fetch_add(1, std::memory_order_relaxed);
     return e;
   }
@@ -579,26 +588,43 @@ ThreadEntry& thread_entry(const LaunchSite& site, const LaunchArgs& args, int gr
   const CacheLookup found =
       find_or_compile(site.fn, site.tracer, *site.name, specs_of(args), grid_rank, backend_for(d), d);
   e.record = found.record;
-  e.ids.assign(args.size(), 0);
-  e.grid_rank = -1;
-  e.block.reset();
-  if (found.record->native) {
-    const std::uint32_t n = found.record->native->layout().bytes;
-    e.block = std::make_unique<std::byte[]>(n ? n : 1);
-    std::memset(e.block.get(), 0, n);
-  }
+  e.packed.reset(*found.record);
   return e;
 }
 
-// The parameter block of a native launch, rewritten where it changed.
-void pack(ThreadEntry& e, const LaunchArgs& args, const std::int64_t* grid, int grid_rank) {
-  const LaunchRecord& r = *e.record;
+// What validate() derives from a launch's arguments.
+struct Checked {
+  std::int64_t grid[kMaxRank] = {};
+  int grid_rank = -1;
+  std::int64_t blocks = 0;
+};
+
+// Ranks, one device (the stream's), the grid from the Mut arguments or the explicit one, written
+// memory that overlaps another argument, and tensors a graph owns. Throws UserError naming the
+// kernel and the argument.
+Checked validate(const std::string& name, const LaunchArgs& args, const std::optional<Shape>& explicit_grid,
+                 const Device& sdev);
+
+}  // namespace
+
+void PackedBlock::reset(const LaunchRecord& r) {
+  ids.assign(r.specs.size(), 0);
+  grid_rank = -1;
+  block.reset();
+  if (r.native) {
+    const std::uint32_t n = r.native->layout().bytes;
+    block = std::make_unique<std::byte[]>(n ? n : 1);
+    std::memset(block.get(), 0, n ? n : 1);
+  }
+}
+
+void PackedBlock::pack(const LaunchRecord& r, const LaunchArgs& args, const std::int64_t* grid, int rank) {
   const platform::ParamLayout& l = r.native->layout();
-  std::byte* block = e.block.get();
-  if (e.grid_rank != grid_rank || !std::equal(grid, grid + grid_rank, e.grid)) {
-    platform::write_grid(block, l, grid, grid_rank);
-    std::copy(grid, grid + grid_rank, e.grid);
-    e.grid_rank = grid_rank;
+  std::byte* b = block.get();
+  if (grid_rank != rank || !std::equal(grid, grid + rank, this->grid)) {
+    platform::write_grid(b, l, grid, rank);
+    std::copy(grid, grid + rank, this->grid);
+    grid_rank = rank;
   }
   for (std::size_t i = 0; i < args.size(); ++i) {
     const int slot = r.arg_slot[i];
@@ -606,28 +632,42 @@ void pack(ThreadEntry& e, const LaunchArgs& args, const std::int64_t* grid, int 
     const LaunchArg& a = args[i];
     const platform::ParamSlot& s = l.slots[static_cast<std::size_t>(slot)];
     if (a.core) {
-      if (e.ids[i] == a.core->id) continue;
-      platform::write_tensor(block, s, a.core->data(), a.core->shape.data(), a.core->strides.data(), a.rank);
-      e.ids[i] = a.core->id;
+      if (ids[i] == a.core->id) continue;
+      platform::write_tensor(b, s, a.core->data(), a.core->shape.data(), a.core->strides.data(), a.rank);
+      ids[i] = a.core->id;
     } else {
-      platform::write_scalar(block, s, a.scalar);
+      platform::write_scalar(b, s, a.scalar);
     }
   }
 }
 
+namespace {
+
+Event submit_record(const std::string& name, const LaunchRecord& rec, PackedBlock& pb, LaunchArgs& args,
+                    const Checked& v, bool race_check, StreamImpl& impl, const Event* after);
+
 }  // namespace
 
 Event submit_launch(const LaunchSite& site, LaunchArgs& args, const std::optional<Shape>& explicit_grid, bool race_check,
-                    const Stream& stream) {
-  const std::string& name = *site.name;
+                    const Stream& stream, const Event* after) {
   StreamImpl& impl = *stream.impl();
   const Device sdev = impl.device();
+  const Checked v = validate(*site.name, args, explicit_grid, sdev);
+  // The specialisation's launch record (traced and compiled once, single flight).
+  ThreadEntry& te = thread_entry(site, args, v.grid_rank, sdev);
+  return submit_record(*site.name, *te.record, te.packed, args, v, race_check, impl, after);
+}
+
+namespace {
+
+Checked validate(const std::string& name, const LaunchArgs& args, const std::optional<Shape>& explicit_grid,
+                 const Device& sdev) {
 
   // Tensors: ranks, one device, the grid from the Mut arguments.
   std::int64_t grid[kMaxRank] = {};
   int grid_rank = -1, grid_source = -1;
   const Device* dev = nullptr;
-  for (LaunchArg& a : args) {
+  for (const LaunchArg& a : args) {
     if (!a.core) continue;
     const TensorCore& c = *a.core;
     const int have = static_cast<int>(c.shape.size());
@@ -694,9 +734,12 @@ Event submit_launch(const LaunchSite& site, LaunchArgs& args, const std::optiona
                      "launch of kernel '" + name + "', argument " + std::to_string(a.index) + " (" +
                          param_desc(ParamSpec(a.kind, a.dtype, a.rank), a.rank) + ")");
     if (!a.writes) continue;
-    const auto [wlo, whi] = byte_range(*a.core);
     for (std::size_t o = 0; o < args.size(); ++o) {
       if (o == w || !args[o].core || (args[o].writes && o < w)) continue;
+      // Two allocations ctile owns never overlap: only a shared or borrowed storage can.
+      const Storage& os = *args[o].core->storage;
+      if (&os != &st && st.owned && os.owned) continue;
+      const auto [wlo, whi] = byte_range(*a.core);
       const auto [lo, hi] = byte_range(*args[o].core);
       if (wlo && lo && wlo < hi && lo < whi)
         launch_error(name, a.index, "written",
@@ -705,9 +748,18 @@ Event submit_launch(const LaunchSite& site, LaunchArgs& args, const std::optiona
     }
   }
 
-  // The specialisation's launch record (traced and compiled once, single flight).
-  ThreadEntry& te = thread_entry(site, args, grid_rank, sdev);
-  const LaunchRecord& rec = *te.record;
+  Checked v;
+  std::copy(grid, grid + grid_rank, v.grid);
+  v.grid_rank = grid_rank;
+  v.blocks = blocks;
+  return v;
+}
+
+Event submit_record(const std::string& name, const LaunchRecord& rec, PackedBlock& pb, LaunchArgs& args,
+                    const Checked& v, bool race_check, StreamImpl& impl, const Event* after) {
+  const std::int64_t* grid = v.grid;
+  const int grid_rank = v.grid_rank;
+  const std::int64_t blocks = v.blocks;
   static const bool race_check_env = env_flag("CTILE_RACE_CHECK");  // read at the first launch
   const bool checked = race_check || race_check_env;
   // A GPU launch runs up to 2^31 - 1 blocks; a race-checked one runs on the CPU interpreter.
@@ -739,6 +791,7 @@ Event submit_launch(const LaunchSite& site, LaunchArgs& args, const std::optiona
     if (a.writes) a.core->storage->deps_for_write(deps, order);
     else a.core->storage->deps_for_read(deps, order);
   }
+  if (after && !(after->done() && !after->error())) deps.push_back(*after);
   if (!cap)
     for (const Event& e : deps)
       if (e.captured())
@@ -758,8 +811,8 @@ Event submit_launch(const LaunchSite& site, LaunchArgs& args, const std::optiona
       if (a.core) node.tensors.push_back(NodeTensor{a.core, static_cast<int>(i), rec.arg_slot[i], a.writes});
     }
     if (rec.native) {
-      pack(te, args, grid, grid_rank);
-      const std::byte* b = te.block.get();
+      pb.pack(rec, args, grid, grid_rank);
+      const std::byte* b = pb.block.get();
       node.params.assign(b, b + rec.native->layout().bytes);
     } else {
       node.cfg.grid.assign(grid, grid + grid_rank);
@@ -779,11 +832,11 @@ Event submit_launch(const LaunchSite& site, LaunchArgs& args, const std::optiona
     for (LaunchArg& a : args)
       if (a.core) cmd.keep.push_back(a.core);  // the command keeps every view alive until it has run
     if (rec.native && !checked) {
-      pack(te, args, grid, grid_rank);
+      pb.pack(rec, args, grid, grid_rank);
       cmd.kind = Command::Kind::Kernel;
       cmd.kernel = rec.native;
       cmd.tile_blocks = blocks;
-      cmd.params = te.block.get();
+      cmd.params = pb.block.get();
     } else {
       // The backend runs the kernel itself: the CPU interpreter on a host stream (a host command),
       // or a race-checked GPU launch on the interpreter over copies of its arguments, in stream
@@ -811,6 +864,125 @@ Event submit_launch(const LaunchSite& site, LaunchArgs& args, const std::optiona
     if (a.writes) a.core->storage->record_write(done);
     else a.core->storage->record_read(done);
   }
+  return done;
+}
+
+}  // namespace
+
+// ---- bound kernels (bind.hpp) ------------------------------------------------------------------
+
+struct BoundState {
+  const LaunchRecord* record = nullptr;
+  const std::string* name = nullptr;
+  PackedBlock packed;
+};
+
+void BoundDeleter::operator()(BoundState* b) const noexcept { delete b; }
+
+BoundPtr make_bound(const LaunchRecord& r, const std::string& name) {
+  BoundPtr b(new BoundState);
+  b->record = &r;
+  b->name = intern_kernel_name(r.fn, &name);
+  b->packed.reset(r);
+  return b;
+}
+
+const std::string& bound_name(const BoundState& b) { return *b.name; }
+Device bound_device(const BoundState& b) { return b.record->device; }
+
+Event submit_bound(BoundState& b, LaunchArgs& args, const std::optional<Shape>& explicit_grid, const Stream& s,
+                   const Event* after) {
+  const LaunchRecord& r = *b.record;
+  const std::string& name = *b.name;
+  StreamImpl& impl = *s.impl();
+  const Device sdev = impl.device();
+  if (!(sdev == r.device))
+    plan_error("bound launch", name, -1, "",
+               "the kernel was bound for " + r.device.str() + " but the stream runs on " + sdev.str() +
+                   " (bind it for that device)");
+  const Checked v = validate(name, args, explicit_grid, sdev);
+  if (v.grid_rank != r.grid_rank)
+    plan_error("bound launch", name, -1, "",
+               "the grid has " + std::to_string(v.grid_rank) + " axes but the kernel was bound for " +
+                   std::to_string(r.grid_rank));
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (arg_key(args[i]) == r.key[i]) continue;
+    const ParamSpec& want = r.specs[i];
+    ParamSpec have(args[i].kind, args[i].dtype, args[i].rank);
+    if (args[i].tile) have.tile_shape = *args[i].tile;
+    if (args[i].core) have.facts = tensor_facts(*args[i].core);
+    if (args[i].kind == ParamSpec::Kind::Const) have.const_value = args[i].scalar;
+    auto spec_text = [](const ParamSpec& p) {
+      std::string t = param_desc(p, p.rank);
+      if (!p.tile_shape.empty()) t += " in tiles of " + shape_str(p.tile_shape);
+      if (p.kind == ParamSpec::Kind::Const) t += " = " + ir::scalar_str(p.const_value, p.dtype);
+      const std::string f = ir::facts_str(p.facts);
+      if (p.kind != ParamSpec::Kind::Scalar && p.kind != ParamSpec::Kind::Const) t += f.empty() ? " without facts" : " with facts " + f;
+      return t;
+    };
+    plan_error("bound launch", name, static_cast<int>(i), param_desc(want, want.rank),
+               "the kernel was bound for " + spec_text(want) + ", but the argument is " + spec_text(have) +
+                   " (bind another BoundKernel for it, or use launch())");
+  }
+  r.fast_hits.fetch_add(1, std::memory_order_relaxed);
+  return submit_record(name, r, b.packed, args, v, false, impl, after);
+}
+
+// ---- device copies (copy.hpp) ------------------------------------------------------------------
+
+Event submit_copy(const std::shared_ptr<const TensorCore>& dst, const std::shared_ptr<const TensorCore>& src, const Stream& s) {
+  StreamImpl& impl = *s.impl();
+  const Device sdev = impl.device();
+  const std::string head = "ctile::copy into a tensor of shape " + shape_str(dst->shape);
+  if (dst->shape != src->shape)
+    throw UserError(head + ": the source has shape " + shape_str(src->shape) + "; shapes must be equal");
+  if (!dst->contiguous() || !src->contiguous())
+    throw UserError(head + ": both tensors must be contiguous (the " + std::string(dst->contiguous() ? "source" : "destination") +
+                    " has strides " + shape_str(dst->contiguous() ? src->strides : dst->strides) + ")");
+  if (!(dst->storage->device == sdev) || !(src->storage->device == sdev))
+    throw UserError(head + ": the destination lives on " + dst->storage->device.str() + " and the source on " +
+                    src->storage->device.str() + ", but the stream runs on " + sdev.str());
+  check_free_for(*dst->storage, true, head);
+  check_free_for(*src->storage, false, head + " (the source)");
+  const std::int64_t bytes = dst->numel() * dtype_size(dst->dtype);
+  const auto [dlo, dhi] = byte_range(*dst);
+  const auto [slo, shi] = byte_range(*src);
+  if (dlo && slo && dlo < shi && slo < dhi) throw UserError(head + ": the source and the destination overlap");
+  CaptureState* cap = impl.capture();
+  if (cap) {
+    cap->touch(dst->storage);
+    cap->touch(src->storage);
+  }
+  Storage::Deps deps;
+  const std::uint64_t order = impl.order();
+  src->storage->deps_for_read(deps, order);
+  dst->storage->deps_for_write(deps, order);
+  if (!cap)
+    for (const Event& e : deps)
+      if (e.captured()) throw_captured_use(head + " outside the capture");
+  Event done;
+  if (cap) {
+    CapturedNode n;
+    n.kind = CapturedNode::Kind::Copy;
+    n.dst = dst->data();
+    n.src = src->data();
+    n.bytes = bytes;
+    n.tensors.push_back(NodeTensor{dst, -1, -1, true});
+    n.tensors.push_back(NodeTensor{src, -1, -1, false});
+    done = cap->add(std::move(n), impl, std::span<const Event>(deps.data(), deps.size()));
+  } else {
+    Command cmd;
+    cmd.kind = Command::Kind::Copy;
+    cmd.dst = dst->data();
+    cmd.src = src->data();
+    cmd.bytes = bytes;
+    cmd.name = "copy";
+    cmd.keep.push_back(dst);
+    cmd.keep.push_back(src);
+    done = impl.submit(std::move(cmd), std::span<Event>(deps.data(), deps.size()));
+  }
+  src->storage->record_read(done);
+  dst->storage->record_write(done);
   return done;
 }
 

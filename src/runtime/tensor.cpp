@@ -15,11 +15,10 @@ std::string shape_and_strides(const TensorCore& c) {
 
 // A stream's latest native event in `uses` replaces its earlier one.
 void note_stream_use(std::vector<Event>& uses, const Event& e) {
-  const NativeEvent* ne = e.native_ptr();
-  if (!ne) return;
-  const std::uint64_t sid = ne->stream_id;
+  if (!e.native_ptr()) return;
+  const std::uint64_t order = e.order();
   for (Event& u : uses)
-    if (u.native_ptr()->stream_id == sid) {
+    if (u.order() == order) {
       u = e;
       return;
     }
@@ -116,7 +115,10 @@ std::vector<Event> Storage::deps_for_write() {
 
 void Storage::record_read(const Event& e) {
   std::lock_guard lk(mu);
-  std::erase_if(reads, [](const Event& r) { return r.done(); });
+  // A read that is done, or of the same stream (it completes before `e`), no longer matters to a
+  // writer: at most one pending read per stream stays.
+  const std::uint64_t order = e.order();
+  std::erase_if(reads, [&](const Event& r) { return r.done() || (order != 0 && r.order() == order); });
   reads.push_back(e);
   note_stream_use(stream_uses, e);
 }

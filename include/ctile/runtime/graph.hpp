@@ -122,7 +122,7 @@ class [[nodiscard]] Graph {
   // is done. The future gives the graph back when the run has finished; it carries the run's error.
   [[nodiscard]] Future<Graph> replay(const Stream& s) && {
     Event done = detail::graph_replay(owner().state, s);
-    auto st = std::make_shared<FutureState<Graph>>();
+    auto st = detail::make_pooled<FutureState<Graph>>();
     st->done = std::move(done);
     st->stream = s;
     st->payload.emplace(std::move(*this));

@@ -244,8 +244,10 @@ void check_static_tile(const std::string& kernel, const LaunchArg& a, const std:
 // the launch record of the specialisation (tracing and compiling it on the first launch), and
 // submits the kernel to `stream` (or records it into the capture `stream` belongs to) with its
 // dependencies. Returns the launch's event.
+// `after` (may be empty): one more event the launch waits for (Future::then's previous step: the
+// launch then completes after it and carries its error, with no join of the two).
 Event submit_launch(const LaunchSite& site, LaunchArgs& args, const std::optional<Shape>& explicit_grid, bool race_check,
-                    const Stream& stream);
+                    const Stream& stream, const Event* after = nullptr);
 // The device a launch without an explicit stream runs on: the arguments', else default_device().
 Device launch_device(const LaunchArgs& args);
 
@@ -305,6 +307,7 @@ void collect_arguments(LaunchArgs& out, const std::string& kernel, const std::tu
 template <class Sig, class... A>
 class [[nodiscard]] Launch;
 
+
 template <class... P, class... A>
 class [[nodiscard]] Launch<void(P...), A...> {
  public:
@@ -336,6 +339,12 @@ class [[nodiscard]] Launch<void(P...), A...> {
     detail::collect_arguments<P...>(la, *name_, args_);
     return std::move(*this).submit(la, stream);
   }
+  // async_on after one more event (for Future::then: the launch follows the previous step).
+  Future<Result> async_after(const Stream& stream, const Event& after) && {
+    detail::LaunchArgs la;
+    detail::collect_arguments<P...>(la, *name_, args_);
+    return std::move(*this).submit(la, stream, &after);
+  }
   // Runs to completion and gives the arguments back.
   Result sync_on(const Stream& stream) && { return std::move(*this).async_on(stream).get(); }
   Result sync() && {
@@ -346,10 +355,10 @@ class [[nodiscard]] Launch<void(P...), A...> {
   }
 
  private:
-  Future<Result> submit(detail::LaunchArgs& la, const Stream& stream) && {
+  Future<Result> submit(detail::LaunchArgs& la, const Stream& stream, const Event* after = nullptr) && {
     const detail::LaunchSite site{reinterpret_cast<const void*>(fn_), &detail::trace_erased<P...>, name_};
-    Event done = detail::submit_launch(site, la, grid_, race_check_, stream);
-    auto st = std::make_shared<FutureState<Result>>();
+    Event done = detail::submit_launch(site, la, grid_, race_check_, stream, after);
+    auto st = detail::make_pooled<FutureState<Result>>();
     st->done = std::move(done);
     st->stream = stream;
     st->payload.emplace(std::move(args_));

@@ -70,7 +70,8 @@ class StreamImpl {
   [[nodiscard]] virtual Event submit(detail::Command&& cmd, std::span<Event> wait_for) = 0;
   // See Stream::synchronize.
   virtual void synchronize() = 0;
-  // The stream order that the native events of this stream's work carry (0: a host stream).
+  // This stream's order: its events carry it (Event::order) and complete in submit order; GPU
+  // streams' native markers carry it too (0: no order, e.g. a capturing stream).
   [[nodiscard]] virtual std::uint64_t order() const { return 0; }
   // The graph capture this stream records into; null for a stream that runs its work.
   [[nodiscard]] virtual detail::CaptureState* capture() { return nullptr; }

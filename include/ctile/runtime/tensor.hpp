@@ -11,6 +11,7 @@
 #include <memory>
 #include <mutex>
 #include <string_view>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -34,6 +35,20 @@ template <Element T> class Partition;
 template <Element T> class Shared;
 
 namespace detail {
+
+// A lock for the few instructions of a storage's event bookkeeping (on every launch's path, held
+// for a handful of loads and stores; a std::mutex costs several times more uncontended).
+class SpinLock {
+ public:
+  void lock() noexcept {
+    for (unsigned i = 0; flag_.exchange(true, std::memory_order_acquire); ++i)
+      if (i >= 64) std::this_thread::yield();
+  }
+  void unlock() noexcept { flag_.store(false, std::memory_order_release); }
+
+ private:
+  std::atomic<bool> flag_{false};
+};
 
 // One allocation and the events of the work that reads or writes it. Every tensor, partition and
 // shared handle (and every view made by slice/reshape) over the same memory refers to one Storage.
@@ -66,7 +81,7 @@ struct Storage {
   bool mapped = false;  // owned host memory from mmap (large allocations)
   bool pooled = false;  // owned GPU memory from the stream-ordered pool (else cuMemAlloc)
   bool host_accessible = true;  // the host may dereference `ptr`
-  std::mutex mu;
+  SpinLock mu;
   Event last_write;
   std::vector<Event> reads;        // reads since last_write (completed ones are pruned)
   Event alloc_ready;               // a stream-ordered allocation's event (empty otherwise)
@@ -129,6 +144,8 @@ struct TensorCore {
   Shape strides;  // elements
   DType dtype = DType::f32;
   std::uint64_t id = new_core_id();
+  // tensor_facts() of this view, computed on first use (bit 0 set once there; the rest packed).
+  mutable std::atomic<std::uint32_t> facts_cache{0};
 
   TensorCore() = default;
   TensorCore(const TensorCore& o)  // a copy is another view: a new id

@@ -162,7 +162,7 @@ void run_worker(const std::shared_ptr<CpuQueue>& q) {
 
 class CpuStream final : public StreamImpl {
  public:
-  explicit CpuStream(Device d) : device_(d), q_(std::make_shared<CpuQueue>()) {
+  explicit CpuStream(Device d) : device_(d), order_(new_stream_order()), q_(std::make_shared<CpuQueue>()) {
     worker_ = std::thread([q = q_] { run_worker(q); });
     worker_id_ = worker_.get_id();
   }
@@ -182,9 +182,10 @@ class CpuStream final : public StreamImpl {
   CpuStream& operator=(const CpuStream&) = delete;
 
   Device device() const override { return device_; }
+  std::uint64_t order() const override { return order_; }
 
   Event submit(detail::Command&& cmd, std::span<Event> wait_for) override {
-    Event done = Event::create();
+    Event done = Event::create_ordered(order_);
     Item it;
     if (cmd.kind == detail::Command::Kind::Graph) {
       auto* g = dynamic_cast<CpuGraphExec*>(cmd.graph);
@@ -214,6 +215,7 @@ class CpuStream final : public StreamImpl {
 
  private:
   Device device_;
+  std::uint64_t order_;
   std::shared_ptr<CpuQueue> q_;
   std::thread worker_;
   std::thread::id worker_id_;

@@ -29,6 +29,8 @@ struct EventCache {
   int n = 0;
   ~EventCache() {
     if (dc && n > 0) dc->give_events(ev, n);
+    n = 0;
+    dc = nullptr;
   }
 };
 thread_local EventCache t_events;
@@ -91,10 +93,7 @@ void DeviceContext::teardown() noexcept {
       std::lock_guard lk(events_mu_);
       evs.swap(free_events_);
     }
-    if (t_events.dc == this) {
-      for (int i = 0; i < t_events.n; ++i) evs.push_back(t_events.ev[i]);
-      t_events.n = 0;
-    }
+    // (Events in threads' caches come back through give_events, which destroys them from now on.)
     for (CUevent e : evs) (void)CTILE_CU_REPORT(cuEventDestroy_v2, (e), "destroying a pooled event of cuda:", info_.index);
   } catch (...) {
   }

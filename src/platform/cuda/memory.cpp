@@ -21,18 +21,17 @@ CUdeviceptr dptr(const std::byte* p) { return static_cast<CUdeviceptr>(reinterpr
 // copy, then throws.
 Event finish_on(DeviceContext& dc, CUstream stream, std::uint64_t stream_id, Completer& completer, detail::KeepAlive keep,
                 detail::SmallVec<Event, 2> after, const char* what, bool order_always = false) {
-  std::shared_ptr<detail::NativeEvent> ne;
+  Event done;
   try {
-    ne = acquire_event(dc.index(), stream_id);
+    detail::NativeEvent* ne = nullptr;
+    done = new_native_event(dc, stream_id, ne);
     ne->order_always = order_always;
     CTILE_CU(cuEventRecord, (ne->ev, stream), "recording the completion of ", what, " on cuda:", dc.index());
   } catch (...) {
     (void)CTILE_CU_REPORT(cuStreamSynchronize, (stream), "synchronising an internal stream of cuda:", dc.index());
     throw;
   }
-  Event done = Event::create(ne);
   Completer::Item item;
-  item.native = std::move(ne);
   item.done = done;
   item.keep = std::move(keep);
   item.after = std::move(after);

@@ -3,6 +3,7 @@
 #include <atomic>
 #include <utility>
 
+#include "../platform.hpp"
 #include "../spin.hpp"
 #include "device.hpp"
 #include "graph.hpp"
@@ -37,7 +38,7 @@ class CurrentScope {
 // allocates nothing here.
 class ItemQueue {
  public:
-  ItemQueue() : head_(new Segment()), tail_(head_) {}
+  ItemQueue() : head_(new Segment), tail_(head_) {}
   ~ItemQueue() {
     Item it;
     while (pop(it)) {
@@ -50,18 +51,24 @@ class ItemQueue {
 
   using Item = Completer::Item;
 
-  void push(Item&& it) {
+  // The slot of the next item (constructed in place by the caller), then publish() makes it visible.
+  Item& emplace() {
     if (tail_pos_ == Segment::kSize) {
       Segment* s = spare_.exchange(nullptr, std::memory_order_acquire);
-      if (!s) s = new Segment();
+      if (!s) s = new Segment;  // default-initialised: the slots are raw bytes
       s->next.store(nullptr, std::memory_order_relaxed);
       tail_->next.store(s, std::memory_order_release);
       tail_ = s;
       tail_pos_ = 0;
     }
-    ::new (static_cast<void*>(&tail_->slots[tail_pos_])) Item(std::move(it));
+    Item* it = ::new (static_cast<void*>(&tail_->slots[tail_pos_])) Item();
     ++tail_pos_;
-    pushed_.store(pushed_.load(std::memory_order_relaxed) + 1, std::memory_order_seq_cst);
+    return *it;
+  }
+  void publish() { pushed_.store(pushed_.load(std::memory_order_relaxed) + 1, std::memory_order_seq_cst); }
+  void push(Item&& it) {
+    emplace() = std::move(it);
+    publish();
   }
   // Consumer only.
   bool pop(Item& out) {
@@ -104,18 +111,16 @@ class ItemQueue {
 
 }  // namespace
 
-std::uint64_t new_stream_id() {
-  static std::atomic<std::uint64_t> next{1};
-  return next.fetch_add(1);
-}
+std::uint64_t new_stream_id() { return new_stream_order(); }
 
-std::shared_ptr<detail::NativeEvent> acquire_event(int device, std::uint64_t stream_id) {
-  auto ne = std::make_shared<detail::NativeEvent>();
-  ne->device = device;
+Event new_native_event(DeviceContext& dc, std::uint64_t stream_id, detail::NativeEvent*& ne) {
+  CUevent ev = dc.acquire_event();
+  Event e = Event::create_native(stream_id, ne);
+  ne->device = dc.index();
   ne->stream_id = stream_id;
-  ne->ev = DeviceContext::get(device).acquire_event();
+  ne->ev = ev;
   ne->recycle = &recycle_event;
-  return ne;
+  return e;
 }
 
 const CurrentStream* current_stream() { return tls_current; }
@@ -162,6 +167,17 @@ Completer::~Completer() {
 
 std::uint64_t Completer::push(Item item) {
   st_->q.push(std::move(item));
+  return after_push();
+}
+
+Completer::Item& Completer::next_item() { return st_->q.emplace(); }
+
+std::uint64_t Completer::publish() {
+  st_->q.publish();
+  return after_push();
+}
+
+std::uint64_t Completer::after_push() {
   const std::uint64_t ticket = st_->q.pushed();
   // While the thread is busy with earlier items it finds this one without a wake-up (a futex call
   // saved on every launch of a busy stream).
@@ -216,8 +232,8 @@ void Completer::run(const std::shared_ptr<State>& st) {
     after_item = true;
     ++ticket;
     std::exception_ptr err = it.err;
-    if (it.native) {
-      const CUresult r = d.cuEventSynchronize(it.native->ev);
+    if (const detail::NativeEvent* ne = it.done.native_ptr()) {
+      const CUresult r = d.cuEventSynchronize(ne->ev);
       if (r != 0 && !err) {
         try {
           throw_cuda_error(r, "cuEventSynchronize",
@@ -240,7 +256,6 @@ void Completer::run(const std::shared_ptr<State>& st) {
       if (!err) err = e.error();
     }
     it.after.clear();
-    it.native.reset();
     Event done = std::move(it.done);
     done.complete(err);
     st->completed.store(ticket, std::memory_order_seq_cst);
@@ -304,8 +319,9 @@ class CudaStream final : public StreamImpl {
                                   " from inside a task of the same stream (a CUDA stream task may only enqueue GPU work)"));
     std::lock_guard lk(mu_);  // commands of one stream are queued one at a time, in submit order
     std::exception_ptr err;
-    Completer::Item item;
-    std::shared_ptr<detail::NativeEvent> native;
+    // Filled in place in the completer's queue, published at the end (nothing below throws).
+    Completer::Item& item = completer_->next_item();
+    Event done;
     try {
       ScopedContext scope(dc_.ctx());
       // Dependencies: GPU work of another stream is waited for on the device; host-side work on the host.
@@ -336,27 +352,27 @@ class CudaStream final : public StreamImpl {
           err = std::current_exception();
         }
       }
-      native = acquire_event(dc_.index(), id_);
-      CTILE_CU(cuEventRecord, (native->ev, s_), "recording the completion of a command on a stream of ", device().str());
-      native->enqueue_error = err;
+      detail::NativeEvent* ne = nullptr;
+      done = new_native_event(dc_, id_, ne);
+      if (const CUresult r = drv_unchecked().cuEventRecord(ne->ev, s_); r != 0)
+        throw_cuda_error(r, "cuEventRecord", detail::cat("recording the completion of a command on a stream of ", device().str()));
+      ne->enqueue_error = err;
     } catch (...) {
       // Without a recorded event the GPU work cannot be tracked: wait for the whole stream before
       // anything the command kept alive may be released.
       if (!err) err = std::current_exception();
-      native.reset();
+      done = Event::create_ordered(id_);  // nothing recorded: completes after the stream is drained
       try {
         ScopedContext scope(dc_.ctx());
         (void)CTILE_CU_REPORT(cuStreamSynchronize, (s_), "synchronising a stream of ", device().str(), " after an error");
       } catch (...) {
       }
     }
-    Event done = native ? Event::create(native) : Event::create();
-    item.native = std::move(native);
     item.done = done;
     item.keep = std::move(cmd.keep);
     if (cmd.fn) item.task = std::move(cmd.fn);
     item.err = err;
-    completer_->push(std::move(item));
+    completer_->publish();
     return done;
   }
 

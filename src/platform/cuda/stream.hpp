@@ -31,9 +31,10 @@ namespace ctile::platform::cuda {
 // A unique id for a stream that records native events (never reused, unlike CUstream values).
 std::uint64_t new_stream_id();
 
-// A fresh NativeEvent of `device` (from the device's pool), not recorded yet. The caller makes the
-// device's context current.
-std::shared_ptr<detail::NativeEvent> acquire_event(int device, std::uint64_t stream_id);
+// A new ctile Event of work on the stream `stream_id` of `device`, with a CUevent from the device's
+// pool in its native marker (`ne`), not recorded yet. The caller makes the device's context current.
+class DeviceContext;
+Event new_native_event(DeviceContext& dc, std::uint64_t stream_id, detail::NativeEvent*& ne);
 
 // What a host callback (Command::Kind::Host, or the host nodes of a graph) runs, and the first error
 // it left. The callback runs on a driver thread; the completer takes the error once the stream's
@@ -56,8 +57,7 @@ struct HostCall {
 class Completer {
  public:
   struct Item {
-    std::shared_ptr<detail::NativeEvent> native;  // null: nothing to wait for on the GPU
-    Event done;                                   // completed by the completer
+    Event done;                                   // completed by the completer; its native marker (if any) is waited for
     detail::KeepAlive keep;                       // released after the GPU work, before `done` completes
     StreamTask task;                              // likewise (an Inline task and its captures)
     std::shared_ptr<HostCall> host;               // a host callback: its error becomes the event's
@@ -75,6 +75,10 @@ class Completer {
   // Queues `item`; returns its ticket (tickets increase by one per push). One producer at a time:
   // callers serialise their pushes (a stream's mutex, the device's memory/copy mutex).
   std::uint64_t push(Item item);
+  // The same without moving an item: fill the slot next_item() returns, then publish() it (one
+  // producer, as for push).
+  Item& next_item();
+  std::uint64_t publish();
   // The ticket of the last push (0 before the first); the caller serialises it with its pushes.
   std::uint64_t last_ticket() const;
   // Blocks until every item up to `ticket` has been completed.
@@ -85,6 +89,7 @@ class Completer {
   struct State;
 
  private:
+  std::uint64_t after_push();
   static void run(const std::shared_ptr<State>& st);
   std::shared_ptr<State> st_;
   std::thread thread_;

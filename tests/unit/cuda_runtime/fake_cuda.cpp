@@ -16,6 +16,7 @@
 // the parameters of kernel nodes says how many bytes to keep (fake_cuda_set_param_bytes).
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdarg>
 #include <cstdio>
@@ -117,10 +118,12 @@ struct Token {
   std::mutex mu;
   std::condition_variable cv;
   bool done = false;
+  std::chrono::steady_clock::time_point at;  // when the stream reached it
   void set() {
     {
       std::lock_guard lk(mu);
       done = true;
+      at = std::chrono::steady_clock::now();
     }
     cv.notify_all();
   }
@@ -663,6 +666,27 @@ CUresult cuEventSynchronize(CUevent event) {
   }
   if (t) t->wait();
   return g_sticky.load();
+}
+
+CUresult cuEventElapsedTime(float* ms, CUevent start, CUevent end) {
+  FAKE_ENTRY("cuEventElapsedTime");
+  if (!ms || !valid_event(start) || !valid_event(end)) return kInvalidHandle;
+  std::shared_ptr<Token> a, b;
+  {
+    std::lock_guard lk(start->mu);
+    a = start->last;
+  }
+  {
+    std::lock_guard lk(end->mu);
+    b = end->last;
+  }
+  if (!a || !b) return kInvalidHandle;
+  a->wait();
+  b->wait();
+  std::lock_guard la(a->mu);
+  std::lock_guard lb(b->mu);
+  *ms = std::chrono::duration<float, std::milli>(b->at - a->at).count();
+  return kSuccess;
 }
 
 CUresult cuEventDestroy_v2(CUevent event) {
