@@ -97,7 +97,29 @@ void CaptureState::touch(const std::shared_ptr<Storage>& s) {
   if (fresh) it->second = {s, s->save_state()};
 }
 
-bool CaptureState::owns(const Event& e) const { return node_of_.count(e.id()) != 0; }
+bool CaptureState::owns(const Event& e) const { return node_of_.count(e.id()) != 0 || joins_.count(e.id()) != 0; }
+
+bool CaptureState::nodes_of(const Event& e, std::vector<std::size_t>& out) const {
+  if (auto it = node_of_.find(e.id()); it != node_of_.end()) {
+    out.push_back(it->second);
+    return true;
+  }
+  auto j = joins_.find(e.id());
+  if (j == joins_.end() || j->second.foreign) return false;
+  out.insert(out.end(), j->second.nodes.begin(), j->second.nodes.end());
+  return true;
+}
+
+void CaptureState::note_join(const Event& join, const Event* inputs, std::size_t n) {
+  Join j{join, {}, false};
+  for (std::size_t i = 0; i < n; ++i)
+    if (inputs[i].captured() && !nodes_of(inputs[i], j.nodes)) j.foreign = true;
+  joins_.insert_or_assign(join.id(), std::move(j));
+}
+
+void note_captured_join(const Event& join, const Event* inputs, std::size_t n) {
+  if (CaptureState* c = t_capture; c && !c->ended_) c->note_join(join, inputs, n);
+}
 
 Event CaptureState::add(CapturedNode node, StreamImpl& lane, std::span<const Event> deps) {
   auto* l = dynamic_cast<CaptureLane*>(&lane);
@@ -115,11 +137,9 @@ Event CaptureState::add(CapturedNode node, std::size_t lane, std::span<const Eve
   l.pending.clear();
   for (const Event& e : deps) {
     if (!e.captured()) continue;  // work before the capture: each replay orders itself after it
-    auto it = node_of_.find(e.id());
-    if (it == node_of_.end())
+    if (!nodes_of(e, d))
       throw UserError("a graph capture uses a tensor that another graph capture is recording (one capture at a time per "
                       "tensor)");
-    d.push_back(it->second);
   }
   std::sort(d.begin(), d.end());
   d.erase(std::unique(d.begin(), d.end()), d.end());
@@ -143,9 +163,7 @@ void CaptureState::wait_on(std::size_t lane, std::span<Event> events) {
   Lane& l = lanes_.at(lane);
   for (const Event& e : events) {
     if (!e.captured()) continue;
-    auto it = node_of_.find(e.id());
-    if (it == node_of_.end()) throw UserError("Stream::record on a capturing stream waits for work of another graph capture");
-    l.pending.push_back(it->second);
+    if (!nodes_of(e, l.pending)) throw UserError("Stream::record on a capturing stream waits for work of another graph capture");
   }
 }
 
@@ -185,6 +203,7 @@ void CaptureState::end() noexcept {
   }
   events_.clear();
   node_of_.clear();
+  joins_.clear();
 }
 
 CaptureScope::CaptureScope(Device d) {

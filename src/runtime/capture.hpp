@@ -31,6 +31,11 @@ struct GraphState;
 // would depend on captured work, or host access to what a capture writes.
 [[noreturn]] void throw_captured_use(std::string_view what);
 
+// Event::when_all of events among which some are captured: the capture running on this thread
+// learns which nodes `join` stands for, so that work waiting for the join depends on those nodes
+// (ct::join of captured futures, Future::then after a failed-or-pending pair). No-op without one.
+void note_captured_join(const Event& join, const Event* inputs, std::size_t n);
+
 // A tensor that a captured node uses.
 struct NodeTensor {
   std::shared_ptr<const TensorCore> core;  // keeps the view alive; its identity is what swap() replaces
@@ -114,6 +119,19 @@ class CaptureState : public std::enable_shared_from_this<CaptureState> {
   std::vector<CapturedNode> nodes_;
   std::vector<Event> events_;  // per node
   std::unordered_map<const void*, std::size_t> node_of_;  // event id -> node
+  // join event id -> the join (kept, so that its id is not reused) and the nodes it stands for;
+  // `foreign`: it also joins captured work of no node of this capture.
+  struct Join {
+    Event event;
+    std::vector<std::size_t> nodes;
+    bool foreign = false;
+  };
+  std::unordered_map<const void*, Join> joins_;
+  // The nodes a captured event stands for, appended to `out`; false if it is of no node or join of
+  // this capture.
+  bool nodes_of(const Event& e, std::vector<std::size_t>& out) const;
+  void note_join(const Event& join, const Event* inputs, std::size_t n);
+  friend void note_captured_join(const Event&, const Event*, std::size_t);
   struct Lane {
     bool has_last = false;
     std::size_t last = 0;

@@ -12,6 +12,7 @@
 
 #include "../platform/native_event.hpp"
 #include "../platform/spin.hpp"
+#include "capture.hpp"
 #include "ctile/core/error.hpp"
 #include "ctile/runtime/pool.hpp"
 
@@ -185,6 +186,7 @@ Event Event::join_of(Event* events, std::size_t count) {
   join->left = n;
   for (std::size_t i = 0; i < n; ++i) join->result.captured |= events[i].state_->captured;
   Event result(std::shared_ptr<detail::EventHead>(join, &join->result));
+  if (join->result.captured) detail::note_captured_join(result, events, n);  // the capture maps it to its nodes
   for (std::size_t i = 0; i < n; ++i) {
     detail::Callback c;
     c.join = join;
