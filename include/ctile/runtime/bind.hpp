@@ -154,5 +154,13 @@ template <KernelRef K, class... A>
 [[nodiscard]] auto bind_on(const Stream& s, const K& kernel, const A&... specs) {
   return detail::bind_kernel(s.device(), detail::as_kernel(kernel), WarmUpOptions{}, specs...);
 }
+template <KernelRef K, class... A>
+[[nodiscard]] auto bind_on(const Device& d, const K& kernel, const WarmUpOptions& opt, const A&... specs) {
+  return detail::bind_kernel(d, detail::as_kernel(kernel), opt, specs...);
+}
+template <KernelRef K, class... A>
+[[nodiscard]] auto bind_on(const Stream& s, const K& kernel, const WarmUpOptions& opt, const A&... specs) {
+  return detail::bind_kernel(s.device(), detail::as_kernel(kernel), opt, specs...);
+}
 
 }  // namespace ctile
