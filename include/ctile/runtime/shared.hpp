@@ -63,13 +63,13 @@ class Shared {
   // memory; otherwise throws UserError and the handle stays as it was.
   [[nodiscard]] Tensor<T> unshare() && {
     const auto& core = c();
+    detail::check_free_for(*core.storage, true, detail::cat("Shared<", dtype_name(dtype_of<T>), ">::unshare of a tensor of shape ",
+                                                          shape_str(core.shape)));
     const long others = group_.use_count() - 1;
     if (others > 0)
       throw UserError(detail::cat("Shared<", dtype_name(dtype_of<T>), ">::unshare of a tensor of shape ",
                                   shape_str(core.shape), ": ", others, " other holder", others == 1 ? "" : "s",
                                   " (copies or views of this shared handle) still exist; drop them first"));
-    detail::check_free_for(*core.storage, true, detail::cat("Shared<", dtype_name(dtype_of<T>), ">::unshare of a tensor of shape ",
-                                                          shape_str(core.shape)));
     if (core.storage->has_pending_reads())
       throw UserError(detail::cat("Shared<", dtype_name(dtype_of<T>), ">::unshare of a tensor of shape ",
                                   shape_str(core.shape),
