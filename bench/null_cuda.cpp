@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <new>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -208,8 +209,16 @@ CUresult cuStreamWaitEvent(CUstream s, CUevent e, unsigned int) {
   }
   return kSuccess;
 }
+// Events come from malloc, not operator new: a real driver's allocations are its own, so a program
+// that counts its operator new calls (tests/unit/cuda_runtime/test_launch_alloc.cpp) sees only
+// ctile's. null_cuda_events_created() counts them instead.
+static std::atomic<long> g_events_created{0};
+long null_cuda_events_created() { return g_events_created.load(); }
 CUresult cuEventCreate(CUevent* e, unsigned int) {
-  *e = new CUevent_st();
+  void* p = std::malloc(sizeof(CUevent_st));
+  if (!p) return CUresult(2);  // CUDA_ERROR_OUT_OF_MEMORY
+  *e = new (p) CUevent_st();
+  g_events_created.fetch_add(1, std::memory_order_relaxed);
   return kSuccess;
 }
 CUresult cuEventRecord(CUevent e, CUstream s) {
@@ -227,7 +236,8 @@ CUresult cuEventElapsedTime(float* ms, CUevent a, CUevent b) {
   return kSuccess;
 }
 CUresult cuEventDestroy_v2(CUevent e) {
-  delete e;
+  e->~CUevent_st();
+  std::free(e);
   return kSuccess;
 }
 CUresult cuMemAlloc_v2(CUdeviceptr* p, std::size_t bytes) {

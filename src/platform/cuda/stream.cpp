@@ -1,5 +1,6 @@
 #include "stream.hpp"
 
+#include <array>
 #include <atomic>
 #include <utility>
 
@@ -33,9 +34,10 @@ class CurrentScope {
 };
 
 // A single-producer, single-consumer FIFO of completer items in linked segments: the producer
-// (serialised by its caller) and the completion thread never take a lock for an item, and a
-// drained segment is handed back to the producer for reuse, so a steady stream of launches
-// allocates nothing here.
+// (serialised by its caller) and the completion thread never take a lock for an item, and
+// drained segments are handed back to the producer for reuse (up to kSpares of them: the most the
+// completion thread has lagged behind, in segments), so a steady stream of launches allocates
+// nothing here even while the completion thread runs behind.
 class ItemQueue {
  public:
   ItemQueue() : head_(new Segment), tail_(head_) {}
@@ -44,7 +46,7 @@ class ItemQueue {
     while (pop(it)) {
     }
     delete head_;
-    delete spare_.load();
+    for (auto& sp : spares_) delete sp.load();
   }
   ItemQueue(const ItemQueue&) = delete;
   ItemQueue& operator=(const ItemQueue&) = delete;
@@ -54,7 +56,9 @@ class ItemQueue {
   // The slot of the next item (constructed in place by the caller), then publish() makes it visible.
   Item& emplace() {
     if (tail_pos_ == Segment::kSize) {
-      Segment* s = spare_.exchange(nullptr, std::memory_order_acquire);
+      Segment* s = nullptr;
+      for (auto& sp : spares_)
+        if ((s = sp.exchange(nullptr, std::memory_order_acquire))) break;
       if (!s) s = new Segment;  // default-initialised: the slots are raw bytes
       s->next.store(nullptr, std::memory_order_relaxed);
       tail_->next.store(s, std::memory_order_release);
@@ -78,8 +82,12 @@ class ItemQueue {
       Segment* old = head_;
       head_ = next;
       head_pos_ = 0;
-      Segment* expected = nullptr;
-      if (!spare_.compare_exchange_strong(expected, old, std::memory_order_release)) delete old;
+      bool kept = false;
+      for (auto& sp : spares_) {
+        Segment* expected = nullptr;
+        if ((kept = sp.compare_exchange_strong(expected, old, std::memory_order_release))) break;
+      }
+      if (!kept) delete old;
     }
     Item* slot = reinterpret_cast<Item*>(&head_->slots[head_pos_]);
     out = std::move(*slot);
@@ -106,7 +114,8 @@ class ItemQueue {
   Segment* tail_;             // producer
   std::size_t tail_pos_ = 0;  // producer
   std::atomic<std::uint64_t> pushed_{0};
-  std::atomic<Segment*> spare_{nullptr};
+  static constexpr std::size_t kSpares = 16;
+  std::array<std::atomic<Segment*>, kSpares> spares_{};  // drained segments for the producer
 };
 
 }  // namespace
