@@ -89,9 +89,7 @@ class CudaCompiled final : public CompiledKernel, public platform::HasNativeKern
 };
 
 // The platform's view of what the generator made (src/platform/kernel.hpp): the image, the entry,
-// the block, and where each argument goes in the parameter block. The offsets are those the
-// generated code declares (codegen.hpp): grid at 0, tensor descriptors from 48, 104 bytes each,
-// then 8-byte scalar slots, each group in parameter order.
+// the block, and the parameter layout.
 platform::KernelArtifact artifact_of(const ir::Kernel& k, const GeneratedKernel& gk, std::string image) {
   platform::KernelArtifact a;
   a.image = std::move(image);
@@ -99,25 +97,7 @@ platform::KernelArtifact artifact_of(const ir::Kernel& k, const GeneratedKernel&
   a.threads = gk.threads;
   a.smem_bytes = gk.smem_bytes;
   a.resident_grid = gk.prefetches;
-  std::uint32_t nt = 0, ns = 0;
-  for (const ir::Param& p : k.params) (p.type.kind == ir::TypeKind::Tile ? ns : nt)++;
-  constexpr std::uint32_t kGrid = 48, kTensor = static_cast<std::uint32_t>(platform::kTensorSlotBytes);
-  a.params.grid_offset = 0;
-  a.params.bytes = kGrid + kTensor * nt + 8 * ns;
-  std::uint32_t ti = 0, si = 0;
-  for (const ir::Param& p : k.params) {
-    platform::ParamSlot s;
-    s.dtype = p.type.dtype;
-    s.rank = static_cast<std::uint8_t>(p.type.rank);
-    if (p.type.kind == ir::TypeKind::Tile) {
-      s.kind = platform::ParamSlot::Kind::Scalar;
-      s.offset = kGrid + kTensor * nt + 8 * si++;
-    } else {
-      s.kind = platform::ParamSlot::Kind::Tensor;
-      s.offset = kGrid + kTensor * ti++;
-    }
-    a.params.slots.push_back(s);
-  }
+  a.params = param_layout_of(k);
   return a;
 }
 
@@ -302,6 +282,32 @@ class CudaBackend final : public Backend {
 };
 
 }  // namespace
+
+// The offsets the generated code declares (codegen.hpp): grid at 0, tensor descriptors from 48, 104
+// bytes each, then 8-byte scalar slots, each group in parameter order.
+platform::ParamLayout param_layout_of(const ir::Kernel& k) {
+  platform::ParamLayout l;
+  std::uint32_t nt = 0, ns = 0;
+  for (const ir::Param& p : k.params) (p.type.kind == ir::TypeKind::Tile ? ns : nt)++;
+  constexpr std::uint32_t kGrid = 48, kTensor = static_cast<std::uint32_t>(platform::kTensorSlotBytes);
+  l.grid_offset = 0;
+  l.bytes = kGrid + kTensor * nt + 8 * ns;
+  std::uint32_t ti = 0, si = 0;
+  for (const ir::Param& p : k.params) {
+    platform::ParamSlot s;
+    s.dtype = p.type.dtype;
+    s.rank = static_cast<std::uint8_t>(p.type.rank);
+    if (p.type.kind == ir::TypeKind::Tile) {
+      s.kind = platform::ParamSlot::Kind::Scalar;
+      s.offset = kGrid + kTensor * nt + 8 * si++;
+    } else {
+      s.kind = platform::ParamSlot::Kind::Tensor;
+      s.offset = kGrid + kTensor * ti++;
+    }
+    l.slots.push_back(s);
+  }
+  return l;
+}
 
 Backend& backend(int index) {
   constexpr int kMaxDevices = 64;

@@ -67,6 +67,9 @@ std::atomic<int> g_graph_launches{0};
 std::atomic<int> g_node_updates{0};
 std::atomic<int> g_host_calls{0};
 std::atomic<int> g_param_bytes{0};
+std::atomic<int> g_waits{0};
+std::mutex g_last_update_mu;
+std::vector<unsigned char> g_last_update;  // the kept bytes of the last kernel node update
 std::atomic<int> g_delay_us{-1};
 std::atomic<bool> g_initialised{false};
 std::atomic<int> g_sticky{0};
@@ -187,6 +190,18 @@ void device_free(const char* what, CUdeviceptr p) {
     ++m.frees;
   }
   std::free(reinterpret_cast<void*>(p));
+}
+
+// FAKE_CUDA_REPORT_AT_EXIT=1: what is still allocated when the library goes away (after the
+// program's exit handlers, ctile's device teardown among them).
+__attribute__((destructor)) void report_at_exit() {
+  if (env_int("FAKE_CUDA_REPORT_AT_EXIT", 0) == 0) return;
+  std::size_t pinned = 0;
+  {
+    std::lock_guard lk(memory().mu);
+    pinned = memory().pinned.size();
+  }
+  std::fprintf(stderr, "fake_cuda: at exit: %zu pinned host buffers, %d violations\n", pinned, g_violations.load());
 }
 
 }  // namespace
@@ -364,6 +379,14 @@ int fake_cuda_launches() { return g_launches.load(); }
 int fake_cuda_graph_launches() { return g_graph_launches.load(); }
 int fake_cuda_node_updates() { return g_node_updates.load(); }
 int fake_cuda_host_calls() { return g_host_calls.load(); }
+int fake_cuda_stream_waits() { return g_waits.load(); }
+// Copies up to `n` kept bytes of the last cuGraphExecKernelNodeSetParams; returns how many were kept.
+int fake_cuda_last_update(void* out, int n) {
+  std::lock_guard lk(g_last_update_mu);
+  const int k = std::min<int>(n, static_cast<int>(g_last_update.size()));
+  std::memcpy(out, g_last_update.data(), static_cast<std::size_t>(k));
+  return static_cast<int>(g_last_update.size());
+}
 long fake_cuda_pinned_live() {
   std::lock_guard lk(memory().mu);
   return static_cast<long>(memory().pinned.size());
@@ -613,6 +636,7 @@ CUresult cuStreamWaitEvent(CUstream stream, CUevent event, unsigned int flags) {
     std::lock_guard lk(event->mu);
     t = event->last;
   }
+  ++g_waits;
   if (t) stream->push([t] { t->wait(); });
   return kSuccess;
 }
@@ -1139,6 +1163,10 @@ CUresult cuGraphExecKernelNodeSetParams_v2(CUgraphExec exec, CUgraphNode node, c
   }
   n.grid = params->gridDimX;
   keep_params(n, params);
+  {
+    std::lock_guard lk(g_last_update_mu);
+    g_last_update = n.params;
+  }
   ++g_node_updates;
   return kSuccess;
 }
