@@ -53,6 +53,9 @@ struct KernelArtifact {
   // The kernel loops over tile blocks from its block id in steps of the block count, so any block
   // count >= 1 covers the grid; a resident grid launches only as many blocks as fit on the device.
   bool resident_grid = false;
+  // Tile blocks one block runs side by side (the generated kernel's teams): a grid of n tile
+  // blocks launches ceil(n / tile_blocks_per_block) blocks.
+  int tile_blocks_per_block = 1;
   ParamLayout params;
 };
 

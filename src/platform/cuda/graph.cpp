@@ -1,5 +1,6 @@
 #include "graph.hpp"
 
+#include <algorithm>
 #include <cstdint>
 
 #include "device.hpp"
@@ -134,7 +135,9 @@ class CudaGraphBuilder final : public GraphBuilder {
 CudaGraphExec::CudaGraphExec(int device, CUcontext ctx, CUgraph graph, CUgraphExec exec, std::vector<Node> nodes,
                              std::vector<std::unique_ptr<HostNode>> hosts, std::shared_ptr<HostCall> errors)
     : device_(device), ctx_(ctx), graph_(graph), exec_(exec), nodes_(std::move(nodes)), hosts_(std::move(hosts)),
-      errors_(std::move(errors)) {}
+      errors_(std::move(errors)),
+      kernel_nodes_(static_cast<std::uint64_t>(
+          std::count_if(nodes_.begin(), nodes_.end(), [](const Node& n) { return n.is_kernel; }))) {}
 
 CudaGraphExec::~CudaGraphExec() {
   try {
@@ -161,6 +164,7 @@ void CudaGraphExec::set_host(NodeId, std::function<void()>) {
 
 void CudaGraphExec::launch(CUstream s) {
   CTILE_CU(cuGraphLaunch, (exec_, s), "launching a CUDA graph of ", nodes_.size(), " nodes on cuda:", device_);
+  count_kernel_launches(device_, kernel_nodes_);
 }
 
 std::unique_ptr<GraphBuilder> make_graph_builder(int device) { return std::make_unique<CudaGraphBuilder>(device); }

@@ -3,6 +3,7 @@
 // updated with cuGraphExecKernelNodeSetParams. Private to the library.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <vector>
@@ -48,6 +49,7 @@ class CudaGraphExec final : public GraphExec {
   std::vector<Node> nodes_;
   std::vector<std::unique_ptr<HostNode>> hosts_;
   std::shared_ptr<HostCall> errors_;
+  std::uint64_t kernel_nodes_;  // counted per launch (kernel_launches)
 };
 
 // A builder for cuda:device. Throws UserError when the driver lacks the graph entry points.

@@ -1,13 +1,32 @@
 #include "kernel.hpp"
 
+#include <algorithm>
+#include <array>
+#include <atomic>
+
 #include "device.hpp"
 
 namespace ctile::platform::cuda {
 
+namespace {
+constexpr int kMaxCountedDevices = 64;
+std::array<std::atomic<std::uint64_t>, kMaxCountedDevices> g_kernel_launches{};
+}  // namespace
+
+std::uint64_t kernel_launches(int device) {
+  if (device < 0 || device >= kMaxCountedDevices) return 0;
+  return g_kernel_launches[static_cast<std::size_t>(device)].load(std::memory_order_relaxed);
+}
+
+void count_kernel_launches(int device, std::uint64_t n) noexcept {
+  if (device >= 0 && device < kMaxCountedDevices)
+    g_kernel_launches[static_cast<std::size_t>(device)].fetch_add(n, std::memory_order_relaxed);
+}
+
 CudaKernel::CudaKernel(int device, CUcontext ctx, CUmodule mod, CUfunction fn, int threads, std::size_t smem,
-                       ParamLayout layout, std::int64_t max_blocks)
+                       ParamLayout layout, std::int64_t max_blocks, int tile_blocks_per_block)
     : device_(device), ctx_(ctx), mod_(mod), fn_(fn), threads_(threads), smem_(smem), layout_(std::move(layout)),
-      max_blocks_(max_blocks) {}
+      max_blocks_(max_blocks), per_block_(std::max(1, tile_blocks_per_block)) {}
 
 CudaKernel::~CudaKernel() {
   try {
@@ -29,7 +48,8 @@ LoadResult load_kernel(int device, const KernelArtifact& a, const std::string& n
   CUfunction fn = nullptr;
   const CUresult r = drv().cuModuleGetFunction(&fn, mod, a.entry.c_str());
   // From here the module belongs to the kernel object (its destructor unloads it).
-  auto k = std::make_unique<CudaKernel>(device, dc.ctx(), mod, fn, a.threads, a.smem_bytes, a.params, 0);
+  auto k = std::make_unique<CudaKernel>(device, dc.ctx(), mod, fn, a.threads, a.smem_bytes, a.params, 0,
+                                        a.tile_blocks_per_block);
   if (r != 0) throw_cuda_error(r, "cuModuleGetFunction", detail::cat("finding entry ", a.entry, " of kernel '", name, "'"));
   if (a.smem_bytes > static_cast<std::size_t>(dc.info().smem_per_block))
     CTILE_CU(cuFuncSetAttribute, (fn, abi::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(a.smem_bytes)),

@@ -423,6 +423,7 @@ class CudaStream final : public StreamImpl {
           throw_cuda_error(r, "cuLaunchKernel",
                            detail::cat("launching kernel '", cmd.name, "' on cuda:", dc_.index(), " (", blocks,
                                        " blocks of ", k.threads(), " threads, ", k.smem(), " bytes of dynamic shared memory)"));
+        count_kernel_launches(dc_.index(), 1);
         return;
       }
       case K::Copy:

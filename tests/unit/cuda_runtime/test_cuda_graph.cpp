@@ -17,6 +17,7 @@
 
 #include "../../../src/backend/cuda/nvrtc.hpp"
 #include "../../../src/platform/cuda/device.hpp"
+#include "../../../src/platform/cuda/kernel.hpp"
 #include "../../../src/platform/cuda/stream.hpp"
 #include "../runtime/test_helpers.hpp"
 
@@ -158,8 +159,18 @@ TEST_F(FakeGraphs, KernelNodesLaunchPerReplayAndTakeNewParameters) {
   EXPECT_EQ(g.kernel_nodes(), 10u);
   auto s = ct::Stream::create(kGpu0);
   const int before = fake.launches();
+  const std::uint64_t counted = cu::kernel_launches(0);
   for (int r = 0; r < 3; ++r) g = std::move(g).replay(s).get();
   EXPECT_EQ(fake.launches(), before + 30);  // ten kernel nodes per replay, no eager launches
+  EXPECT_EQ(cu::kernel_launches(0), counted + 30);  // the platform's count agrees with the driver's
+  // An eager launch counts one; another device's count does not move.
+  const std::uint64_t other = cu::kernel_launches(1);
+  auto [y1, a1, x1] = ct::launch(axpy, ct::zeros<float>({n}, kGpu0).partition({256}), 1.0f, x).sync_on(s);
+  EXPECT_EQ(cu::kernel_launches(0), counted + 31);
+  EXPECT_EQ(fake.launches(), before + 31);
+  EXPECT_EQ(cu::kernel_launches(1), other);
+  EXPECT_EQ(cu::kernel_launches(-1), 0u);
+  EXPECT_EQ(cu::kernel_launches(64), 0u);
   // A new scalar: the node's parameter block is updated in place (its scalar slot).
   const int updates = fake.node_updates();
   g.set_scalar(4, 1, 2.5f);
@@ -179,7 +190,8 @@ TEST_F(FakeGraphs, KernelNodesLaunchPerReplayAndTakeNewParameters) {
   std::memcpy(&written, q.data() + 48, sizeof written);
   EXPECT_EQ(written, addr);
   g = std::move(g).replay(s).get();
-  EXPECT_EQ(fake.launches(), before + 40);
+  EXPECT_EQ(fake.launches(), before + 41);
+  EXPECT_EQ(cu::kernel_launches(0), counted + 41);
   EXPECT_TRUE(old.valid());
   fake.param_bytes(0);
 }
@@ -265,6 +277,17 @@ TEST_F(FakeGraphs, FirstUseOnAStreamWaitsForTheAllocationOnTheDevice) {
   auto [b4, a4] = ct::copy(std::move(b3), a3).sync_on(other);
   EXPECT_GE(fake.stream_waits(), w1 + 2);  // a new stream waits again
   EXPECT_EQ(b4.to_host()[9], 1.0f);
+}
+
+TEST(KernelGrid, BlocksPerLaunch) {
+  // One block per tile block; several tile blocks per block (rounded up); a resident grid's cap.
+  EXPECT_EQ(cu::blocks_for_grid(1000, 1, 0), 1000);
+  EXPECT_EQ(cu::blocks_for_grid(1000, 4, 0), 250);
+  EXPECT_EQ(cu::blocks_for_grid(1001, 4, 0), 251);
+  EXPECT_EQ(cu::blocks_for_grid(3, 4, 0), 1);
+  EXPECT_EQ(cu::blocks_for_grid(1000, 1, 132), 132);
+  EXPECT_EQ(cu::blocks_for_grid(1000, 8, 132), 125);
+  EXPECT_EQ(cu::blocks_for_grid(2000, 8, 132), 132);
 }
 
 TEST(Teardown, StagingBuffersAreFreedAtTeardown) {
