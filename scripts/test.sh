@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Configures a Debug build with the test suites (build/debug), builds it and runs every suite
-# under CTest: unit, correctness, error, compile_fail, lint, examples. Exits with ctest's status.
+# under CTest: unit, correctness, error, compile_fail, lint, examples, stress; then the stress tests
+# under ThreadSanitizer (scripts/tsan_stress.sh). Exits non-zero if either failed.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -13,4 +14,6 @@ cmake --build build/debug -j "$(nproc)"
 
 status=0
 ctest --test-dir build/debug --output-on-failure -j2 || status=$?
+# The runtime's many-thread stress tests under ThreadSanitizer (issue 9; TSAN_STRESS=0 skips).
+scripts/tsan_stress.sh || status=$?
 exit "${status}"
