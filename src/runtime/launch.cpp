@@ -536,6 +536,10 @@ thread_local ThreadCache t_cache;
 
 using Keys = SmallVec<ParamKey, 8>;
 
+// A fact added to ir::TensorFacts must also go into a view's packed facts (tensor_facts of a
+// TensorCore), param_key and arg_key, or views that differ in it would share a specialisation.
+static_assert(sizeof(ir::TensorFacts) == 12, "ir::TensorFacts changed: pack the new fact in tensor_facts(TensorCore), param_key, arg_key");
+
 ParamKey arg_key(const LaunchArg& a) {
   ParamKey k;
   k.kind = static_cast<std::uint8_t>(a.kind);
