@@ -103,7 +103,12 @@ Failures& failures() {
   static auto* f = new Failures();
   return *f;
 }
+// fake_cuda_count_calls(1): the entry points this thread calls, by name, until counting stops.
+thread_local bool t_count_calls = false;
+thread_local std::map<std::string, int> t_calls;
+
 CUresult injected(const char* name) {
+  if (t_count_calls) ++t_calls[name];
   if (const int s = g_sticky.load()) return s;
   Failures& f = failures();
   std::lock_guard lk(f.mu);
@@ -380,6 +385,32 @@ int fake_cuda_graph_launches() { return g_graph_launches.load(); }
 int fake_cuda_node_updates() { return g_node_updates.load(); }
 int fake_cuda_host_calls() { return g_host_calls.load(); }
 int fake_cuda_stream_waits() { return g_waits.load(); }
+// Starts (on != 0, from zero) or stops counting the calling thread's driver calls.
+void fake_cuda_count_calls(int on) {
+  if (on) t_calls.clear();
+  t_count_calls = on != 0;
+}
+// The calling thread's counted calls of `name` (nullptr: of every entry point).
+int fake_cuda_thread_calls(const char* name) {
+  if (name) {
+    auto it = t_calls.find(name);
+    return it == t_calls.end() ? 0 : it->second;
+  }
+  int n = 0;
+  for (const auto& [k, v] : t_calls) n += v;
+  return n;
+}
+// "name=count name=count ..." of the counted calls, into `out` (at most n bytes with the NUL).
+int fake_cuda_thread_call_list(char* out, int n) {
+  std::string s;
+  for (const auto& [k, v] : t_calls) s += (s.empty() ? "" : " ") + k + "=" + std::to_string(v);
+  if (n > 0) {
+    const std::size_t k = std::min<std::size_t>(s.size(), static_cast<std::size_t>(n - 1));
+    std::memcpy(out, s.data(), k);
+    out[k] = '\0';
+  }
+  return static_cast<int>(s.size());
+}
 // Copies up to `n` kept bytes of the last cuGraphExecKernelNodeSetParams; returns how many were kept.
 int fake_cuda_last_update(void* out, int n) {
   std::lock_guard lk(g_last_update_mu);

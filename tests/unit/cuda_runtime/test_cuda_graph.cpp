@@ -8,7 +8,9 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -46,6 +48,13 @@ struct Fake {
   int node_updates() { return sym<int (*)()>("fake_cuda_node_updates")(); }
   int host_calls() { return sym<int (*)()>("fake_cuda_host_calls")(); }
   int stream_waits() { return sym<int (*)()>("fake_cuda_stream_waits")(); }
+  void count_calls(bool on) { sym<void (*)(int)>("fake_cuda_count_calls")(on ? 1 : 0); }
+  int calls(const char* name) { return sym<int (*)(const char*)>("fake_cuda_thread_calls")(name); }
+  std::string call_list() {
+    char buf[2048];
+    (void)sym<int (*)(char*, int)>("fake_cuda_thread_call_list")(buf, sizeof buf);
+    return buf;
+  }
   long pinned() { return sym<long (*)()>("fake_cuda_pinned_live")(); }
   long live() { return sym<long (*)()>("fake_cuda_live_allocations")(); }
   long live_graphs() { return sym<long (*)()>("fake_cuda_live_graphs")(); }
@@ -194,6 +203,45 @@ TEST_F(FakeGraphs, KernelNodesLaunchPerReplayAndTakeNewParameters) {
   EXPECT_EQ(cu::kernel_launches(0), counted + 41);
   EXPECT_TRUE(old.valid());
   fake.param_bytes(0);
+}
+
+TEST_F(FakeGraphs, AWarmLaunchMakesNoDriverQueries) {
+  // On the launching thread a cached or bound launch calls the driver for the launch and for the
+  // event that marks its completion, and for nothing else (no context or attribute queries); a
+  // CUevent is created only while the per-thread event cache grows.
+  if (!have_nvrtc()) GTEST_SKIP() << "NVRTC is not available here";
+  const std::int64_t n = 1024;
+  auto x = ct::ones<float>({n}, kGpu0).share();
+  auto y = ct::zeros<float>({n}, kGpu0).partition({256});
+  auto s = ct::Stream::create(kGpu0);
+  auto k = ct::bind_on(s, axpy, ct::spec::partition<float>({n}, {256}), 0.0f, ct::spec::shared<float>({n}));
+  constexpr int steps = 200;
+  auto run = [&](bool bound) {
+    auto f = ct::launch(axpy, std::move(y), 1.0f, x).async_on(s);
+    for (int i = 1; i < steps; ++i)
+      f = std::move(f).then([&](std::tuple<P, float, S>&& t) -> ct::Future<std::tuple<P, float, S>> {
+        if (bound) return k(s, std::move(std::get<0>(t)), 1.0f, std::get<2>(t));
+        return ct::launch(axpy, std::move(std::get<0>(t)), 1.0f, std::get<2>(t)).async_on(s);
+      });
+    std::tie(y, std::ignore, x) = std::move(f).get();
+  };
+  run(false);
+  run(true);  // warm: compiled, the records cached, the event cache filled
+  for (bool bound : {false, true}) {
+    fake.count_calls(true);
+    run(bound);
+    fake.count_calls(false);
+    const std::string what = bound ? "bound" : "cached";
+    EXPECT_EQ(fake.calls("cuLaunchKernel"), steps) << what << ": " << fake.call_list();
+    EXPECT_EQ(fake.calls("cuEventRecord"), steps) << what << ": " << fake.call_list();
+    EXPECT_EQ(fake.calls(nullptr), 2 * steps + fake.calls("cuEventCreate")) << what << ": other driver calls: " << fake.call_list();
+    EXPECT_LT(fake.calls("cuEventCreate"), steps / 4) << what << ": " << fake.call_list();
+  }
+  // The counter sees a query where one is made (its self-test): a device attribute.
+  fake.count_calls(true);
+  (void)ct::describe(kGpu1);
+  fake.count_calls(false);
+  EXPECT_GT(fake.calls(nullptr), 0) << "the fake's call counter saw nothing";
 }
 
 TEST_F(FakeGraphs, HostNodesAndMarkersOfCudaStreams) {
