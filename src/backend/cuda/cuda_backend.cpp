@@ -274,6 +274,7 @@ class CudaBackend final : public Backend {
              (k.fn(), launch_blocks, 1u, 1u, k.threads(), 1u, 1u, k.smem(), cur->stream, kernel_params, nullptr),
              "launching kernel '", kname, "' on cuda:", index_, " (", launch_blocks, " blocks of ", k.threads(), " threads, ",
              k.smem(), " bytes of dynamic shared memory)");
+    count_kernel_launches(index_, 1);  // with the platform's own launches (kernel_launches)
   }
 
  private:
@@ -282,32 +283,6 @@ class CudaBackend final : public Backend {
 };
 
 }  // namespace
-
-// The offsets the generated code declares (codegen.hpp): grid at 0, tensor descriptors from 48, 104
-// bytes each, then 8-byte scalar slots, each group in parameter order.
-platform::ParamLayout param_layout_of(const ir::Kernel& k) {
-  platform::ParamLayout l;
-  std::uint32_t nt = 0, ns = 0;
-  for (const ir::Param& p : k.params) (p.type.kind == ir::TypeKind::Tile ? ns : nt)++;
-  constexpr std::uint32_t kGrid = 48, kTensor = static_cast<std::uint32_t>(platform::kTensorSlotBytes);
-  l.grid_offset = 0;
-  l.bytes = kGrid + kTensor * nt + 8 * ns;
-  std::uint32_t ti = 0, si = 0;
-  for (const ir::Param& p : k.params) {
-    platform::ParamSlot s;
-    s.dtype = p.type.dtype;
-    s.rank = static_cast<std::uint8_t>(p.type.rank);
-    if (p.type.kind == ir::TypeKind::Tile) {
-      s.kind = platform::ParamSlot::Kind::Scalar;
-      s.offset = kGrid + kTensor * nt + 8 * si++;
-    } else {
-      s.kind = platform::ParamSlot::Kind::Tensor;
-      s.offset = kGrid + kTensor * ti++;
-    }
-    l.slots.push_back(s);
-  }
-  return l;
-}
 
 Backend& backend(int index) {
   constexpr int kMaxDevices = 64;
