@@ -269,10 +269,10 @@ class CudaBackend final : public Backend {
       platform::write_tensor(params.data(), s, ta.data, ta.shape.data(), ta.strides.data(), s.rank);
     }
     void* kernel_params[] = {params.data()};
-    const auto launch_blocks = static_cast<unsigned>(k.blocks_for(blocks));
+    const auto cuda_blocks = static_cast<unsigned>(k.blocks_for(blocks));
     CTILE_CU(cuLaunchKernel,
-             (k.fn(), launch_blocks, 1u, 1u, k.threads(), 1u, 1u, k.smem(), cur->stream, kernel_params, nullptr),
-             "launching kernel '", kname, "' on cuda:", index_, " (", launch_blocks, " blocks of ", k.threads(), " threads, ",
+             (k.fn(), cuda_blocks, 1u, 1u, k.threads(), 1u, 1u, k.smem(), cur->stream, kernel_params, nullptr),
+             "launching kernel '", kname, "' on cuda:", index_, " (", cuda_blocks, " blocks of ", k.threads(), " threads, ",
              k.smem(), " bytes of dynamic shared memory)");
     count_kernel_launches(index_, 1);  // with the platform's own launches (kernel_launches)
   }
