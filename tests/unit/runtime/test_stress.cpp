@@ -135,7 +135,8 @@ TEST(Stress, FirstLaunchesFromManyThreadsCompileOnce) {
   const auto hx = x.to_host();
   const auto end = deadline();
   int rounds = 0;
-  for (std::int32_t k = 1000; Clock::now() < end || rounds < 3; ++k, ++rounds) {
+  static std::int32_t next_k = 1000;  // values no earlier run in this process used (--gtest_repeat)
+  for (std::int32_t k = next_k; Clock::now() < end || rounds < 3; ++k, ++rounds, next_k = k + 1) {
     const auto before = ct::detail::kernel_cache_stats(times_k);
     const auto bad = run_threads([&](int, std::string& err) {
       auto [z, x2, c] = ct::launch(times_k, ct::zeros<std::int32_t>({kN}, ct::cpu()).partition({64}), x, k).sync();
