@@ -1,34 +1,37 @@
-// Host cost of launching a cached kernel: ctile against a raw cuLaunchKernel of the same cubin.
+// The launch path against the driver (issue 9's targets): host cost of launching a cached kernel,
+// a pre-bound kernel and a graph replay, each against raw driver calls on the same cubin.
 //
-// The kernel is tiny (one tile block of 128 floats: z = x + 1, one Mut partition and one Ref), so
-// what is timed is the launch path, not the GPU. Its cubin is built through the CUDA backend's own
-// path (the launch glue's argument plan and specs, trace, codegen generate(), Nvrtc::compile with
-// the backend's options), loaded with cuModuleLoadData through ctile's dlopen'ed driver table, and
-// launched
-//   raw    enqueue: N back-to-back cuLaunchKernel on a non-blocking stream (host time per launch),
-//                   then one cuStreamSynchronize (not timed)
-//          sync:    N times cuLaunchKernel + cuStreamSynchronize
-//   raw_ctile_calls enqueue: the driver calls ctile makes per launch on the launching thread
-//                   (context push/pop, the launch, a cuEventRecord), without ctile
-//   ctile  enqueue: N launches chained through Future::then on a ctile stream, each re-using the
-//                   handles the previous one hands back (host time per launch), then one get()
-//          sync:    N times ctile::launch(...).sync() (the default stream), handles re-used
-// after a warm-up (the ctile kernel is in the kernel cache). Each figure is the median of several
-// repetitions (wall time; cpu_us_per_launch is the launching thread's CPU time; spin_us is how long
-// ctile's waits poll before sleeping, CTILE_SPIN_US). One JSON line per measurement, then a summary
-// with ctile - raw.
+// The kernels are tiny (a tile block of 128 floats), so what is timed is the launch path, not the
+// GPU. Each figure is the median of several repetitions after a warm-up; one JSON line per
+// measurement, then a summary against the targets:
 //
-//   ctile_launch_overhead [--n N] [--sync-n N] [--reps R] [--out FILE] [--cpu] [--only enqueue|sync]
+//   raw      enqueue      N back-to-back cuLaunchKernel on a non-blocking stream (host time per launch)
+//            sync         N times cuLaunchKernel + cuStreamSynchronize
+//   raw_ctile_calls       the driver calls ctile makes per launch (the launch, a cuEventRecord)
+//   ctile    enqueue      N cached launches chained through Future::then (the handles the previous
+//                         launch hands back), host time per launch        target: raw + 1.0 us
+//            sync         N times ctile::launch(...).sync()                target: raw + 1.0 us
+//   bound    enqueue      the same chain through a BoundKernel (ctile::bind) target: raw + 0.5 us
+//   graph_chain           a graph of 1000 chained kernels: device time per kernel of a replay
+//                         (StreamTimer), and the host time to submit a replay
+//   raw_graph_chain       the same graph built with cuGraphAddKernelNode, timed with CUDA events
+//                                                    target: <= 0.6 us per kernel, within +5% of raw
+//   decode eager / graph  a decode-like sequence of 100 mixed small kernels (add, axpy, RMSNorm,
+//                         softmax on 4096 floats): wall time of enqueue + completion per sequence,
+//                         eager launches vs a replay of the captured graph  target: graph >= 5x faster
 //
-// Without a usable GPU it says "no GPU: skipped" for the raw half and times the ctile half on the
-// CPU backend (labelled "cpu"), exiting 0. --cpu forces that mode. Without a GPU, the whole
-// benchmark also runs against a stand-in driver (kernels do not run; the device name says so):
+//   ctile_launch_overhead [--n N] [--sync-n N] [--reps R] [--out FILE] [--cpu]
+//                         [--only enqueue|sync|bound|graph|decode]
+//
+// Without a usable GPU it skips the raw halves and times ctile on the CPU backend (labelled "cpu"),
+// exiting 0; --cpu forces that. Without a GPU the whole benchmark also runs against a stand-in
+// driver (kernels do not run; the device name says so):
 //   CTILE_LIBCUDA=build/bench/libnull_cuda.so ctile_launch_overhead    (bench/null_cuda.cpp: no host
 //       cost of its own, a clock for a GPU: ctile - raw is ctile's own host cost)
-//   CTILE_LIBCUDA=build/tests/unit/cuda_runtime/libfake_cuda.so FAKE_CUDA_DELAY_US=0 ctile_launch_overhead
-//       (the checking fake of the unit tests, with a worker thread per stream)
+// bench/callgrind_launch.sh counts the instructions of one chained launch that way.
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -41,26 +44,48 @@
 #include <ctile/ctile.hpp>
 
 #include "../src/backend/cuda/codegen.hpp"
-#include "../src/backend/cuda/driver.hpp"
 #include "../src/backend/cuda/nvrtc.hpp"
-#include "../src/runtime/spin.hpp"
+#include "../src/platform/cuda/driver.hpp"
+#include "../src/platform/spin.hpp"
 
 namespace ct = ctile;
-namespace cu = ctile::backend::cuda;
+namespace cu = ctile::platform::cuda;
+namespace cg = ctile::backend::cuda;
 using Clock = std::chrono::steady_clock;
 
 namespace {
 
-constexpr std::int64_t kElems = 128;  // one tile block
+constexpr std::int64_t kElems = 128;     // one tile block
+constexpr std::int64_t kHidden = 4096;   // the decode-like sequence's vectors
+constexpr int kChain = 1000;             // kernels in the chained graph
+constexpr int kDecodeKernels = 100;
 
 void add_one(ct::Mut<float, 1> z, ct::Ref<float, 1> x) { z.store(ct::load_like(x, z) + 1.0f); }
 
-int g_n = 1000;       // launches per enqueue repetition (within the driver's queue of pending launches)
-int g_sync_n = 500;   // launches per sync repetition
+// The decode-like sequence's kernels (all f32, 4096 elements).
+void add2(ct::Mut<float, 1> z, ct::Ref<float, 1> x, ct::Ref<float, 1> y) { z.store(ct::load_like(x, z) + ct::load_like(y, z)); }
+void axpy(ct::Mut<float, 1> y, ct::Scalar<float> a, ct::Ref<float, 1> x) { y.store(a * ct::load_like(x, y) + y.load()); }
+void rms_norm(ct::Mut<float, 2> y, ct::Ref<float, 2> x, ct::Ref<float, 1> w) {
+  const auto [bm, bn] = y.tile_shape();
+  auto xf = ct::load_like(x, y);
+  auto inv = ct::rsqrt(ct::sum(xf * xf, 1, true) / x.extent(1).to<float>() + 1e-6f);
+  y.store(xf * inv * w.tiles({bn}).load({0}).reshape({bm, bn}));
+}
+void softmax(ct::Mut<float, 2> out, ct::Ref<float, 2> x) {
+  auto r = ct::load_like(x, out, -INFINITY);
+  auto e = ct::exp(r - ct::max(r, 1, true));
+  out.store(e / ct::sum(e, 1, true));
+}
+
+int g_n = 1000;      // launches per enqueue repetition (within the driver's queue of pending launches)
+int g_sync_n = 500;  // launches per sync repetition
 int g_reps = 7;
-bool g_time_enqueue = true, g_time_sync = true;  // --only enqueue|sync (for profiling one loop)
+std::string g_only;  // empty: everything
 std::ofstream g_out;
 std::string g_device;
+bool g_gpu = false;
+
+bool want(const char* what) { return g_only.empty() || g_only == what; }
 
 double us_since(Clock::time_point t0) { return std::chrono::duration<double, std::micro>(Clock::now() - t0).count(); }
 
@@ -71,7 +96,7 @@ double thread_cpu_us() {
   return static_cast<double>(ts.tv_sec) * 1e6 + static_cast<double>(ts.tv_nsec) / 1e3;
 }
 
-// Wall and calling-thread CPU time per launch of each repetition.
+// Wall and calling-thread CPU time per unit of each repetition.
 struct Samples {
   std::vector<double> wall, cpu;
   Clock::time_point t0;
@@ -84,10 +109,15 @@ struct Samples {
     wall.push_back(us_since(t0) / n);
     cpu.push_back((thread_cpu_us() - c0) / n);
   }
+  void add(double w) {
+    wall.push_back(w);
+    cpu.push_back(0);
+  }
   bool empty() const { return wall.empty(); }
 };
 
 double median(std::vector<double> v) {
+  if (v.empty()) return -1;
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
 }
@@ -101,7 +131,8 @@ std::string json_escape(const std::string& s) {
   return r;
 }
 
-void emit(const char* impl, const char* what, const Samples& smp, int n) {
+// One JSON line: {"impl", "what", "us": median per unit, "unit", ...}.
+double emit(const char* impl, const char* what, const char* unit, const Samples& smp, int n) {
   std::string reps = "[";
   for (std::size_t i = 0; i < smp.wall.size(); ++i) {
     char b[32];
@@ -111,181 +142,383 @@ void emit(const char* impl, const char* what, const Samples& smp, int n) {
   reps += "]";
   char buf[1024];
   std::snprintf(buf, sizeof buf,
-                "{\"bench\":\"launch_overhead\",\"impl\":\"%s\",\"what\":\"%s\",\"us_per_launch\":%.3f,"
-                "\"cpu_us_per_launch\":%.3f,\"n\":%d,\"reps\":%s,\"spin_us\":%lld,\"device\":\"%s\"}",
-                impl, what, median(smp.wall), median(smp.cpu), n, reps.c_str(),
+                "{\"bench\":\"launch_overhead\",\"impl\":\"%s\",\"what\":\"%s\",\"us\":%.3f,\"unit\":\"%s\","
+                "\"cpu_us\":%.3f,\"n\":%d,\"reps\":%s,\"spin_us\":%lld,\"device\":\"%s\"}",
+                impl, what, median(smp.wall), unit, median(smp.cpu), n, reps.c_str(),
                 static_cast<long long>(ct::detail::spin_budget().count() / 1000), json_escape(g_device).c_str());
   std::printf("%s\n", buf);
   std::fflush(stdout);
   if (g_out) g_out << buf << "\n";
+  return median(smp.wall);
 }
 
-struct Result {
-  double enqueue = -1, sync = -1;
-  double enqueue_calls = -1;  // raw: with the driver calls ctile makes per launch
+struct Results {
+  double raw_enqueue = -1, raw_sync = -1, raw_calls = -1;
+  double enqueue = -1, sync = -1, bound = -1;
+  double graph_kernel_us = -1, graph_replay_host_us = -1, raw_graph_kernel_us = -1;
+  double decode_eager = -1, decode_graph = -1;
+};
+Results g_res;
+
+using Handles = std::tuple<ct::Partition<float>, ct::Shared<float>>;
+
+// ---- raw: the same cubin through the driver ----------------------------------------------------
+
+// add_one compiled the way the CUDA backend compiles it (the launch glue's specs with their facts,
+// codegen, NVRTC with the backend's options), loaded with ctile's dlopen'ed driver table into the
+// primary context, with its own buffers.
+struct Raw {
+  const cu::Driver* d = nullptr;
+  cu::CUcontext ctx = nullptr;
+  cu::CUmodule mod = nullptr;
+  cu::CUfunction fn = nullptr;
+  cu::CUstream s = nullptr;
+  std::vector<cu::CUdeviceptr> bufs;
+  std::vector<std::byte> params;
+  void* kp[1] = {nullptr};
+  unsigned blocks = 0, threads = 0, smem = 0;
+  std::string entry, arch;
+  cu::CUresult launch() { return d->cuLaunchKernel(fn, blocks, 1, 1, threads, 1, 1, smem, s, kp, nullptr); }
 };
 
-// ---- raw: the same cubin through cuLaunchKernel -------------------------------------------------
-
-Result run_raw(const ct::Partition<float>& z, const ct::Shared<float>& x) {
-  const cu::Driver& d = cu::drv();
+Raw make_raw(const ct::Partition<float>& z, const ct::Shared<float>& x) {
+  Raw r;
+  r.d = &cu::drv();
   const std::string name = "add_one";
-
-  // The plan the launch glue makes for these arguments (specs with their facts, argument values).
   ct::detail::LaunchPlan plan;
   ct::detail::plan_argument<ct::Mut<float, 1>>(plan, name, 0, z);
   ct::detail::plan_argument<ct::Ref<float, 1>>(plan, name, 1, x);
   const int grid_rank = static_cast<int>(plan.grid->size());
   std::shared_ptr<const ct::ir::Kernel> k = ct::trace(&add_one, name, plan.specs, grid_rank);
-
   cu::CUdevice dev = 0;
   CTILE_CU(cuDeviceGet, (&dev, 0), "getting cuda:0");
   int major = 0, minor = 0;
   CTILE_CU(cuDeviceGetAttribute, (&major, cu::abi::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev), "cc");
   CTILE_CU(cuDeviceGetAttribute, (&minor, cu::abi::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev), "cc");
   const int sm = major * 10 + minor;
-
-  // The backend's options (the generator's defaults and its tuning knobs).
-  const cu::GeneratedKernel gk = cu::generate(*k, cu::codegen_options_from_env(sm));
-  cu::Nvrtc* nv = cu::nvrtc();
-  if (!nv) throw ct::UserError("NVRTC is not available: " + cu::nvrtc_unavailable_reason());
-  const cu::CompileResult res = nv->compile(gk, sm, cu::Output::Cubin);
-
-  // The primary context (the one ctile uses), current on this thread for the raw half only.
-  cu::CUcontext ctx = nullptr;
-  CTILE_CU(cuDevicePrimaryCtxRetain, (&ctx, dev), "retaining the primary context");
-  CTILE_CU(cuCtxPushCurrent_v2, (ctx), "making the primary context current");
-  cu::CUmodule mod = nullptr;
-  CTILE_CU(cuModuleLoadData, (&mod, res.image.data()), "loading the cubin");
-  cu::CUfunction fn = nullptr;
-  CTILE_CU(cuModuleGetFunction, (&fn, mod, gk.entry.c_str()), "finding ", gk.entry);
-  if (gk.smem_bytes > 48 * 1024)
-    CTILE_CU(cuFuncSetAttribute, (fn, cu::abi::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(gk.smem_bytes)),
-             "raising the shared memory limit");
-  cu::CUstream s = nullptr;
-  CTILE_CU(cuStreamCreate, (&s, cu::abi::CU_STREAM_NON_BLOCKING), "creating a stream");
-
-  // Own buffers with the arguments' shapes, so nothing here races ctile's use of z and x.
+  const cg::GeneratedKernel gk = cg::generate(*k, cg::codegen_options_from_env(sm));
+  cg::Nvrtc* nv = cg::nvrtc();
+  if (!nv) throw ct::UserError("NVRTC is not available: " + cg::nvrtc_unavailable_reason());
+  const cg::CompileResult res = nv->compile(gk, sm, cg::Output::Cubin);
+  CTILE_CU(cuDevicePrimaryCtxRetain, (&r.ctx, dev), "retaining the primary context");
+  CTILE_CU(cuCtxPushCurrent_v2, (r.ctx), "making the primary context current");
+  CTILE_CU(cuModuleLoadData, (&r.mod, res.image.data()), "loading the cubin");
+  CTILE_CU(cuModuleGetFunction, (&r.fn, r.mod, gk.entry.c_str()), "finding ", gk.entry);
+  CTILE_CU(cuStreamCreate, (&r.s, cu::abi::CU_STREAM_NON_BLOCKING), "creating a stream");
   std::vector<ct::backend::ArgValue> args = plan.args;
-  std::vector<cu::CUdeviceptr> bufs;
   for (std::size_t i = 0; i < args.size(); ++i) {
-    if (k->params[i].type.kind != ct::ir::TypeKind::Tile) {
-      cu::CUdeviceptr p = 0;
-      CTILE_CU(cuMemAlloc_v2, (&p, static_cast<std::size_t>(kElems * 4)), "allocating a buffer");
-      CTILE_CU(cuMemsetD8Async, (p, 0, static_cast<std::size_t>(kElems * 4), s), "zeroing a buffer");
-      bufs.push_back(p);
-      args[i].tensor.data = reinterpret_cast<void*>(static_cast<std::uintptr_t>(p));
-    }
+    cu::CUdeviceptr p = 0;
+    CTILE_CU(cuMemAlloc_v2, (&p, static_cast<std::size_t>(kElems * 4)), "allocating a buffer");
+    CTILE_CU(cuMemsetD8Async, (p, 0, static_cast<std::size_t>(kElems * 4), r.s), "zeroing a buffer");
+    r.bufs.push_back(p);
+    args[i].tensor.data = reinterpret_cast<void*>(static_cast<std::uintptr_t>(p));
   }
   ct::backend::LaunchConfig cfg;
   cfg.grid = *plan.grid;
   cfg.kernel_name = name;
-  std::vector<std::byte> params = cu::pack_params(*k, cfg, args);
-  void* kp[] = {params.data()};
-  const auto blocks = static_cast<unsigned>(ct::numel(cfg.grid));
-  const auto threads = static_cast<unsigned>(gk.threads);
-  const auto smem = static_cast<unsigned>(gk.smem_bytes);
-  auto launch = [&] { return d.cuLaunchKernel(fn, blocks, 1, 1, threads, 1, 1, smem, s, kp, nullptr); };
-
-  for (int i = 0; i < 200; ++i)
-    if (launch() != 0) throw ct::UserError("raw cuLaunchKernel failed in the warm-up");
-  CTILE_CU(cuStreamSynchronize, (s), "warm-up");
-
-  Result r;
-  Samples enq, syn;
-  for (int rep = 0; g_time_enqueue && rep < g_reps; ++rep) {
-    enq.start();
-    for (int i = 0; i < g_n; ++i) (void)launch();
-    enq.stop(g_n);
-    CTILE_CU(cuStreamSynchronize, (s), "after the enqueue repetition");
-  }
-  for (int rep = 0; g_time_sync && rep < g_reps; ++rep) {
-    syn.start();
-    for (int i = 0; i < g_sync_n; ++i) {
-      (void)launch();
-      (void)d.cuStreamSynchronize(s);
-    }
-    syn.stop(g_sync_n);
-  }
-  if (!enq.empty()) emit("raw", "enqueue", enq, g_n), r.enqueue = median(enq.wall);
-  if (!syn.empty()) emit("raw", "sync", syn, g_sync_n), r.sync = median(syn.wall);
-
-  // The driver calls ctile makes on the launching thread for each launch, without ctile: the
-  // primary context made current and released again (a ctile program has no current context), the
-  // launch, and the CUevent recorded after it (from a pool) that completes the launch's Event.
-  // ctile - raw_ctile_calls is the cost of ctile's own host code.
-  if (g_time_enqueue) {
-    std::vector<cu::CUevent> evs(256);
-    for (auto& e : evs) CTILE_CU(cuEventCreate, (&e, cu::abi::CU_EVENT_DISABLE_TIMING), "creating an event");
-    cu::CUcontext popped = nullptr;
-    CTILE_CU(cuCtxPopCurrent_v2, (&popped), "releasing the context");
-    Samples calls;
-    for (int rep = 0; rep < g_reps; ++rep) {
-      calls.start();
-      for (int i = 0; i < g_n; ++i) {
-        cu::CUcontext cur = nullptr;
-        (void)d.cuCtxGetCurrent(&cur);
-        if (cur != ctx) (void)d.cuCtxPushCurrent_v2(ctx);
-        (void)launch();
-        (void)d.cuEventRecord(evs[static_cast<std::size_t>(i) % evs.size()], s);
-        if (cur != ctx) (void)d.cuCtxPopCurrent_v2(&popped);
-      }
-      calls.stop(g_n);
-      CTILE_CU(cuCtxPushCurrent_v2, (ctx), "making the primary context current");
-      CTILE_CU(cuStreamSynchronize, (s), "after the enqueue repetition");
-      CTILE_CU(cuCtxPopCurrent_v2, (&popped), "releasing the context");
-    }
-    CTILE_CU(cuCtxPushCurrent_v2, (ctx), "making the primary context current");
-    emit("raw_ctile_calls", "enqueue", calls, g_n);
-    r.enqueue_calls = median(calls.wall);
-    for (auto& e : evs) (void)d.cuEventDestroy_v2(e);
-  }
-  std::printf("# raw: kernel %s, %u block(s) of %u threads, %u bytes of dynamic shared memory, %zu-byte parameter block, %s\n",
-              gk.entry.c_str(), blocks, threads, smem, params.size(), res.arch.c_str());
-
-  CTILE_CU(cuStreamSynchronize, (s), "at the end");
-  for (cu::CUdeviceptr p : bufs) (void)d.cuMemFree_v2(p);
-  (void)d.cuStreamDestroy_v2(s);
-  (void)d.cuModuleUnload(mod);
-  cu::CUcontext popped = nullptr;
-  (void)d.cuCtxPopCurrent_v2(&popped);  // the ctile half runs as in a program that never touched the driver
+  r.params = cg::pack_params(*k, cfg, args);
+  r.kp[0] = r.params.data();
+  r.blocks = static_cast<unsigned>(ct::numel(cfg.grid));
+  r.threads = static_cast<unsigned>(gk.threads);
+  r.smem = static_cast<unsigned>(gk.smem_bytes);
+  r.entry = gk.entry;
+  r.arch = res.arch;
   return r;
 }
 
-// ---- ctile: the same kernel through ctile::launch -----------------------------------------------
+void free_raw(Raw& r) {
+  (void)r.d->cuStreamSynchronize(r.s);
+  for (cu::CUdeviceptr p : r.bufs) (void)r.d->cuMemFree_v2(p);
+  (void)r.d->cuStreamDestroy_v2(r.s);
+  (void)r.d->cuModuleUnload(r.mod);
+  cu::CUcontext popped = nullptr;
+  (void)r.d->cuCtxPopCurrent_v2(&popped);  // the ctile half runs as in a program that never touched the driver
+}
 
-template <class T>
-using Handles = std::tuple<ct::Partition<T>, ct::Shared<T>>;
+void run_raw(Raw& r) {
+  const cu::Driver& d = *r.d;
+  for (int i = 0; i < 200; ++i)
+    if (r.launch() != 0) throw ct::UserError("raw cuLaunchKernel failed in the warm-up");
+  CTILE_CU(cuStreamSynchronize, (r.s), "warm-up");
+  Samples enq, syn, calls;
+  for (int rep = 0; want("enqueue") && rep < g_reps; ++rep) {
+    enq.start();
+    for (int i = 0; i < g_n; ++i) (void)r.launch();
+    enq.stop(g_n);
+    CTILE_CU(cuStreamSynchronize, (r.s), "after the enqueue repetition");
+  }
+  for (int rep = 0; want("sync") && rep < g_reps; ++rep) {
+    syn.start();
+    for (int i = 0; i < g_sync_n; ++i) {
+      (void)r.launch();
+      (void)d.cuStreamSynchronize(r.s);
+    }
+    syn.stop(g_sync_n);
+  }
+  if (!enq.empty()) g_res.raw_enqueue = emit("raw", "enqueue", "us/launch", enq, g_n);
+  if (!syn.empty()) g_res.raw_sync = emit("raw", "sync", "us/launch", syn, g_sync_n);
+  // The driver calls ctile makes per launch on the launching thread, without ctile: the launch and
+  // the CUevent recorded after it (from a pool) that completes the launch's Event (the primary
+  // context stays current on a launching thread). ctile - raw_ctile_calls is ctile's own host code.
+  if (want("enqueue") || want("bound")) {
+    std::vector<cu::CUevent> evs(256);
+    for (auto& e : evs) CTILE_CU(cuEventCreate, (&e, cu::abi::CU_EVENT_DISABLE_TIMING), "creating an event");
+    for (int rep = 0; rep < g_reps; ++rep) {
+      calls.start();
+      for (int i = 0; i < g_n; ++i) {
+        (void)r.launch();
+        (void)d.cuEventRecord(evs[static_cast<std::size_t>(i) % evs.size()], r.s);
+      }
+      calls.stop(g_n);
+      CTILE_CU(cuStreamSynchronize, (r.s), "after the enqueue repetition");
+    }
+    g_res.raw_calls = emit("raw_ctile_calls", "enqueue", "us/launch", calls, g_n);
+    for (auto& e : evs) (void)d.cuEventDestroy_v2(e);
+  }
+  std::printf("# raw: kernel %s, %u block(s) of %u threads, %u bytes of dynamic shared memory, %zu-byte parameter block, %s\n",
+              r.entry.c_str(), r.blocks, r.threads, r.smem, r.params.size(), r.arch.c_str());
+}
 
-Result run_ctile(ct::Device dev, ct::Partition<float> z, ct::Shared<float> x) {
+// The raw graph: kChain kernel nodes, each after the previous, the same function and parameters.
+// Device time of a replay per kernel (CUDA events), median over repetitions.
+void run_raw_graph(Raw& r) {
+  const cu::Driver& d = *r.d;
+  if (!d.cuGraphCreate || !d.cuGraphLaunch) {
+    std::printf("# raw graph: this driver has no graph entry points: skipped\n");
+    return;
+  }
+  cu::CUgraph g = nullptr;
+  CTILE_CU(cuGraphCreate, (&g, 0u), "creating a graph");
+  cu::KernelNodeParams p{};
+  p.func = r.fn;
+  p.gridDimX = r.blocks;
+  p.gridDimY = p.gridDimZ = 1;
+  p.blockDimX = r.threads;
+  p.blockDimY = p.blockDimZ = 1;
+  p.sharedMemBytes = r.smem;
+  p.kernelParams = r.kp;
+  cu::CUgraphNode prev = nullptr;
+  for (int i = 0; i < kChain; ++i) {
+    cu::CUgraphNode n = nullptr;
+    CTILE_CU(cuGraphAddKernelNode_v2, (&n, g, prev ? &prev : nullptr, prev ? 1u : 0u, &p), "adding a kernel node");
+    prev = n;
+  }
+  cu::CUgraphExec exec = nullptr;
+  CTILE_CU(cuGraphInstantiateWithFlags, (&exec, g, 0ull), "instantiating the graph");
+  cu::CUevent a = nullptr, b = nullptr;
+  CTILE_CU(cuEventCreate, (&a, 0u), "a timing event");
+  CTILE_CU(cuEventCreate, (&b, 0u), "a timing event");
+  for (int i = 0; i < 3; ++i) CTILE_CU(cuGraphLaunch, (exec, r.s), "a warm-up replay");
+  CTILE_CU(cuStreamSynchronize, (r.s), "after the warm-up");
+  Samples dev;
+  for (int rep = 0; rep < g_reps; ++rep) {
+    CTILE_CU(cuEventRecord, (a, r.s), "timing");
+    CTILE_CU(cuGraphLaunch, (exec, r.s), "a replay");
+    CTILE_CU(cuEventRecord, (b, r.s), "timing");
+    CTILE_CU(cuEventSynchronize, (b), "timing");
+    float ms = 0;
+    if (d.cuEventElapsedTime) CTILE_CU(cuEventElapsedTime, (&ms, a, b), "reading the timer");
+    dev.add(static_cast<double>(ms) * 1000.0 / kChain);
+  }
+  g_res.raw_graph_kernel_us = emit("raw_graph_chain", "device_per_kernel", "us/kernel", dev, kChain);
+  (void)d.cuEventDestroy_v2(a);
+  (void)d.cuEventDestroy_v2(b);
+  (void)d.cuGraphExecDestroy(exec);
+  (void)d.cuGraphDestroy(g);
+}
+
+// ---- ctile ----------------------------------------------------------------------------------------
+
+// The timed loops, out of line so that bench/callgrind_launch.sh can count their instructions
+// (callgrind --toggle-collect) without the set-up around them.
+[[gnu::noinline]] ct::Future<Handles> chain_launches(const ct::Stream& s, ct::Partition<float> z, ct::Shared<float> x, int n) {
+  auto f = ct::launch(add_one, std::move(z), std::move(x)).async_on(s);
+  for (int i = 1; i < n; ++i)
+    f = std::move(f).then([](Handles&& h) { return ct::launch(add_one, std::move(std::get<0>(h)), std::move(std::get<1>(h))); });
+  return f;
+}
+
+template <class K>
+[[gnu::noinline]] ct::Future<Handles> chain_bound(K& k, const ct::Stream& s, ct::Partition<float> z, ct::Shared<float> x, int n) {
+  auto f = k(s, std::move(z), std::move(x));
+  for (int i = 1; i < n; ++i)
+    f = std::move(f).then([&](Handles&& h) { return k.launch(std::move(std::get<0>(h)), std::move(std::get<1>(h))); });
+  return f;
+}
+
+void run_ctile(ct::Device dev, ct::Partition<float>& z, ct::Shared<float>& x) {
   ct::Stream s = ct::Stream::create(dev);
   // Warm-up: the first launch traces and compiles; later ones hit the cache.
   for (int i = 0; i < 20; ++i) std::tie(z, x) = ct::launch(add_one, std::move(z), std::move(x)).sync_on(s);
   for (int i = 0; i < 20; ++i) std::tie(z, x) = ct::launch(add_one, std::move(z), std::move(x)).sync();
-
-  Result r;
-  Samples enq, syn;
-  for (int rep = 0; g_time_enqueue && rep < g_reps; ++rep) {
-    enq.start();
+  // One untimed chain first: pools and queues reach their steady size.
+  for (int i = 0; i < g_n; ++i) std::tie(z, x) = ct::launch(add_one, std::move(z), std::move(x)).async_on(s).get();
+  {
     auto f = ct::launch(add_one, std::move(z), std::move(x)).async_on(s);
     for (int i = 1; i < g_n; ++i)
-      f = std::move(f).then([](Handles<float>&& h) { return ct::launch(add_one, std::move(std::get<0>(h)), std::move(std::get<1>(h))); });
+      f = std::move(f).then([](Handles&& h) { return ct::launch(add_one, std::move(std::get<0>(h)), std::move(std::get<1>(h))); });
+    std::tie(z, x) = std::move(f).get();
+  }
+  Samples enq, syn, bnd;
+  for (int rep = 0; want("enqueue") && rep < g_reps; ++rep) {
+    enq.start();
+    auto f = chain_launches(s, std::move(z), std::move(x), g_n);
     enq.stop(g_n);
     std::tie(z, x) = std::move(f).get();
   }
-  for (int rep = 0; g_time_sync && rep < g_reps; ++rep) {
+  for (int rep = 0; want("sync") && rep < g_reps; ++rep) {
     syn.start();
     for (int i = 0; i < g_sync_n; ++i) std::tie(z, x) = ct::launch(add_one, std::move(z), std::move(x)).sync();
     syn.stop(g_sync_n);
   }
-  if (!enq.empty()) emit("ctile", "enqueue", enq, g_n), r.enqueue = median(enq.wall);
-  if (!syn.empty()) emit("ctile", "sync", syn, g_sync_n), r.sync = median(syn.wall);
-  // The kernel ran (z = x + 1 = 2; the fake driver of the unit tests runs no kernels).
-  const std::vector<float> out = std::move(z).unpartition().to_host();
-  const bool runs_kernels = g_device.find("Fake GPU") == std::string::npos && g_device.find("Null GPU") == std::string::npos;
-  if (runs_kernels && (out[0] != 2.0f || out[kElems - 1] != 2.0f))
-    std::printf("# WARNING: z = %g after the launches, expected 2\n", out[0]);
-  return r;
+  if (want("bound")) {
+    auto k = ct::bind_on(s, add_one, ct::spec::partition<float>({kElems}, {kElems}), ct::spec::shared<float>({kElems}));
+    for (int i = 0; i < 20; ++i) std::tie(z, x) = k(s, std::move(z), std::move(x)).get();
+    {
+      auto f = k(s, std::move(z), std::move(x));
+      for (int i = 1; i < g_n; ++i)
+        f = std::move(f).then([&](Handles&& h) { return k.launch(std::move(std::get<0>(h)), std::move(std::get<1>(h))); });
+      std::tie(z, x) = std::move(f).get();
+    }
+    for (int rep = 0; rep < g_reps; ++rep) {
+      bnd.start();
+      auto f = chain_bound(k, s, std::move(z), std::move(x), g_n);
+      bnd.stop(g_n);
+      std::tie(z, x) = std::move(f).get();
+    }
+  }
+  if (!enq.empty()) g_res.enqueue = emit("ctile", "enqueue", "us/launch", enq, g_n);
+  if (!syn.empty()) g_res.sync = emit("ctile", "sync", "us/launch", syn, g_sync_n);
+  if (!bnd.empty()) g_res.bound = emit("bound", "enqueue", "us/launch", bnd, g_n);
+}
+
+// The graph of kChain chained add_one launches: the device time of a replay per kernel, and the host
+// time to submit one.
+void run_graph_chain(ct::Device dev, ct::Partition<float>& z, ct::Shared<float>& x) {
+  ct::Stream s = ct::Stream::create(dev);
+  auto g = ct::capture(dev, [&](ct::Capture& cap) {
+    auto f = ct::launch(add_one, std::move(z), std::move(x)).async_on(cap.stream());
+    for (int i = 1; i < kChain; ++i)
+      f = std::move(f).then([](Handles&& h) { return ct::launch(add_one, std::move(std::get<0>(h)), std::move(std::get<1>(h))); });
+    return f;
+  });
+  for (int i = 0; i < 3; ++i) g = std::move(g).replay(s).get();
+  Samples devt, host;
+  for (int rep = 0; rep < g_reps; ++rep) {
+    ct::StreamTimer t(s);
+    t.start();
+    const auto t0 = Clock::now();
+    auto f = std::move(g).replay(s);
+    const double submit = us_since(t0);
+    t.stop();
+    g = std::move(f).get();
+    devt.add(t.elapsed_ms() * 1000.0 / kChain);
+    host.add(submit);
+  }
+  g_res.graph_kernel_us = emit("graph_chain", "device_per_kernel", "us/kernel", devt, kChain);
+  g_res.graph_replay_host_us = emit("graph_chain", "host_submit", "us/replay", host, 1);
+  std::tie(z, x) = std::move(g).unwrap();
+}
+
+// The decode-like sequence: kDecodeKernels kernels cycling add2, axpy, rms_norm, softmax over 4096
+// floats, each reading the previous kernel's output (Shared) and writing a fresh buffer. The output
+// handle of each launch is taken from its future's payload right away (no waiting: the storages'
+// events order the next launch after it), reshaped for the next kernel and shared.
+struct Decode {
+  ct::Shared<float> input, w;
+  std::vector<ct::Tensor<float>> bufs;  // kDecodeKernels outputs
+};
+
+Decode make_decode(ct::Device dev) {
+  Decode d;
+  d.input = ct::rand<float>({kHidden}, 1, dev).share();
+  d.w = ct::rand<float>({kHidden}, 2, dev).share();
+  for (int i = 0; i < kDecodeKernels; ++i) d.bufs.push_back(ct::zeros<float>({kHidden}, dev));
+  return d;
+}
+
+template <class Fut>
+ct::Tensor<float> output_of(Fut&& f) {
+  auto st = std::move(f).into_state();
+  return std::move(std::get<0>(*st->payload)).unpartition();
+}
+
+ct::Shared<float> as_input(ct::Tensor<float> t, bool rows) {
+  return rows ? std::move(t).reshape({1, kHidden}).share() : std::move(t).reshape({kHidden}).share();
+}
+
+// Submits the sequence to `s` (a stream, or a capture's stream); returns the last launch's future.
+auto decode_sequence(const ct::Stream& s, Decode& d) {
+  ct::Shared<float> prev = d.input;
+  for (int i = 0; i + 1 < kDecodeKernels; ++i) {
+    ct::Tensor<float> out = std::move(d.bufs[static_cast<std::size_t>(i)]);
+    auto step = [&]() {
+      switch (i % 4) {
+        case 0: return output_of(ct::launch(add2, std::move(out).partition({1024}), prev, d.w).async_on(s));
+        case 1: return output_of(ct::launch(axpy, std::move(out).partition({1024}), 0.5f, prev).async_on(s));
+        case 2: return output_of(ct::launch(rms_norm, std::move(out).reshape({1, kHidden}).partition({1, kHidden}), prev, d.w).async_on(s));
+        default: return output_of(ct::launch(softmax, std::move(out).reshape({1, kHidden}).partition({1, kHidden}), prev).async_on(s));
+      }
+    };
+    ct::Tensor<float> next = step();
+    // rms_norm and softmax take rows ({1, 4096}); add2 and axpy (and the last add2) take {4096}.
+    const int k = i + 1;
+    prev = as_input(std::move(next), k + 1 < kDecodeKernels && k % 4 >= 2);
+  }
+  return ct::launch(add2, std::move(d.bufs.back()).partition({1024}), prev, d.w).async_on(s);
+}
+
+void run_decode(ct::Device dev) {
+  ct::Stream s = ct::Stream::create(dev);
+  Samples eager, graph;
+  for (int rep = 0; rep < g_reps + 2; ++rep) {
+    Decode d = make_decode(dev);
+    s.synchronize();
+    const auto t0 = Clock::now();
+    auto [z, x, w] = decode_sequence(s, d).get();
+    if (rep >= 2) eager.add(us_since(t0));  // two warm-ups: the first compiles
+    (void)z;
+  }
+  Decode d = make_decode(dev);
+  auto g = ct::capture(dev, [&](ct::Capture& cap) { return decode_sequence(cap.stream(), d); });
+  for (int i = 0; i < 3; ++i) g = std::move(g).replay(s).get();
+  for (int rep = 0; rep < g_reps; ++rep) {
+    const auto t0 = Clock::now();
+    g = std::move(g).replay(s).get();
+    graph.add(us_since(t0));
+  }
+  g_res.decode_eager = emit("decode", "eager", "us/sequence", eager, kDecodeKernels);
+  g_res.decode_graph = emit("decode", "graph", "us/sequence", graph, kDecodeKernels);
+}
+
+const char* verdict(bool ok) { return ok ? "met" : "NOT met"; }
+
+void summary() {
+  const Results& r = g_res;
+  std::printf("# %s\n", g_device.c_str());
+  if (r.enqueue >= 0 && r.raw_enqueue >= 0)
+    std::printf("# cached launch, enqueue: raw %.2f us, ctile %.2f us, ctile - raw = %+.2f us (target <= +1.0: %s); "
+                "ctile - raw with ctile's driver calls = %+.2f us\n",
+                r.raw_enqueue, r.enqueue, r.enqueue - r.raw_enqueue, verdict(r.enqueue - r.raw_enqueue <= 1.0),
+                r.enqueue - r.raw_calls);
+  if (r.bound >= 0 && r.raw_enqueue >= 0)
+    std::printf("# pre-bound launch, enqueue: %.2f us, bound - raw = %+.2f us (target <= +0.5: %s)\n", r.bound,
+                r.bound - r.raw_enqueue, verdict(r.bound - r.raw_enqueue <= 0.5));
+  if (r.sync >= 0 && r.raw_sync >= 0)
+    std::printf("# launch + sync: raw %.2f us, ctile %.2f us, ctile - raw = %+.2f us (target <= +1.0: %s)\n", r.raw_sync,
+                r.sync, r.sync - r.raw_sync, verdict(r.sync - r.raw_sync <= 1.0));
+  if (r.graph_kernel_us >= 0)
+    std::printf("# graph replay of %d chained kernels: %.3f us per kernel on the device (target <= 0.6: %s), %.2f us to "
+                "submit a replay%s\n",
+                kChain, r.graph_kernel_us, verdict(r.graph_kernel_us <= 0.6), r.graph_replay_host_us, g_gpu ? "" : " (no GPU: device time is the CPU's)");
+  if (r.graph_kernel_us >= 0 && r.raw_graph_kernel_us > 0)
+    std::printf("#   the same graph built with raw driver calls: %.3f us per kernel; ctile / raw = %.3f (target <= 1.05: %s)\n",
+                r.raw_graph_kernel_us, r.graph_kernel_us / r.raw_graph_kernel_us,
+                verdict(r.graph_kernel_us / r.raw_graph_kernel_us <= 1.05));
+  if (r.decode_eager > 0 && r.decode_graph > 0)
+    std::printf("# decode-like sequence of %d kernels: eager %.1f us, graph replay %.1f us, eager / graph = %.2fx (target >= 5: %s)\n",
+                kDecodeKernels, r.decode_eager, r.decode_graph, r.decode_eager / r.decode_graph,
+                verdict(r.decode_eager / r.decode_graph >= 5.0));
 }
 
 }  // namespace
@@ -305,51 +538,43 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--reps")) g_reps = std::max(1, std::atoi(next("--reps")));
     else if (!std::strcmp(argv[i], "--out")) g_out.open(next("--out"), std::ios::app);
     else if (!std::strcmp(argv[i], "--cpu")) force_cpu = true;
-    else if (!std::strcmp(argv[i], "--only")) {
-      const std::string w = next("--only");
-      g_time_enqueue = w == "enqueue";
-      g_time_sync = w == "sync";
-    }
+    else if (!std::strcmp(argv[i], "--only")) g_only = next("--only");
     else {
-      std::fprintf(stderr, "usage: %s [--n N] [--sync-n N] [--reps R] [--out FILE] [--cpu] [--only enqueue|sync]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--n N] [--sync-n N] [--reps R] [--out FILE] [--cpu] "
+                           "[--only enqueue|sync|bound|graph|decode]\n", argv[0]);
       return 2;
     }
   }
-
   try {
-    const bool gpu = !force_cpu && ct::cuda_available();
-    if (!gpu) {
-      std::printf("# launch_overhead: no GPU: skipped the raw cuLaunchKernel half (%s); timing ctile on the CPU "
-                  "backend instead\n",
+    g_gpu = !force_cpu && ct::cuda_available();
+    ct::Device d = ct::cpu();
+    if (!g_gpu) {
+      std::printf("# launch_overhead: no GPU (%s): the raw halves are skipped; ctile runs on the CPU backend\n",
                   force_cpu ? "--cpu" : ct::cuda_unavailable_reason().c_str());
-      const ct::Device d = ct::cpu();
       g_device = "cpu (interpreter, no GPU)";
       g_n = std::min(g_n, 500);
       g_sync_n = std::min(g_sync_n, 200);
-      auto z = ct::zeros<float>({kElems}, d).partition({kElems});
-      auto x = ct::ones<float>({kElems}, d).share();
-      const Result c = run_ctile(d, std::move(z), std::move(x));
-      std::printf("# ctile on the CPU backend: %.2f us per chained launch (host), %.2f us per launch + sync\n",
-                  c.enqueue, c.sync);
-      return 0;
+    } else {
+      d = ct::Device{ct::DeviceKind::Cuda, 0};
+      g_device = ct::describe(d);
     }
-    const ct::Device d{ct::DeviceKind::Cuda, 0};
-    g_device = ct::describe(d);
     auto z = ct::zeros<float>({kElems}, d).partition({kElems});
     auto x = ct::ones<float>({kElems}, d).share();
-    const Result raw = run_raw(z, x);
-    const Result c = run_ctile(d, std::move(z), std::move(x));
-    std::printf("# %s\n", g_device.c_str());
-    if (g_time_enqueue) {
-      std::printf("# host enqueue per launch: raw %.2f us, ctile %.2f us, ctile - raw = %+.2f us (target <= 1 us: %s)\n",
-                  raw.enqueue, c.enqueue, c.enqueue - raw.enqueue, c.enqueue - raw.enqueue <= 1.0 ? "met" : "NOT met");
-      std::printf("#   raw with ctile's driver calls per launch (context push/pop, cuEventRecord): %.2f us; "
-                  "ctile's own host code: %+.2f us\n",
-                  raw.enqueue_calls, c.enqueue - raw.enqueue_calls);
+    if (g_gpu && (want("enqueue") || want("sync") || want("bound") || want("graph"))) {
+      Raw raw = make_raw(z, x);
+      if (want("enqueue") || want("sync") || want("bound")) run_raw(raw);
+      if (want("graph")) run_raw_graph(raw);
+      free_raw(raw);
     }
-    if (g_time_sync)
-      std::printf("# launch + sync per launch: raw %.2f us, ctile %.2f us, ctile - raw = %+.2f us (target <= 1 us: %s)\n",
-                  raw.sync, c.sync, c.sync - raw.sync, c.sync - raw.sync <= 1.0 ? "met" : "NOT met");
+    if (want("enqueue") || want("sync") || want("bound")) run_ctile(d, z, x);
+    if (want("graph")) run_graph_chain(d, z, x);
+    if (want("decode")) run_decode(d);
+    // The kernels ran (z = x + 1 = 2; the fake and null drivers run no kernels).
+    const std::vector<float> out = std::move(z).unpartition().to_host();
+    const bool runs_kernels = g_device.find("Fake GPU") == std::string::npos && g_device.find("Null GPU") == std::string::npos;
+    if (runs_kernels && (out[0] != 2.0f || out[kElems - 1] != 2.0f))
+      std::printf("# WARNING: z = %g after the launches, expected 2\n", out[0]);
+    summary();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "launch_overhead: %s\n", e.what());
     return 1;

@@ -15,19 +15,29 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <new>
 #include <thread>
+#include <utility>
+#include <vector>
 
-#include "../src/backend/cuda/driver.hpp"
+#include "../src/platform/cuda/driver.hpp"
 
-using ctile::backend::cuda::CUcontext;
-using ctile::backend::cuda::CUdevice;
-using ctile::backend::cuda::CUdeviceptr;
-using ctile::backend::cuda::CUevent;
-using ctile::backend::cuda::CUfunction;
-using ctile::backend::cuda::CUmemoryPool;
-using ctile::backend::cuda::CUmodule;
-using ctile::backend::cuda::CUresult;
-using ctile::backend::cuda::CUstream;
+using ctile::platform::cuda::CUcontext;
+using ctile::platform::cuda::CUdevice;
+using ctile::platform::cuda::CUdeviceptr;
+using ctile::platform::cuda::CUevent;
+using ctile::platform::cuda::CUfunction;
+using ctile::platform::cuda::CUmemoryPool;
+using ctile::platform::cuda::CUmodule;
+using ctile::platform::cuda::CUresult;
+using ctile::platform::cuda::CUstream;
+using ctile::platform::cuda::CUgraph;
+using ctile::platform::cuda::CUgraphExec;
+using ctile::platform::cuda::CUgraphNode;
+using ctile::platform::cuda::CUhostFn;
+using ctile::platform::cuda::HostNodeParams;
+using ctile::platform::cuda::KernelNodeParams;
+using ctile::platform::cuda::Memcpy3D;
 
 struct CUctx_st {
   int device = 0;
@@ -46,6 +56,23 @@ struct CUfunc_st {
 };
 struct CUmemPoolHandle_st {
   int dummy = 0;
+};
+// A graph is its node counts (kernels cost NULL_CUDA_KERNEL_US each, copies NULL_CUDA_COPY_US);
+// host nodes run at launch.
+struct CUgraphNode_st {
+  int dummy = 0;
+};
+struct CUgraph_st {
+  int kernels = 0, copies = 0;
+  std::vector<std::pair<CUhostFn, void*>> hosts;
+  std::vector<CUgraphNode_st*> nodes;
+  ~CUgraph_st() {
+    for (auto* n : nodes) delete n;
+  }
+};
+struct CUgraphExec_st {
+  int kernels = 0, copies = 0;
+  std::vector<std::pair<CUhostFn, void*>> hosts;
 };
 
 namespace {
@@ -146,6 +173,16 @@ CUresult cuCtxPushCurrent_v2(CUcontext ctx) {
   tls_stack[tls_depth++] = ctx;
   return kSuccess;
 }
+CUresult cuCtxSetCurrent(CUcontext ctx) {
+  if (tls_depth == 0) {
+    if (ctx) tls_stack[tls_depth++] = ctx;
+  } else if (ctx) {
+    tls_stack[tls_depth - 1] = ctx;
+  } else {
+    --tls_depth;
+  }
+  return kSuccess;
+}
 CUresult cuCtxPopCurrent_v2(CUcontext* ctx) {
   if (!tls_depth) return kInvalidContext;
   --tls_depth;
@@ -172,8 +209,16 @@ CUresult cuStreamWaitEvent(CUstream s, CUevent e, unsigned int) {
   }
   return kSuccess;
 }
+// Events come from malloc, not operator new: a real driver's allocations are its own, so a program
+// that counts its operator new calls (tests/unit/cuda_runtime/test_launch_alloc.cpp) sees only
+// ctile's. null_cuda_events_created() counts them instead.
+static std::atomic<long> g_events_created{0};
+long null_cuda_events_created() { return g_events_created.load(); }
 CUresult cuEventCreate(CUevent* e, unsigned int) {
-  *e = new CUevent_st();
+  void* p = std::malloc(sizeof(CUevent_st));
+  if (!p) return CUresult(2);  // CUDA_ERROR_OUT_OF_MEMORY
+  *e = new (p) CUevent_st();
+  g_events_created.fetch_add(1, std::memory_order_relaxed);
   return kSuccess;
 }
 CUresult cuEventRecord(CUevent e, CUstream s) {
@@ -185,8 +230,14 @@ CUresult cuEventSynchronize(CUevent e) {
   wait_until(e->at.load());
   return kSuccess;
 }
+CUresult cuEventElapsedTime(float* ms, CUevent a, CUevent b) {
+  wait_until(b->at.load());
+  *ms = static_cast<float>(static_cast<double>(b->at.load() - a->at.load()) / 1e6);
+  return kSuccess;
+}
 CUresult cuEventDestroy_v2(CUevent e) {
-  delete e;
+  e->~CUevent_st();
+  std::free(e);
   return kSuccess;
 }
 CUresult cuMemAlloc_v2(CUdeviceptr* p, std::size_t bytes) {
@@ -272,6 +323,56 @@ CUresult cuLaunchKernel(CUfunction, unsigned int, unsigned int, unsigned int, un
   if (!params || !params[0]) return kInvalidValue;
   add_work(s, kernel_ns());
   return kSuccess;
+}
+
+CUresult cuLaunchHostFunc(CUstream s, CUhostFn fn, void* user) {
+  wait_until(s->busy_until.load());  // in stream order: after the work before it
+  fn(user);
+  return kSuccess;
+}
+CUresult cuGraphCreate(CUgraph* g, unsigned int) {
+  *g = new CUgraph_st();
+  return kSuccess;
+}
+CUresult cuGraphDestroy(CUgraph g) {
+  delete g;
+  return kSuccess;
+}
+CUresult cuGraphAddKernelNode_v2(CUgraphNode* n, CUgraph g, const CUgraphNode*, std::size_t, const KernelNodeParams* p) {
+  if (!p || !p->kernelParams || !p->kernelParams[0]) return kInvalidValue;
+  ++g->kernels;
+  *n = g->nodes.emplace_back(new CUgraphNode_st());
+  return kSuccess;
+}
+CUresult cuGraphAddMemcpyNode(CUgraphNode* n, CUgraph g, const CUgraphNode*, std::size_t, const Memcpy3D*, CUcontext) {
+  ++g->copies;
+  *n = g->nodes.emplace_back(new CUgraphNode_st());
+  return kSuccess;
+}
+CUresult cuGraphAddHostNode(CUgraphNode* n, CUgraph g, const CUgraphNode*, std::size_t, const HostNodeParams* p) {
+  g->hosts.emplace_back(p->fn, p->userData);
+  *n = g->nodes.emplace_back(new CUgraphNode_st());
+  return kSuccess;
+}
+CUresult cuGraphAddEmptyNode(CUgraphNode* n, CUgraph g, const CUgraphNode*, std::size_t) {
+  *n = g->nodes.emplace_back(new CUgraphNode_st());
+  return kSuccess;
+}
+CUresult cuGraphInstantiateWithFlags(CUgraphExec* e, CUgraph g, unsigned long long) {
+  *e = new CUgraphExec_st{g->kernels, g->copies, g->hosts};
+  return kSuccess;
+}
+CUresult cuGraphLaunch(CUgraphExec e, CUstream s) {
+  add_work(s, e->kernels * kernel_ns() + e->copies * copy_ns());
+  for (auto& [fn, user] : e->hosts) fn(user);
+  return kSuccess;
+}
+CUresult cuGraphExecDestroy(CUgraphExec e) {
+  delete e;
+  return kSuccess;
+}
+CUresult cuGraphExecKernelNodeSetParams_v2(CUgraphExec, CUgraphNode, const KernelNodeParams* p) {
+  return p && p->kernelParams && p->kernelParams[0] ? kSuccess : kInvalidValue;
 }
 
 }  // extern "C"

@@ -3,6 +3,8 @@
 // compiled into launch()'s kernel cache (kernel_cache.hpp) for a device.
 #include "ctile/runtime/compile.hpp"
 
+#include "ctile/runtime/bind.hpp"
+
 #include <algorithm>
 #include <cctype>
 
@@ -138,11 +140,19 @@ CompileOnlyResult compile_only_planned(const void* fn, Tracer tracer, const std:
   return r;
 }
 
+BoundPtr bind_planned(const void* fn, Tracer tracer, const std::string& name, const Device& d, const LaunchPlan& plan,
+                      int grid_rank_option) {
+  const int grid_rank = spec_grid_rank("bind", name, plan, grid_rank_option);
+  backend::Backend& be = backend_for(d);
+  const CacheLookup found = find_or_compile(fn, tracer, name, plan.specs, grid_rank, be, d);
+  return make_bound(*found.record, name);
+}
+
 WarmUpResult warm_up_planned(const void* fn, Tracer tracer, const std::string& name, const Device& d,
                              const WarmUpOptions& opt, const LaunchPlan& plan) {
   const int grid_rank = spec_grid_rank("warm_up", name, plan, opt.grid_rank);
   backend::Backend& be = backend_for(d);
-  const CacheLookup found = find_or_compile(fn, tracer, name, plan.specs, grid_rank, be);
+  const CacheLookup found = find_or_compile(fn, tracer, name, plan.specs, grid_rank, be, d);
   return WarmUpResult{std::string(be.name()), found.hit};
 }
 

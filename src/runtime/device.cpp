@@ -5,8 +5,8 @@
 #include <mutex>
 #include <string_view>
 
-#include "../backend/cuda/cuda_device.hpp"
-#include "../backend/cuda/driver.hpp"
+#include "../platform/cuda/driver.hpp"
+#include "../platform/platform.hpp"
 #include "ctile/core/error.hpp"
 
 namespace ctile {
@@ -17,11 +17,11 @@ std::string Device::str() const {
 
 Device cpu() { return Device{DeviceKind::Cpu, 0}; }
 
-bool cuda_available() { return backend::cuda::driver_status().api != nullptr; }
+bool cuda_available() { return platform::cuda::driver_status().api != nullptr; }
 
-std::string cuda_unavailable_reason() { return backend::cuda::driver_status().reason; }
+std::string cuda_unavailable_reason() { return platform::cuda::driver_status().reason; }
 
-int cuda_device_count() { return backend::cuda::driver_status().device_count; }
+int cuda_device_count() { return platform::cuda::driver_status().device_count; }
 
 Device default_device() {
   const char* env = std::getenv("CTILE_BACKEND");
@@ -38,7 +38,7 @@ Device default_device() {
   if (cuda_available()) return Device{DeviceKind::Cuda, 0};
   static std::once_flag noticed;
   std::call_once(noticed, [] {
-    if (!backend::cuda::quiet())
+    if (!platform::cuda::quiet())
       std::fprintf(stderr, "ctile: no usable GPU (%s); running on the CPU backend (set CTILE_BACKEND=cpu or CTILE_QUIET=1 to "
                            "silence this)\n", cuda_unavailable_reason().c_str());
   });
@@ -47,13 +47,6 @@ Device default_device() {
 
 std::string backend_name(Device d) { return d.kind == DeviceKind::Cpu ? "cpu" : "cuda"; }
 
-std::string describe(Device d) {
-  if (d.kind == DeviceKind::Cpu) return d.str() + " (host, interpreter)";
-  const auto& dc = backend::cuda::DeviceContext::get(d.index);
-  const auto& info = dc.info();
-  const int ver = backend::cuda::driver_status().api->version;
-  return detail::cat(d.str(), " (", info.name, ", sm_", info.sm(), ", ", info.sm_count, " SMs, ",
-                     (info.total_mem + (std::size_t{1} << 29)) >> 30, " GiB, driver ", ver / 1000, ".", ver % 1000 / 10, ")");
-}
+std::string describe(Device d) { return platform::platform_for(d).describe(); }
 
 }  // namespace ctile

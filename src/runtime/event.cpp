@@ -10,12 +10,11 @@
 #include <thread>
 #include <utility>
 
-#if defined(__linux__)
-#include <sched.h>
-#endif
-
+#include "../platform/native_event.hpp"
+#include "../platform/spin.hpp"
+#include "capture.hpp"
 #include "ctile/core/error.hpp"
-#include "spin.hpp"
+#include "ctile/runtime/pool.hpp"
 
 namespace ctile {
 namespace detail {
@@ -36,20 +35,22 @@ struct Callback {
   void operator()(const std::exception_ptr& err);
 };
 
-// `done` is set (release) under `mu` after `error` is written; neither changes afterwards, so done()
-// and error() read them without the lock (they are on every launch's path: dependency pruning).
-// Callbacks wait in `first` and then `more` (most events get at most one: no vector allocation).
-struct EventState {
+// `done` (EventHead) is set (release) under `mu` after `error` is written; neither changes
+// afterwards, so done() and error() read them without the lock (they are on every launch's path:
+// dependency pruning). Callbacks wait in `first` and then `more` (most events get at most one: no
+// vector allocation). A native marker made with the event lives in `own_native`.
+struct EventState : EventHead {
   mutable std::mutex mu;
   mutable std::condition_variable cv;
-  std::atomic<bool> done{false};
   bool has_first = false;
   std::exception_ptr error;  // written once, before `done`
   Callback first;
   std::vector<Callback> more;
-  std::shared_ptr<NativeEvent> native;  // set at creation, never changed
+  NativeEvent own_native;
   bool is_done() const { return done.load(std::memory_order_acquire); }
 };
+
+EventState& st(const std::shared_ptr<EventHead>& h) { return static_cast<EventState&>(*h); }
 
 struct Join {
   std::mutex mu;
@@ -112,101 +113,96 @@ void Callback::operator()(const std::exception_ptr& err) {
   complete_state(j.result, j.error);
 }
 
-namespace {
-
-// Processors this process may run on (its affinity mask: a container limited to 2 CPUs of a large
-// machine counts 2).
-unsigned usable_cpus() {
-#if defined(__linux__)
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof set, &set) == 0) return static_cast<unsigned>(CPU_COUNT(&set));
-#endif
-  return std::thread::hardware_concurrency();
-}
-
-}  // namespace
-
-std::chrono::nanoseconds spin_budget() {
-  static const std::chrono::nanoseconds budget = [] {
-    using std::chrono::microseconds;
-    if (const char* v = std::getenv("CTILE_SPIN_US"); v && *v) {
-      char* end = nullptr;
-      const long us = std::strtol(v, &end, 10);
-      if (*end == '\0' && us >= 0) return std::chrono::nanoseconds(microseconds(us < 100000 ? us : 100000));
-    }
-    return std::chrono::nanoseconds(usable_cpus() >= 4 ? microseconds(50) : microseconds(0));
-  }();
-  return budget;
-}
-
 }  // namespace detail
 
-Event Event::create() { return Event(std::make_shared<detail::EventState>()); }
+Event Event::create() { return Event(detail::make_pooled<detail::EventState>()); }
 
-Event Event::create(std::shared_ptr<detail::NativeEvent> native) {
-  auto s = std::make_shared<detail::EventState>();
-  s->native = std::move(native);
+Event Event::create_ordered(std::uint64_t order) {
+  auto s = detail::make_pooled<detail::EventState>();
+  s->order = order;
+  return Event(std::move(s));
+}
+
+Event Event::create_native(std::uint64_t order, detail::NativeEvent*& native) {
+  auto s = detail::make_pooled<detail::EventState>();
+  s->order = order;
+  s->native = &s->own_native;
+  native = s->native;
   return Event(std::move(s));
 }
 
 Event Event::ready() { return Event(); }
 
-std::shared_ptr<detail::NativeEvent> Event::native() const { return state_ ? state_->native : nullptr; }
+Event Event::create_captured() {
+  auto s = detail::make_pooled<detail::EventState>();
+  s->captured = true;
+  return Event(std::move(s));
+}
 
 void Event::complete(std::exception_ptr err) {
   if (!state_) throw UserError("Event::complete on an event that is already done (a ready or default-constructed Event)");
-  detail::complete_state(*state_, err);  // `this` keeps the state alive
+  detail::complete_state(detail::st(state_), err);  // `this` keeps the state alive
 }
 
 void Event::wait() const {
   if (!state_) return;
+  detail::EventState& s = detail::st(state_);
+  if (s.captured && !s.is_done()) return;  // a graph node: it never runs here (the caller checks done())
   // Poll for a short while first (spin.hpp: a sleeping waiter is woken through the kernel).
-  if (detail::spin_until([&] { return state_->is_done(); })) return;
-  std::unique_lock lk(state_->mu);
-  state_->cv.wait(lk, [&] { return state_->is_done(); });
+  if (detail::spin_until([&] { return s.is_done(); })) return;
+  std::unique_lock lk(s.mu);
+  s.cv.wait(lk, [&] { return s.is_done(); });
 }
 
-bool Event::done() const { return !state_ || state_->is_done(); }
-
 std::exception_ptr Event::error() const {
-  if (!state_ || !state_->is_done()) return nullptr;
-  return state_->error;
+  if (!state_ || !state_->done.load(std::memory_order_acquire)) return nullptr;
+  return detail::st(state_).error;
 }
 
 void Event::on_complete(std::function<void(std::exception_ptr)> cb) const {
   if (state_) {
     detail::Callback c;
     c.fn = std::move(cb);
-    if (detail::add_callback(*state_, std::move(c))) return;
-    c.fn(state_->error);  // done already (add_callback left `c` alone)
+    if (detail::add_callback(detail::st(state_), std::move(c))) return;
+    c.fn(detail::st(state_).error);  // done already (add_callback left `c` alone)
     return;
   }
   cb(nullptr);
 }
 
-Event Event::when_all(std::vector<Event> events) {
+Event Event::join_of(Event* events, std::size_t count) {
   // Drop events that already succeeded (compacting in place); the rest report into a Join. The Join
   // holds no Event, so a never-completed input keeps nothing alive but its own callback's reference.
   std::size_t n = 0;
-  for (auto& e : events) {
+  for (std::size_t i = 0; i < count; ++i) {
+    Event& e = events[i];
     if (e.done() && !e.error()) continue;
-    if (&events[n] != &e) events[n] = std::move(e);
+    if (n != i) events[n] = std::move(e);
     ++n;
   }
   if (n == 0) return ready();
-  if (n == 1) return std::move(events.front());
-  auto join = std::make_shared<detail::Join>();
+  if (n == 1) return std::move(events[0]);
+  auto join = detail::make_pooled<detail::Join>();
   join->left = n;
-  Event result(std::shared_ptr<detail::EventState>(join, &join->result));
+  for (std::size_t i = 0; i < n; ++i) join->result.captured |= events[i].state_->captured;
+  Event result(std::shared_ptr<detail::EventHead>(join, &join->result));
+  if (join->result.captured) detail::note_captured_join(result, events, n);  // the capture maps it to its nodes
   for (std::size_t i = 0; i < n; ++i) {
     detail::Callback c;
     c.join = join;
     c.index = i;
-    if (detail::add_callback(*events[i].state_, std::move(c))) continue;
-    c(events[i].state_->error);  // completed meanwhile (add_callback left `c` alone): arrive now
+    detail::EventState& s = detail::st(events[i].state_);
+    if (detail::add_callback(s, std::move(c))) continue;
+    c(s.error);  // completed meanwhile (add_callback left `c` alone): arrive now
   }
   return result;
+}
+
+Event Event::when_all(std::vector<Event> events) { return join_of(events.data(), events.size()); }
+
+Event Event::when_all(Event a, Event b) {
+  Event two[2] = {std::move(a), std::move(b)};
+  return join_of(two, 2);
 }
 
 }  // namespace ctile

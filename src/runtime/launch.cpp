@@ -10,15 +10,22 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <algorithm>
+#include <atomic>
+#include <bit>
+#include <chrono>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <mutex>
 #include <sstream>
 
 #include "../backend/cuda/cuda_backend.hpp"
+#include "../platform/command.hpp"
+#include "../platform/kernel.hpp"
+#include "capture.hpp"
 #include "kernel_cache.hpp"
 #include "stage_timings.hpp"
 
@@ -113,7 +120,22 @@ ir::TensorFacts tensor_facts(bool aligned16, const Shape& shape, const Shape& st
 }
 
 ir::TensorFacts tensor_facts(const TensorCore& c) {
-  return tensor_facts(reinterpret_cast<std::uintptr_t>(c.data()) % 16 == 0, c.shape, c.strides);
+  // A view never changes, so its facts are computed once (packed: valid, aligned16, contiguous_last,
+  // small, 6 bits of extents and 6 of strides divisible by 16).
+  std::uint32_t b = c.facts_cache.load(std::memory_order_relaxed);
+  if (b & 1u) {
+    ir::TensorFacts f;
+    f.aligned16 = (b & 2u) != 0;
+    f.contiguous_last = (b & 4u) != 0;
+    f.small = (b & 8u) != 0;
+    f.extent_div16 = (b >> 8) & 0x3fu;
+    f.stride_div16 = (b >> 16) & 0x3fu;
+    return f;
+  }
+  const ir::TensorFacts f = tensor_facts(reinterpret_cast<std::uintptr_t>(c.data()) % 16 == 0, c.shape, c.strides);
+  b = 1u | (f.aligned16 ? 2u : 0u) | (f.contiguous_last ? 4u : 0u) | (f.small ? 8u : 0u) | (f.extent_div16 & 0x3fu) << 8 | (f.stride_div16 & 0x3fu) << 16;
+  c.facts_cache.store(b, std::memory_order_relaxed);
+  return f;
 }
 
 ir::Scalar scalar_argument(const std::string& kernel, int arg, const ParamSpec& spec, ir::Scalar given,
@@ -218,6 +240,52 @@ backend::Backend& backend_for(const Device& d) {
   return backend::cuda::backend(d.index);
 }
 
+// ---- interned kernel names -------------------------------------------------------------------
+
+namespace {
+
+// (function, name) pairs, never freed. Looked up lock-free by the function's address; inserted
+// under a lock (the first launch of a function, or of a new name for it).
+struct NameEntry {
+  const void* fn;
+  bool user;  // named by a ctile::Kernel (else the function's symbol)
+  std::string name;
+  std::atomic<NameEntry*> next{nullptr};
+};
+constexpr std::size_t kNameBuckets = 1024;
+std::atomic<NameEntry*> g_names[kNameBuckets];
+std::mutex g_names_mu;
+
+std::size_t fn_bucket(const void* fn) {
+  auto x = reinterpret_cast<std::uintptr_t>(fn);
+  x ^= x >> 17;
+  x *= 0xed5ad4bbu;
+  x ^= x >> 11;
+  return x % kNameBuckets;
+}
+
+const NameEntry* find_name(std::atomic<NameEntry*>& bucket, const void* fn, const std::string* user) {
+  for (const NameEntry* e = bucket.load(std::memory_order_acquire); e; e = e->next.load(std::memory_order_acquire))
+    if (e->fn == fn && e->user == (user != nullptr) && (!user || e->name == *user)) return e;
+  return nullptr;
+}
+
+}  // namespace
+
+const std::string* intern_kernel_name(const void* fn, const std::string* name) {
+  std::atomic<NameEntry*>& bucket = g_names[fn_bucket(fn)];
+  if (const NameEntry* e = find_name(bucket, fn, name)) return &e->name;
+  std::string n = name ? *name : kernel_name_of(fn);
+  std::lock_guard lk(g_names_mu);
+  if (const NameEntry* e = find_name(bucket, fn, name)) return &e->name;
+  auto* e = new NameEntry{fn, name != nullptr, std::move(n), {}};
+  e->next.store(bucket.load(std::memory_order_relaxed), std::memory_order_relaxed);
+  bucket.store(e, std::memory_order_release);
+  return &e->name;
+}
+
+// ---- the kernel cache ------------------------------------------------------------------------
+
 namespace {
 
 struct CacheKey {
@@ -246,6 +314,7 @@ struct CacheEntry {
   std::condition_variable cv;
   bool finished = false;
   std::shared_ptr<const backend::CompiledKernel> ck;  // set on success
+  std::unique_ptr<LaunchRecord> record;               // set on success, never freed
   std::exception_ptr error;                           // set on failure
 };
 
@@ -254,7 +323,8 @@ std::map<CacheKey, std::shared_ptr<CacheEntry>>& cache() {
   static auto* m = new std::map<CacheKey, std::shared_ptr<CacheEntry>>();
   return *m;
 }
-// Lookups per kernel function (guarded by g_cache_mu).
+// Lookups per kernel function that went through the cache lock (guarded by g_cache_mu). Launches
+// that find their record without the lock count in LaunchRecord::fast_hits.
 struct Counters {
   std::uint64_t hits = 0, compiles = 0;
 };
@@ -280,9 +350,74 @@ std::pair<const std::byte*, const std::byte*> byte_range(const TensorCore& c) {
   return {base, base + (hi + 1) * es};
 }
 
+std::uint64_t mix(std::uint64_t h, std::uint64_t v) {
+  h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+  return h;
+}
+
+std::unique_ptr<LaunchRecord> make_record(const void* fn, const Device& d, backend::Backend& be,
+                                          std::shared_ptr<const backend::CompiledKernel> ck,
+                                          const std::vector<ParamSpec>& specs, int grid_rank) {
+  auto r = std::make_unique<LaunchRecord>();
+  r->fn = fn;
+  r->device = d;
+  r->backend = &be;
+  r->kernel = std::move(ck);
+  if (const auto* n = dynamic_cast<const platform::HasNativeKernel*>(r->kernel.get())) r->native = &n->native();
+  r->grid_rank = grid_rank;
+  r->specs = specs;
+  for (const ParamSpec& s : specs) r->key.push_back(param_key(s));
+  r->hash = key_hash(fn, d, grid_rank, r->key.data(), r->key.size());
+  r->arg_slot.assign(specs.size(), -1);
+  const ir::Kernel& k = r->kernel->kernel();
+  for (std::size_t i = 0; i < k.params.size(); ++i) {
+    const int a = k.params[i].arg_index;
+    CTILE_CHECK(a >= 0 && static_cast<std::size_t>(a) < specs.size(), "kernel parameter ", i, " of argument ", a);
+    r->arg_slot[static_cast<std::size_t>(a)] = static_cast<int>(i);
+  }
+  if (r->native)
+    CTILE_CHECK(r->native->layout().slots.size() == k.params.size(), "the parameter layout of kernel '", k.name, "' has ",
+                r->native->layout().slots.size(), " slots for ", k.params.size(), " parameters");
+  return r;
+}
+
 }  // namespace
 
-Device launch_device(const LaunchPlan& plan) { return plan.device ? *plan.device : default_device(); }
+ParamKey param_key(const ParamSpec& s) {
+  ParamKey k;
+  k.kind = static_cast<std::uint8_t>(s.kind);
+  k.dtype = static_cast<std::uint8_t>(s.dtype);
+  k.rank = static_cast<std::uint8_t>(s.rank);
+  k.flags = static_cast<std::uint8_t>((s.facts.aligned16 ? 1 : 0) | (s.facts.contiguous_last ? 2 : 0) |
+                                      (s.const_value.is_float ? 4 : 0) | (s.facts.small ? 8 : 0));
+  k.extent_div16 = s.facts.extent_div16;
+  k.stride_div16 = s.facts.stride_div16;
+  for (std::size_t i = 0; i < s.tile_shape.size() && i < static_cast<std::size_t>(kMaxRank); ++i) k.tile[i] = s.tile_shape[i];
+  if (s.kind == ParamSpec::Kind::Const)
+    k.const_bits = s.const_value.is_float ? std::bit_cast<std::uint64_t>(s.const_value.f) : static_cast<std::uint64_t>(s.const_value.i);
+  return k;
+}
+
+std::uint64_t key_hash(const void* fn, const Device& d, int grid_rank, const ParamKey* key, std::size_t n) {
+  std::uint64_t h = mix(0x51ed2701u, reinterpret_cast<std::uintptr_t>(fn));
+  h = mix(h, static_cast<std::uint64_t>(d.kind) << 32 | static_cast<std::uint32_t>(d.index));
+  h = mix(h, static_cast<std::uint64_t>(grid_rank));
+  for (std::size_t i = 0; i < n; ++i) {
+    const ParamKey& k = key[i];
+    h = mix(h, static_cast<std::uint64_t>(k.kind) | static_cast<std::uint64_t>(k.dtype) << 8 |
+                   static_cast<std::uint64_t>(k.rank) << 16 | static_cast<std::uint64_t>(k.flags) << 24 |
+                   static_cast<std::uint64_t>(k.extent_div16 ^ k.stride_div16 << 8) << 32);
+    for (std::int64_t j = 0; j < k.rank && j < kMaxRank; ++j) h = mix(h, static_cast<std::uint64_t>(k.tile[j]));
+    if (k.const_bits) h = mix(h, k.const_bits);
+  }
+  return h;
+}
+
+Device launch_device(const LaunchArgs& args) {
+  for (const LaunchArg& a : args)
+    if (a.core) return a.core->storage->device;
+  return default_device();
+}
 
 KernelCacheStats kernel_cache_stats() {
   std::lock_guard<std::mutex> lock(g_cache_mu);
@@ -292,6 +427,10 @@ KernelCacheStats kernel_cache_stats() {
     st.hits += c.hits;
     st.compiles += c.compiles;
   }
+  for (const auto& [key, entry] : cache()) {
+    std::lock_guard lk(entry->mu);
+    if (entry->record) st.hits += entry->record->fast_hits.load(std::memory_order_relaxed);
+  }
   return st;
 }
 
@@ -299,16 +438,20 @@ KernelCacheStats kernel_cache_stats_of(const void* fn) {
   std::lock_guard<std::mutex> lock(g_cache_mu);
   KernelCacheStats st;
   for (const auto& [key, entry] : cache())
-    if (key.fn == fn) ++st.specialisations;
+    if (key.fn == fn) {
+      ++st.specialisations;
+      std::lock_guard lk(entry->mu);
+      if (entry->record) st.hits += entry->record->fast_hits.load(std::memory_order_relaxed);
+    }
   if (auto it = counters().find(fn); it != counters().end()) {
-    st.hits = it->second.hits;
+    st.hits += it->second.hits;
     st.compiles = it->second.compiles;
   }
   return st;
 }
 
 CacheLookup find_or_compile(const void* fn, Tracer tracer, const std::string& name, const std::vector<ParamSpec>& specs,
-                            int grid_rank, backend::Backend& be) {
+                            int grid_rank, backend::Backend& be, const Device& device) {
   CacheKey key{fn, specs, grid_rank, std::string(be.name())};
   std::shared_ptr<CacheEntry> entry;
   bool compile_here = false;
@@ -327,9 +470,10 @@ CacheLookup find_or_compile(const void* fn, Tracer tracer, const std::string& na
     std::unique_lock<std::mutex> lk(entry->mu);
     entry->cv.wait(lk, [&] { return entry->finished; });
     if (entry->error) std::rethrow_exception(entry->error);
-    return {entry->ck, true};
+    return {entry->ck, entry->record.get(), true};
   }
   std::shared_ptr<const backend::CompiledKernel> ck;
+  const LaunchRecord* rec = nullptr;
   try {
     const bool timings = env_flag("CTILE_TIMINGS");
     (void)take_stage_timings();
@@ -348,8 +492,11 @@ CacheLookup find_or_compile(const void* fn, Tracer tracer, const std::string& na
       line += "; compile total " + cat(compile_ms) + " ms\n";
       std::fputs(line.c_str(), stderr);
     }
+    auto record = make_record(fn, device, be, ck, specs, grid_rank);
+    rec = record.get();
     std::lock_guard<std::mutex> lk(entry->mu);
     entry->ck = ck;
+    entry->record = std::move(record);
     entry->finished = true;
   } catch (...) {
     {
@@ -365,59 +512,280 @@ CacheLookup find_or_compile(const void* fn, Tracer tracer, const std::string& na
     throw;
   }
   entry->cv.notify_all();
-  return {ck, false};
+  return {ck, rec, false};
 }
 
-Event enqueue_launch(const void* fn, Tracer tracer, const std::string& name, LaunchPlan& plan,
-                     const std::optional<Shape>& explicit_grid, bool race_check, const Stream& stream) {
-  // The grid.
-  Shape grid;
-  if (plan.grid) {
-    if (explicit_grid && *explicit_grid != *plan.grid)
+// ---- the launch path -------------------------------------------------------------------------
+
+[[noreturn]] void moved_from_argument(const std::string& kernel, const LaunchArg& a, const char* what) {
+  launch_error(kernel, a.index, param_desc(ParamSpec(a.kind, a.dtype, a.rank), a.rank), what);
+}
+
+void check_static_tile(const std::string& kernel, const LaunchArg& a, const std::int64_t* dims, std::size_t n) {
+  const Shape& t = *a.tile;
+  if (t.size() != n) return;  // the rank check reports this one
+  for (std::size_t i = 0; i < n; ++i)
+    if (t[i] != dims[i])
+      launch_error(kernel, a.index, param_desc(ParamSpec(a.kind, a.dtype, a.rank), a.rank),
+                   "the kernel declares tile shape " + shape_str(Shape(dims, dims + n)) +
+                       " but the partition's tile shape is " + shape_str(t));
+}
+
+namespace {
+
+// A per-thread cache of launch records in front of the kernel cache: a launch whose
+// specialisation this thread has launched before finds its record by the key's hash, takes no
+// lock and allocates nothing. Each entry also keeps this thread's parameter block for the record
+// (native kernels), in which a launch rewrites only what changed since the thread's previous
+// launch of it: tensors by view id, scalars, the grid.
+struct ThreadEntry {
+  const LaunchRecord* record = nullptr;
+  PackedBlock packed;
+};
+constexpr std::size_t kThreadEntries = 64;
+struct ThreadCache {
+  ThreadEntry e[kThreadEntries];
+};
+thread_local ThreadCache t_cache;
+
+using Keys = SmallVec<ParamKey, 8>;
+
+// A fact added to ir::TensorFacts must also go into a view's packed facts (tensor_facts of a
+// TensorCore), param_key and arg_key, or views that differ in it would share a specialisation.
+static_assert(sizeof(ir::TensorFacts) == 16, "ir::TensorFacts changed: pack the new fact in tensor_facts(TensorCore), param_key, arg_key");
+
+ParamKey arg_key(const LaunchArg& a) {
+  ParamKey k;
+  k.kind = static_cast<std::uint8_t>(a.kind);
+  k.dtype = static_cast<std::uint8_t>(a.dtype);
+  k.rank = static_cast<std::uint8_t>(a.rank);
+  if (a.core) {
+    const ir::TensorFacts f = tensor_facts(*a.core);
+    k.flags = static_cast<std::uint8_t>((f.aligned16 ? 1 : 0) | (f.contiguous_last ? 2 : 0) | (f.small ? 8 : 0));
+    k.extent_div16 = f.extent_div16;
+    k.stride_div16 = f.stride_div16;
+    if (a.tile)
+      for (std::size_t i = 0; i < a.tile->size() && i < static_cast<std::size_t>(kMaxRank); ++i) k.tile[i] = (*a.tile)[i];
+  } else if (a.kind == ParamSpec::Kind::Const) {
+    k.flags = a.scalar.is_float ? 4 : 0;
+    k.const_bits = a.scalar.is_float ? std::bit_cast<std::uint64_t>(a.scalar.f) : static_cast<std::uint64_t>(a.scalar.i);
+  }
+  return k;
+}
+
+std::vector<ParamSpec> specs_of(const LaunchArgs& args) {
+  std::vector<ParamSpec> specs;
+  specs.reserve(args.size());
+  for (const LaunchArg& a : args) {
+    ParamSpec s(a.kind, a.dtype, a.rank);
+    if (a.tile) s.tile_shape = *a.tile;
+    if (a.core) s.facts = tensor_facts(*a.core);
+    if (a.kind == ParamSpec::Kind::Const) s.const_value = a.scalar;
+    specs.push_back(std::move(s));
+  }
+  return specs;
+}
+
+bool same_key(const LaunchRecord& r, const void* fn, const Device& d, int grid_rank, const Keys& keys) {
+  if (r.fn != fn || r.grid_rank != grid_rank || !(r.device == d) || r.key.size() != keys.size()) return false;
+  for (std::size_t i = 0; i < keys.size(); ++i)
+    if (!(r.key[i] == keys[i])) return false;
+  return true;
+}
+
+ThreadEntry& thread_entry(const LaunchSite& site, const LaunchArgs& args, int grid_rank, const Device& d) {
+  Keys keys;
+  for (const LaunchArg& a : args) keys.push_back(arg_key(a));
+  const std::uint64_t h = key_hash(site.fn, d, grid_rank, keys.data(), keys.size());
+  ThreadEntry& e = t_cache.e[h % kThreadEntries];
+  if (e.record && e.record->hash == h && same_key(*e.record, site.fn, d, grid_rank, keys)) [[likely]] {
+    e.record->fast_hits.fetch_add(1, std::memory_order_relaxed);
+    return e;
+  }
+  // Miss: the kernel cache (tracing and compiling on the first launch of the specialisation).
+  const CacheLookup found =
+      find_or_compile(site.fn, site.tracer, *site.name, specs_of(args), grid_rank, backend_for(d), d);
+  e.record = found.record;
+  e.packed.reset(*found.record);
+  return e;
+}
+
+// What validate() derives from a launch's arguments.
+struct Checked {
+  std::int64_t grid[kMaxRank] = {};
+  int grid_rank = -1;
+  std::int64_t blocks = 0;
+};
+
+// Ranks, one device (the stream's), the grid from the Mut arguments or the explicit one, written
+// memory that overlaps another argument, and tensors a graph owns. Throws UserError naming the
+// kernel and the argument.
+Checked validate(const std::string& name, const LaunchArgs& args, const std::optional<Shape>& explicit_grid,
+                 const Device& sdev);
+
+}  // namespace
+
+void PackedBlock::reset(const LaunchRecord& r) {
+  ids.assign(r.specs.size(), 0);
+  grid_rank = -1;
+  block.reset();
+  if (r.native) {
+    const std::uint32_t n = r.native->layout().bytes;
+    block = std::make_unique<std::byte[]>(n ? n : 1);
+    std::memset(block.get(), 0, n ? n : 1);
+  }
+}
+
+void PackedBlock::pack(const LaunchRecord& r, const LaunchArgs& args, const std::int64_t* grid, int rank) {
+  const platform::ParamLayout& l = r.native->layout();
+  std::byte* b = block.get();
+  if (grid_rank != rank || !std::equal(grid, grid + rank, this->grid)) {
+    platform::write_grid(b, l, grid, rank);
+    std::copy(grid, grid + rank, this->grid);
+    grid_rank = rank;
+  }
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const int slot = r.arg_slot[i];
+    if (slot < 0) continue;
+    const LaunchArg& a = args[i];
+    const platform::ParamSlot& s = l.slots[static_cast<std::size_t>(slot)];
+    if (a.core) {
+      if (ids[i] == a.core->id) continue;
+      platform::write_tensor(b, s, a.core->data(), a.core->shape.data(), a.core->strides.data(), a.rank);
+      ids[i] = a.core->id;
+    } else {
+      platform::write_scalar(b, s, a.scalar);
+    }
+  }
+}
+
+namespace {
+
+Event submit_record(const std::string& name, const LaunchRecord& rec, PackedBlock& pb, LaunchArgs& args,
+                    const Checked& v, bool race_check, StreamImpl& impl, const Event* after);
+
+}  // namespace
+
+Event submit_launch(const LaunchSite& site, LaunchArgs& args, const std::optional<Shape>& explicit_grid, bool race_check,
+                    const Stream& stream, const Event* after) {
+  StreamImpl& impl = *stream.impl();
+  const Device sdev = impl.device();
+  const Checked v = validate(*site.name, args, explicit_grid, sdev);
+  // The specialisation's launch record (traced and compiled once, single flight).
+  ThreadEntry& te = thread_entry(site, args, v.grid_rank, sdev);
+  return submit_record(*site.name, *te.record, te.packed, args, v, race_check, impl, after);
+}
+
+namespace {
+
+Checked validate(const std::string& name, const LaunchArgs& args, const std::optional<Shape>& explicit_grid,
+                 const Device& sdev) {
+
+  // Tensors: ranks, one device, the grid from the Mut arguments.
+  std::int64_t grid[kMaxRank] = {};
+  int grid_rank = -1, grid_source = -1;
+  const Device* dev = nullptr;
+  for (const LaunchArg& a : args) {
+    if (!a.core) continue;
+    const TensorCore& c = *a.core;
+    const int have = static_cast<int>(c.shape.size());
+    if (have != a.rank)
+      launch_error(name, a.index, param_desc(ParamSpec(a.kind, a.dtype, a.rank), a.rank),
+                   "the kernel expects a rank-" + std::to_string(a.rank) + " tensor, got rank " + std::to_string(have) +
+                       " with shape " + shape_str(c.shape));
+    const Device& d = c.storage->device;
+    if (dev && !(*dev == d))
+      launch_error(name, a.index, param_desc(ParamSpec(a.kind, a.dtype, a.rank), a.rank),
+                   "the tensor lives on " + d.str() + " but earlier arguments live on " + dev->str());
+    dev = &d;
+    if (a.kind == ParamSpec::Kind::Piece) {
+      std::int64_t g[kMaxRank];
+      for (int i = 0; i < a.rank; ++i) g[i] = ceil_div(c.shape[static_cast<std::size_t>(i)], (*a.tile)[static_cast<std::size_t>(i)]);
+      if (grid_rank >= 0 && (grid_rank != a.rank || !std::equal(g, g + a.rank, grid)))
+        launch_error(name, a.index, param_desc(ParamSpec(a.kind, a.dtype, a.rank), a.rank),
+                     "its partition has grid " + shape_str(Shape(g, g + a.rank)) + " (tensor " + shape_str(c.shape) +
+                         " in tiles of " + shape_str(*a.tile) + ") but argument " + std::to_string(grid_source) +
+                         " has grid " + shape_str(Shape(grid, grid + grid_rank)) + "; every Mut argument must have the same grid");
+      if (grid_rank < 0) {
+        std::copy(g, g + a.rank, grid);
+        grid_rank = a.rank;
+        grid_source = a.index;
+      }
+    }
+  }
+  if (grid_rank >= 0) {
+    if (explicit_grid && (static_cast<int>(explicit_grid->size()) != grid_rank ||
+                          !std::equal(explicit_grid->begin(), explicit_grid->end(), grid)))
       launch_error(name, -1, "",
-                   "the explicit grid " + shape_str(*explicit_grid) + " differs from the grid " + shape_str(*plan.grid) +
-                       " of the partition passed as argument " + std::to_string(plan.grid_source));
-    grid = *plan.grid;
+                   "the explicit grid " + shape_str(*explicit_grid) + " differs from the grid " +
+                       shape_str(Shape(grid, grid + grid_rank)) + " of the partition passed as argument " +
+                       std::to_string(grid_source));
   } else if (explicit_grid) {
-    grid = *explicit_grid;
-    if (grid.empty() || static_cast<int>(grid.size()) > kMaxRank)
-      launch_error(name, -1, "", "the grid " + shape_str(grid) + " must have 1 to 6 axes");
+    if (explicit_grid->empty() || static_cast<int>(explicit_grid->size()) > kMaxRank)
+      launch_error(name, -1, "", "the grid " + shape_str(*explicit_grid) + " must have 1 to 6 axes");
+    grid_rank = static_cast<int>(explicit_grid->size());
+    std::copy(explicit_grid->begin(), explicit_grid->end(), grid);
   } else {
     launch_error(name, -1, "", "the kernel has no Mut parameter to take the grid from; give it with .grid({...})");
   }
-  std::int64_t blocks = 0;
-  if (!checked_numel(grid, blocks)) launch_error(name, -1, "", "the grid " + shape_str(grid) + " overflows 64-bit block ids");
+  std::int64_t blocks = 1;
+  for (int i = 0; i < grid_rank; ++i)
+    if (grid[i] < 0 || __builtin_mul_overflow(blocks, grid[i], &blocks))
+      launch_error(name, -1, "", "the grid " + shape_str(Shape(grid, grid + grid_rank)) + " overflows 64-bit block ids");
   if (blocks == 0) {
-    std::string why = plan.grid ? " (argument " + std::to_string(plan.grid_source) + " has a zero extent)" : "";
-    launch_error(name, -1, "", "the grid " + shape_str(grid) + " is empty" + why + "; there is nothing to launch");
+    std::string why = grid_source >= 0 ? " (argument " + std::to_string(grid_source) + " has a zero extent)" : "";
+    launch_error(name, -1, "", "the grid " + shape_str(Shape(grid, grid + grid_rank)) + " is empty" + why +
+                                   "; there is nothing to launch");
   }
   // The stream's device must be where the data is.
-  if (plan.device && !(*plan.device == stream.device()))
-    launch_error(name, -1, "", "the arguments live on " + plan.device->str() + " but the stream runs on " + stream.device().str());
+  if (dev && !(*dev == sdev))
+    launch_error(name, -1, "", "the arguments live on " + dev->str() + " but the stream runs on " + sdev.str());
   // Memory written by the kernel must not overlap any other argument (possible only through
-  // unchecked borrowing of foreign memory; the safe API cannot alias).
-  for (std::size_t w = 0; w < plan.writes.size(); ++w) {
-    const auto [wlo, whi] = byte_range(*plan.writes[w]);
-    auto clash = [&](const TensorCore& o, int other) {
-      const auto [lo, hi] = byte_range(o);
+  // unchecked borrowing of foreign memory; the safe API cannot alias), and a tensor a graph owns is
+  // used only by that graph.
+  for (std::size_t w = 0; w < args.size(); ++w) {
+    const LaunchArg& a = args[w];
+    if (!a.core) continue;
+    const Storage& st = *a.core->storage;
+    if (st.graph_writers.load(std::memory_order_relaxed) != 0 || (a.writes && st.graph_readers.load(std::memory_order_relaxed) != 0))
+      check_free_for(st, a.writes,
+                     "launch of kernel '" + name + "', argument " + std::to_string(a.index) + " (" +
+                         param_desc(ParamSpec(a.kind, a.dtype, a.rank), a.rank) + ")");
+    if (!a.writes) continue;
+    for (std::size_t o = 0; o < args.size(); ++o) {
+      if (o == w || !args[o].core || (args[o].writes && o < w)) continue;
+      // Two allocations ctile owns never overlap: only a shared or borrowed storage can.
+      const Storage& os = *args[o].core->storage;
+      if (&os != &st && st.owned && os.owned) continue;
+      const auto [wlo, whi] = byte_range(*a.core);
+      const auto [lo, hi] = byte_range(*args[o].core);
       if (wlo && lo && wlo < hi && lo < whi)
-        launch_error(name, plan.write_arg[w], "written",
-                     "its memory overlaps argument " + std::to_string(other) + "; a written argument must not alias another");
-    };
-    for (std::size_t r = 0; r < plan.reads.size(); ++r) clash(*plan.reads[r], plan.read_arg[r]);
-    for (std::size_t o = w + 1; o < plan.writes.size(); ++o) clash(*plan.writes[o], plan.write_arg[o]);
+        launch_error(name, a.index, "written",
+                     "its memory overlaps argument " + std::to_string(args[o].index) +
+                         "; a written argument must not alias another");
+    }
   }
 
-  // A CUDA launch runs up to 2^31 - 1 tile blocks. A race-checked launch on a GPU runs on the CPU
-  // interpreter (the race checker lives there) over copies of its arguments (backend/cuda).
-  const bool on_gpu = stream.device().kind == DeviceKind::Cuda;
+  Checked v;
+  std::copy(grid, grid + grid_rank, v.grid);
+  v.grid_rank = grid_rank;
+  v.blocks = blocks;
+  return v;
+}
+
+Event submit_record(const std::string& name, const LaunchRecord& rec, PackedBlock& pb, LaunchArgs& args,
+                    const Checked& v, bool race_check, StreamImpl& impl, const Event* after) {
+  const std::int64_t* grid = v.grid;
+  const int grid_rank = v.grid_rank;
+  const std::int64_t blocks = v.blocks;
   static const bool race_check_env = env_flag("CTILE_RACE_CHECK");  // read at the first launch
   const bool checked = race_check || race_check_env;
-  if (on_gpu && blocks > 0x7fffffff && !checked)
+  // A GPU launch runs up to 2^31 - 1 blocks; a race-checked one runs on the CPU interpreter.
+  if (rec.native && blocks > 0x7fffffff && !checked)
     launch_error(name, -1, "",
-                 "the grid " + shape_str(grid) + " has " + std::to_string(blocks) +
+                 "the grid " + shape_str(Shape(grid, grid + grid_rank)) + " has " + std::to_string(blocks) +
                      " tile blocks; a launch on a GPU takes at most 2^31 - 1 (use larger tiles)");
-  if (on_gpu && checked && !race_check) {
+  if (rec.native && checked && !race_check) {
     static std::once_flag noted;
     std::call_once(noted, [] {
       std::fprintf(stderr, "ctile: CTILE_RACE_CHECK is set: launches on GPUs run on the CPU interpreter with the race "
@@ -425,34 +793,214 @@ Event enqueue_launch(const void* fn, Tracer tracer, const std::string& name, Lau
     });
   }
 
-  // Trace and compile once per specialisation (single flight per specialisation).
-  backend::Backend& be = backend_for(stream.device());
-  const int grid_rank = static_cast<int>(grid.size());
-  const std::shared_ptr<const backend::CompiledKernel> ck =
-      find_or_compile(fn, tracer, name, plan.specs, grid_rank, be).kernel;
-
-  backend::LaunchConfig cfg;
-  cfg.grid = grid;
-  cfg.race_check = checked;
-  cfg.kernel_name = name;
+  CaptureState* cap = impl.capture();
+  if (cap) {
+    if (checked)
+      launch_error(name, -1, "", "a race-checked launch cannot be captured into a graph (it runs on the CPU interpreter)");
+    for (const LaunchArg& a : args)
+      if (a.core) cap->touch(a.core->storage);
+  }
 
   // Dependencies: readers wait for the last writer, writers for everything before them.
-  std::vector<Event> deps;
-  for (const auto& c : plan.reads)
-    for (Event& e : c->storage->deps_for_read()) deps.push_back(std::move(e));
-  for (const auto& c : plan.writes)
-    for (Event& e : c->storage->deps_for_write()) deps.push_back(std::move(e));
+  const std::uint64_t order = impl.order();
+  Storage::Deps deps;
+  for (const LaunchArg& a : args) {
+    if (!a.core) continue;
+    if (a.writes) a.core->storage->deps_for_write(deps, order);
+    else a.core->storage->deps_for_read(deps, order);
+  }
+  if (after && !(after->done() && !after->error())) deps.push_back(*after);
+  if (!cap)
+    for (const Event& e : deps)
+      if (e.captured())
+        throw_captured_use("launch of kernel '" + name + "' outside the capture");
 
-  // The task keeps every view alive until it has run (and drops them before its event completes).
-  std::vector<std::shared_ptr<const TensorCore>> keep = plan.reads;
-  keep.insert(keep.end(), plan.writes.begin(), plan.writes.end());
-  backend::Backend* bp = &be;
-  Stream target = stream;  // a handle; enqueue is not const
-  Event done = target.enqueue(
-      [bp, ck, cfg, args = std::move(plan.args), keep = std::move(keep)]() { bp->run(*ck, cfg, args); },
-      std::move(deps));
-  for (const auto& c : plan.reads) c->storage->record_read(done);
-  for (const auto& c : plan.writes) c->storage->record_write(done);
+  Event done;
+  if (cap) {
+    CapturedNode node;
+    node.kind = CapturedNode::Kind::Kernel;
+    node.record = &rec;
+    node.name = name;
+    node.tile_blocks = blocks;
+    node.scalars.resize(args.size());
+    for (std::size_t i = 0; i < args.size(); ++i) {
+      const LaunchArg& a = args[i];
+      node.scalars[i] = a.scalar;
+      if (a.core) node.tensors.push_back(NodeTensor{a.core, static_cast<int>(i), rec.arg_slot[i], a.writes});
+    }
+    if (rec.native) {
+      pb.pack(rec, args, grid, grid_rank);
+      const std::byte* b = pb.block.get();
+      node.params.assign(b, b + rec.native->layout().bytes);
+    } else {
+      node.cfg.grid.assign(grid, grid + grid_rank);
+      node.cfg.kernel_name = name;
+      for (const LaunchArg& a : args) {
+        if (a.kind == ParamSpec::Kind::Const) continue;
+        backend::ArgValue av;
+        if (a.core) av.tensor = a.core->arg();
+        else av.scalar = a.scalar;
+        node.args.push_back(std::move(av));
+      }
+    }
+    done = cap->add(std::move(node), impl, std::span<const Event>(deps.data(), deps.size()));
+  } else {
+    Command cmd;
+    cmd.name = name;
+    for (LaunchArg& a : args)
+      if (a.core) cmd.keep.push_back(a.core);  // the command keeps every view alive until it has run
+    if (rec.native && !checked) {
+      pb.pack(rec, args, grid, grid_rank);
+      cmd.kind = Command::Kind::Kernel;
+      cmd.kernel = rec.native;
+      cmd.tile_blocks = blocks;
+      cmd.params = pb.block.get();
+    } else {
+      // The backend runs the kernel itself: the CPU interpreter on a host stream (a host command),
+      // or a race-checked GPU launch on the interpreter over copies of its arguments, in stream
+      // order (an inline command on a GPU stream).
+      backend::LaunchConfig cfg;
+      cfg.grid.assign(grid, grid + grid_rank);
+      cfg.race_check = checked;
+      cfg.kernel_name = name;
+      std::vector<backend::ArgValue> avs;
+      avs.reserve(args.size());
+      for (const LaunchArg& a : args) {
+        if (a.kind == ParamSpec::Kind::Const) continue;
+        backend::ArgValue av;
+        if (a.core) av.tensor = a.core->arg();
+        else av.scalar = a.scalar;
+        avs.push_back(std::move(av));
+      }
+      cmd.kind = rec.native ? Command::Kind::Inline : Command::Kind::Host;
+      cmd.fn = [be = rec.backend, ck = rec.kernel, cfg = std::move(cfg), avs = std::move(avs)]() { be->run(*ck, cfg, avs); };
+    }
+    done = impl.submit(std::move(cmd), std::span<Event>(deps.data(), deps.size()));
+  }
+  for (const LaunchArg& a : args) {
+    if (!a.core) continue;
+    if (a.writes) a.core->storage->record_write(done);
+    else a.core->storage->record_read(done);
+  }
+  return done;
+}
+
+}  // namespace
+
+// ---- bound kernels (bind.hpp) ------------------------------------------------------------------
+
+struct BoundState {
+  const LaunchRecord* record = nullptr;
+  const std::string* name = nullptr;
+  PackedBlock packed;
+};
+
+void BoundDeleter::operator()(BoundState* b) const noexcept { delete b; }
+
+BoundPtr make_bound(const LaunchRecord& r, const std::string& name) {
+  BoundPtr b(new BoundState);
+  b->record = &r;
+  b->name = intern_kernel_name(r.fn, &name);
+  b->packed.reset(r);
+  return b;
+}
+
+const std::string& bound_name(const BoundState& b) { return *b.name; }
+Device bound_device(const BoundState& b) { return b.record->device; }
+
+Event submit_bound(BoundState& b, LaunchArgs& args, const std::optional<Shape>& explicit_grid, const Stream& s,
+                   const Event* after) {
+  const LaunchRecord& r = *b.record;
+  const std::string& name = *b.name;
+  StreamImpl& impl = *s.impl();
+  const Device sdev = impl.device();
+  if (!(sdev == r.device))
+    plan_error("bound launch", name, -1, "",
+               "the kernel was bound for " + r.device.str() + " but the stream runs on " + sdev.str() +
+                   " (bind it for that device)");
+  const Checked v = validate(name, args, explicit_grid, sdev);
+  if (v.grid_rank != r.grid_rank)
+    plan_error("bound launch", name, -1, "",
+               "the grid has " + std::to_string(v.grid_rank) + " axes but the kernel was bound for " +
+                   std::to_string(r.grid_rank));
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (arg_key(args[i]) == r.key[i]) continue;
+    const ParamSpec& want = r.specs[i];
+    ParamSpec have(args[i].kind, args[i].dtype, args[i].rank);
+    if (args[i].tile) have.tile_shape = *args[i].tile;
+    if (args[i].core) have.facts = tensor_facts(*args[i].core);
+    if (args[i].kind == ParamSpec::Kind::Const) have.const_value = args[i].scalar;
+    auto spec_text = [](const ParamSpec& p) {
+      std::string t = param_desc(p, p.rank);
+      if (!p.tile_shape.empty()) t += " in tiles of " + shape_str(p.tile_shape);
+      if (p.kind == ParamSpec::Kind::Const) t += " = " + ir::scalar_str(p.const_value, p.dtype);
+      const std::string f = ir::facts_str(p.facts);
+      if (p.kind != ParamSpec::Kind::Scalar && p.kind != ParamSpec::Kind::Const) t += f.empty() ? " without facts" : " with facts " + f;
+      return t;
+    };
+    plan_error("bound launch", name, static_cast<int>(i), param_desc(want, want.rank),
+               "the kernel was bound for " + spec_text(want) + ", but the argument is " + spec_text(have) +
+                   " (bind another BoundKernel for it, or use launch())");
+  }
+  r.fast_hits.fetch_add(1, std::memory_order_relaxed);
+  return submit_record(name, r, b.packed, args, v, false, impl, after);
+}
+
+// ---- device copies (copy.hpp) ------------------------------------------------------------------
+
+Event submit_copy(const std::shared_ptr<const TensorCore>& dst, const std::shared_ptr<const TensorCore>& src, const Stream& s) {
+  StreamImpl& impl = *s.impl();
+  const Device sdev = impl.device();
+  const std::string head = "ctile::copy into a tensor of shape " + shape_str(dst->shape);
+  if (dst->shape != src->shape)
+    throw UserError(head + ": the source has shape " + shape_str(src->shape) + "; shapes must be equal");
+  if (!dst->contiguous() || !src->contiguous())
+    throw UserError(head + ": both tensors must be contiguous (the " + std::string(dst->contiguous() ? "source" : "destination") +
+                    " has strides " + shape_str(dst->contiguous() ? src->strides : dst->strides) + ")");
+  if (!(dst->storage->device == sdev) || !(src->storage->device == sdev))
+    throw UserError(head + ": the destination lives on " + dst->storage->device.str() + " and the source on " +
+                    src->storage->device.str() + ", but the stream runs on " + sdev.str());
+  check_free_for(*dst->storage, true, head);
+  check_free_for(*src->storage, false, head + " (the source)");
+  const std::int64_t bytes = dst->numel() * dtype_size(dst->dtype);
+  const auto [dlo, dhi] = byte_range(*dst);
+  const auto [slo, shi] = byte_range(*src);
+  if (dlo && slo && dlo < shi && slo < dhi) throw UserError(head + ": the source and the destination overlap");
+  CaptureState* cap = impl.capture();
+  if (cap) {
+    cap->touch(dst->storage);
+    cap->touch(src->storage);
+  }
+  Storage::Deps deps;
+  const std::uint64_t order = impl.order();
+  src->storage->deps_for_read(deps, order);
+  dst->storage->deps_for_write(deps, order);
+  if (!cap)
+    for (const Event& e : deps)
+      if (e.captured()) throw_captured_use(head + " outside the capture");
+  Event done;
+  if (cap) {
+    CapturedNode n;
+    n.kind = CapturedNode::Kind::Copy;
+    n.dst = dst->data();
+    n.src = src->data();
+    n.bytes = bytes;
+    n.tensors.push_back(NodeTensor{dst, -1, -1, true});
+    n.tensors.push_back(NodeTensor{src, -1, -1, false});
+    done = cap->add(std::move(n), impl, std::span<const Event>(deps.data(), deps.size()));
+  } else {
+    Command cmd;
+    cmd.kind = Command::Kind::Copy;
+    cmd.dst = dst->data();
+    cmd.src = src->data();
+    cmd.bytes = bytes;
+    cmd.name = "copy";
+    cmd.keep.push_back(dst);
+    cmd.keep.push_back(src);
+    done = impl.submit(std::move(cmd), std::span<Event>(deps.data(), deps.size()));
+  }
+  src->storage->record_read(done);
+  dst->storage->record_write(done);
   return done;
 }
 

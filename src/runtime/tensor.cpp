@@ -1,23 +1,28 @@
 #include "ctile/runtime/tensor.hpp"
 
 #include <algorithm>
-#include <new>
 
-#include "../backend/cuda/cuda_memory.hpp"
-
-#if defined(__unix__) || defined(__APPLE__)
-#include <sys/mman.h>
-#define CTILE_HAVE_MMAP 1
-#endif
+#include "../platform/native_event.hpp"
+#include "../platform/platform.hpp"
+#include "capture.hpp"
 
 namespace ctile::detail {
 namespace {
 
-constexpr std::size_t kAlign = 64;
-constexpr std::int64_t kMmapThreshold = std::int64_t{1} << 20;
-
 std::string shape_and_strides(const TensorCore& c) {
   return cat("shape ", shape_str(c.shape), ", strides ", shape_str(c.strides));
+}
+
+// A stream's latest native event in `uses` replaces its earlier one.
+void note_stream_use(std::vector<Event>& uses, const Event& e) {
+  if (!e.native_ptr()) return;
+  const std::uint64_t order = e.order();
+  for (Event& u : uses)
+    if (u.order() == order) {
+      u = e;
+      return;
+    }
+  uses.push_back(e);
 }
 
 }  // namespace
@@ -26,39 +31,30 @@ std::string shape_and_strides(const TensorCore& c) {
 
 std::shared_ptr<Storage> Storage::allocate(Device d, std::int64_t bytes, bool zeroed) {
   if (bytes < 0) throw InternalError(cat("Storage::allocate of ", bytes, " bytes"));
+  if (const CaptureState* c = CaptureState::on_this_thread())
+    throw UserError(cat("allocation of ", bytes, " bytes on ", d.str(), " inside a graph capture (", c->describe(),
+                        "): a graph cannot allocate; allocate every tensor it uses before ctile::capture"));
+  platform::DevicePlatform& p = platform::platform_for(d);
+  platform::Allocation a = p.allocate(bytes, zeroed);
   auto s = std::make_shared<Storage>();
   s->device = d;
+  s->platform = &p;
   s->bytes = bytes;
-  if (d.kind == DeviceKind::Cuda) {
-    backend::cuda::DeviceMemory m = backend::cuda::allocate(d.index, bytes, zeroed);
-    s->ptr = m.ptr;
-    s->pooled = m.pooled;
-    s->owned = true;
-    s->last_write = std::move(m.ready);
-    return s;
-  }
   s->owned = true;
-#ifdef CTILE_HAVE_MMAP
-  if (bytes >= kMmapThreshold) {  // fresh pages come zero-filled, and only touched pages cost memory
-    void* p = ::mmap(nullptr, static_cast<std::size_t>(bytes), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED)
-      throw OutOfMemoryError(cat("out of memory: cannot allocate ", bytes, " bytes for a tensor on ", d.str()));
-    s->ptr = static_cast<std::byte*>(p);
-    s->mapped = true;
-    return s;
-  }
-#endif
-  const auto n = static_cast<std::size_t>(bytes == 0 ? kAlign : bytes);
-  void* p = ::operator new(n, std::align_val_t{kAlign}, std::nothrow);
-  if (!p) throw OutOfMemoryError(cat("out of memory: cannot allocate ", bytes, " bytes for a tensor on ", d.str()));
-  if (zeroed) std::memset(p, 0, n);
-  s->ptr = static_cast<std::byte*>(p);
+  s->ptr = a.ptr;
+  s->pooled = a.pooled;
+  s->mapped = a.mapped;
+  s->host_accessible = p.host_accessible();
+  if (const NativeEvent* ne = a.ready.native_ptr(); ne && ne->order_always) s->alloc_ready = a.ready;
+  s->last_write = std::move(a.ready);
   return s;
 }
 
 std::shared_ptr<Storage> Storage::borrow(Device d, void* p, std::int64_t bytes) {
   auto s = std::make_shared<Storage>();
   s->device = d;
+  s->platform = &platform::platform_for(d);
+  s->host_accessible = s->platform->host_accessible();
   s->ptr = static_cast<std::byte*>(p);
   s->bytes = bytes;
   s->owned = false;
@@ -67,46 +63,71 @@ std::shared_ptr<Storage> Storage::borrow(Device d, void* p, std::int64_t bytes) 
 
 Storage::~Storage() {
   if (!owned || !ptr) return;
-  if (device.kind == DeviceKind::Cuda) {
-    std::vector<Event> pending = std::move(reads);
-    pending.push_back(std::move(last_write));
-    backend::cuda::release(device.index, ptr, pooled, pending);
-    return;
-  }
-#ifdef CTILE_HAVE_MMAP
-  if (mapped) {
-    ::munmap(ptr, static_cast<std::size_t>(bytes));
-    return;
-  }
-#endif
-  ::operator delete(ptr, std::align_val_t{kAlign});
+  platform::Allocation a;
+  a.ptr = ptr;
+  a.pooled = pooled;
+  a.mapped = mapped;
+  SmallVec<Event, 8> uses;
+  for (Event& e : reads) uses.push_back(std::move(e));
+  for (Event& e : stream_uses) uses.push_back(std::move(e));
+  uses.push_back(std::move(last_write));
+  if (alloc_ready.native_ptr()) uses.push_back(std::move(alloc_ready));
+  platform->release(a, bytes, std::span<const Event>(uses.data(), uses.size()));
+}
+
+namespace {
+
+// With `mu` held: a stream-ordered allocation not yet waited for by stream `order` on the device.
+void add_alloc_order(Storage& s, Storage::Deps& out, std::uint64_t order) {
+  if (order == 0 || !s.alloc_ready.native_ptr()) return;
+  if (std::find(s.ordered.begin(), s.ordered.end(), order) != s.ordered.end()) return;
+  s.ordered.push_back(order);
+  out.push_back(s.alloc_ready);
+}
+
+}  // namespace
+
+void Storage::deps_for_read(Deps& out, std::uint64_t order) {
+  std::lock_guard lk(mu);
+  if (!last_write.done() || last_write.error()) out.push_back(last_write);
+  add_alloc_order(*this, out, order);
+}
+
+void Storage::deps_for_write(Deps& out, std::uint64_t order) {
+  std::lock_guard lk(mu);
+  if (!last_write.done() || last_write.error()) out.push_back(last_write);
+  for (const Event& r : reads)
+    if (!r.done()) out.push_back(r);
+  add_alloc_order(*this, out, order);
 }
 
 std::vector<Event> Storage::deps_for_read() {
-  std::lock_guard lk(mu);
-  if (!last_write.done() || last_write.error()) return {last_write};
-  return {};
+  Deps d;
+  deps_for_read(d);
+  return {d.begin(), d.end()};
 }
 
 std::vector<Event> Storage::deps_for_write() {
-  std::lock_guard lk(mu);
-  std::vector<Event> deps;
-  if (!last_write.done() || last_write.error()) deps.push_back(last_write);
-  for (const Event& r : reads)
-    if (!r.done()) deps.push_back(r);
-  return deps;
+  Deps d;
+  deps_for_write(d);
+  return {d.begin(), d.end()};
 }
 
-void Storage::record_read(Event e) {
+void Storage::record_read(const Event& e) {
   std::lock_guard lk(mu);
-  std::erase_if(reads, [](const Event& r) { return r.done(); });
-  reads.push_back(std::move(e));
+  // A read that is done, or of the same stream (it completes before `e`), no longer matters to a
+  // writer: at most one pending read per stream stays.
+  const std::uint64_t order = e.order();
+  std::erase_if(reads, [&](const Event& r) { return r.done() || (order != 0 && r.order() == order); });
+  reads.push_back(e);
+  note_stream_use(stream_uses, e);
 }
 
-void Storage::record_write(Event e) {
+void Storage::record_write(const Event& e) {
   std::lock_guard lk(mu);
-  last_write = std::move(e);
+  last_write = e;
   reads.clear();
+  note_stream_use(stream_uses, e);
 }
 
 void Storage::wait_writes() {
@@ -116,6 +137,7 @@ void Storage::wait_writes() {
     w = last_write;
   }
   w.wait();
+  if (!w.done()) throw_captured_use("reading it on the host");
   if (auto err = w.error()) std::rethrow_exception(err);
 }
 
@@ -127,8 +149,12 @@ void Storage::wait_all() {
     w = last_write;
     rs = reads;
   }
-  for (const Event& r : rs) r.wait();
+  for (const Event& r : rs) {
+    r.wait();
+    if (!r.done()) throw_captured_use("using it on the host");
+  }
   w.wait();
+  if (!w.done()) throw_captured_use("using it on the host");
   if (auto err = w.error()) std::rethrow_exception(err);
 }
 
@@ -136,6 +162,39 @@ bool Storage::has_pending_reads() {
   std::lock_guard lk(mu);
   std::erase_if(reads, [](const Event& r) { return r.done(); });
   return !reads.empty();
+}
+
+Storage::State Storage::save_state() {
+  std::lock_guard lk(mu);
+  return State{last_write, reads, ordered, stream_uses};
+}
+
+void Storage::restore_state(State st) {
+  std::lock_guard lk(mu);
+  last_write = std::move(st.last_write);
+  reads = std::move(st.reads);
+  ordered = std::move(st.ordered);
+  stream_uses = std::move(st.stream_uses);
+}
+
+void check_free_for(const Storage& s, bool writes, std::string_view what) {
+  const int w = s.graph_writers.load(std::memory_order_acquire);
+  const int r = s.graph_readers.load(std::memory_order_acquire);
+  if (w == 0 && (r == 0 || !writes)) return;
+  throw UserError(cat(what, ": the tensor is owned by a ctile::Graph (", w > 0 ? "the graph writes it" : "a graph reads it",
+                      "); a tensor a graph uses is used only by that graph until the graph is dropped or unwrapped "
+                      "(std::move(graph).unwrap())"));
+}
+
+std::uint64_t new_core_id() {
+  // Blocks of ids per thread: no shared counter on the path of every view.
+  thread_local std::uint64_t next = 0, end = 0;
+  static std::atomic<std::uint64_t> blocks{1};
+  if (next == end) {
+    next = blocks.fetch_add(1, std::memory_order_relaxed) << 20;
+    end = next + (std::uint64_t{1} << 20);
+  }
+  return next++;
 }
 
 // ---- TensorCore ------------------------------------------------------------------------------
@@ -283,20 +342,20 @@ std::int64_t span_elements(const TensorCore& c) {
   return last + 1;
 }
 
-// gather() of a view of GPU memory: one device-to-host copy of the bytes the view spans, then a
+// gather() of a view of device memory the host cannot read: one device-to-host copy of the bytes the view spans, then a
 // host gather out of that copy when the view is not contiguous.
 void gather_device(const TensorCore& c, std::byte* dst) {
   const std::int64_t n = c.numel();
   if (n == 0) return;
   const std::int64_t es = dtype_size(c.dtype);
-  const int dev = c.storage->device.index;
+  platform::DevicePlatform& p = *c.storage->platform;
   if (c.contiguous()) {
-    backend::cuda::copy_to_host(dev, dst, c.data(), n * es);
+    p.copy_to_host(dst, c.data(), n * es);
     return;
   }
   const std::int64_t span = span_elements(c);
   std::vector<std::byte> tmp(static_cast<std::size_t>(span * es));
-  backend::cuda::copy_to_host(dev, tmp.data(), c.data(), span * es);
+  p.copy_to_host(tmp.data(), c.data(), span * es);
   TensorCore host;
   host.storage = Storage::borrow(cpu(), tmp.data(), span * es);
   host.shape = c.shape;
@@ -308,7 +367,7 @@ void gather_device(const TensorCore& c, std::byte* dst) {
 }  // namespace
 
 void gather(const TensorCore& c, std::byte* dst) {
-  if (c.storage->device.kind == DeviceKind::Cuda) return gather_device(c, dst);
+  if (!c.storage->host_accessible) return gather_device(c, dst);
   const std::int64_t n = c.numel();
   if (n == 0) return;
   const std::int64_t es = dtype_size(c.dtype);
@@ -342,12 +401,32 @@ void fill_from_host(TensorCore& c, const std::byte* src) {
   CTILE_CHECK(c.contiguous() && c.offset == 0, "fill_from_host of a view");
   const std::int64_t bytes = c.numel() * dtype_size(c.dtype);
   if (bytes == 0) return;
-  if (c.storage->device.kind == DeviceKind::Cpu) {
+  if (c.storage->host_accessible) {
     std::memcpy(c.data(), src, static_cast<std::size_t>(bytes));
     return;
   }
-  Event ready = backend::cuda::copy_from_host(c.storage->device.index, c.data(), src, bytes);
-  c.storage->record_write(std::move(ready));
+  Storage::Deps deps;
+  c.storage->deps_for_write(deps, c.storage->platform->copy_order());
+  Event ready = c.storage->platform->copy_from_host(c.data(), src, bytes, std::span<Event>(deps.data(), deps.size()));
+  c.storage->record_write(ready);
+}
+
+void copy_from_host_into(const TensorCore& c, const std::byte* src, std::string_view what) {
+  const std::int64_t bytes = c.numel() * dtype_size(c.dtype);
+  if (!c.contiguous()) throw UserError(cat(what, ": the tensor is not contiguous (", shape_and_strides(c), ")"));
+  if (bytes == 0) return;
+  Storage& s = *c.storage;
+  if (s.host_accessible) {
+    s.wait_all();  // the host writes: after every pending read and write
+    std::memcpy(c.data(), src, static_cast<std::size_t>(bytes));
+    return;
+  }
+  Storage::Deps deps;
+  s.deps_for_write(deps, s.platform->copy_order());
+  for (const Event& e : deps)
+    if (e.captured()) throw_captured_use(what);
+  Event done = s.platform->copy_from_host(c.data(), src, bytes, std::span<Event>(deps.data(), deps.size()));
+  s.record_write(done);
 }
 
 std::shared_ptr<TensorCore> copy_to_device(const std::shared_ptr<const TensorCore>& src, Device d, std::string_view what) {
@@ -355,22 +434,29 @@ std::shared_ptr<TensorCore> copy_to_device(const std::shared_ptr<const TensorCor
   auto out = new_tensor(src->shape, src->dtype, d, false, what);
   const std::int64_t bytes = src->numel() * dtype_size(src->dtype);
   if (bytes == 0) return out;
-  const Device from = src->storage->device;
-  if (from.kind == DeviceKind::Cuda && d.kind == DeviceKind::Cuda && src->contiguous()) {
-    // On the GPU(s), asynchronously: after the source's pending writes and the destination's
-    // allocation; the copy keeps the source alive until it has finished.
-    std::vector<Event> deps = src->storage->deps_for_read();
-    for (Event& e : out->storage->deps_for_write()) deps.push_back(std::move(e));
-    Event done = backend::cuda::copy_device(d.index, out->data(), from.index, src->data(), bytes, std::move(deps),
-                                            [keep = src] {});
-    src->storage->record_read(done);
-    out->storage->record_write(std::move(done));
+  Storage& from = *src->storage;
+  Storage& to = *out->storage;
+  if (!from.host_accessible && !to.host_accessible && src->contiguous() &&
+      from.platform->device().kind == to.platform->device().kind) {
+    // Device to device (the same or another GPU), asynchronously: after the source's pending
+    // writes and the destination's allocation; the copy keeps the source alive until it has finished.
+    Storage::Deps deps;
+    from.deps_for_read(deps, to.platform->copy_order());
+    to.deps_for_write(deps, to.platform->copy_order());
+    for (const Event& e : deps)
+      if (e.captured()) throw_captured_use(what);
+    KeepAlive keep;
+    keep.push_back(src);
+    Event done = to.platform->copy_from_device(out->data(), *from.platform, src->data(), bytes,
+                                               std::span<Event>(deps.data(), deps.size()), std::move(keep));
+    from.record_read(done);
+    to.record_write(done);
     return out;
   }
-  src->storage->wait_writes();
-  if (d.kind == DeviceKind::Cpu) {
+  from.wait_writes();
+  if (to.host_accessible) {
     gather(*src, out->data());
-  } else if (from.kind == DeviceKind::Cpu && src->contiguous()) {
+  } else if (from.host_accessible && src->contiguous()) {
     fill_from_host(*out, src->data());
   } else {
     std::vector<std::byte> tmp(static_cast<std::size_t>(bytes));

@@ -15,6 +15,7 @@
 
 #include "ctile/core/error.hpp"
 #include "ctile/runtime/event.hpp"
+#include "ctile/runtime/pool.hpp"
 #include "ctile/runtime/stream.hpp"
 
 namespace ctile {
@@ -43,6 +44,11 @@ namespace detail {
 template <class> inline constexpr bool dependent_false = false;
 }
 
+// A lazy operation that can also wait for one more event itself (a launch): Future::then hands it
+// the previous step's event instead of joining the two.
+template <class Op>
+concept LazyOperationAfter = LazyOperation<Op> && requires(Op&& op, Stream s, Event e) { std::move(op).async_after(s, e); };
+
 template <class R>
 class [[nodiscard]] Future {
  public:
@@ -60,8 +66,13 @@ class [[nodiscard]] Future {
   Future& operator=(Future&&) noexcept = default;
   ~Future() = default;                  // never waits: the work owns what it uses
 
-  // Waits for the work; rethrows its error, otherwise hands back the payload.
+  // Waits for the work; rethrows its error, otherwise hands back the payload. UserError for the
+  // future of captured work (inside ctile::capture nothing runs; the graph gives the results).
   [[nodiscard]] R get() && {
+    if (s().done.captured() && !s().done.done())
+      throw UserError("Future::get inside a graph capture: the work is recorded into the graph, not run, so there is "
+                      "nothing to wait for; return the future from the capture function and read the results from "
+                      "the graph after replaying it");
     auto st = std::move(*this).into_state();
     st->done.wait();
     if (auto err = st->done.error()) std::rethrow_exception(err);
@@ -77,7 +88,9 @@ class [[nodiscard]] Future {
 
   // Chains a follow-up: calls f(R&&) now, on this thread, with the payload handles, and runs the
   // lazy operation f returns on this future's stream. The result completes when both steps have
-  // and carries the first error of the chain.
+  // and carries the first error of the chain. A follow-up launch waits for this step (it is
+  // skipped, carrying the error, when this step failed before it was submitted). `f` may also return the Future of work it submitted
+  // itself (a BoundKernel call, a graph replay): the chain continues with that.
   template <class F>
   [[nodiscard]] auto then(F&& f) && {
     Stream s = this->stream();
@@ -93,11 +106,23 @@ class [[nodiscard]] Future {
       static_assert(detail::dependent_false<F>, "Future<R>::then(f): f must be callable with R&& (the payload)");
     } else {
       using Op = std::invoke_result_t<F, R&&>;
-      if constexpr (!LazyOperation<Op>) {
+      if constexpr (is_future<Op>::value) {
+        auto st = std::move(*this).into_state();
+        Op next = std::invoke(std::forward<F>(f), std::move(*st->payload));
+        auto ns = std::move(next).into_state();
+        ns->done = Event::when_all(st->done, std::move(ns->done));
+        return Op(std::move(ns));
+      } else if constexpr (!LazyOperation<Op>) {
         static_assert(detail::dependent_false<F>,
                       "Future<R>::then(f): f must return a lazy operation, i.e. a type with "
                       "`async_on(Stream) &&` returning a ctile::Future<...> (for example a launch that has not "
-                      "been run yet)");
+                      "been run yet), or a ctile::Future");
+      } else if constexpr (LazyOperationAfter<Op>) {
+        // A launch waits for the previous step itself, so it completes after it and carries its
+        // error: no join of the two events.
+        auto st = std::move(*this).into_state();
+        Op op = std::invoke(std::forward<F>(f), std::move(*st->payload));
+        return std::move(op).async_after(next_stream, st->done);
       } else {
         auto st = std::move(*this).into_state();
         Op op = std::invoke(std::forward<F>(f), std::move(*st->payload));
@@ -105,11 +130,11 @@ class [[nodiscard]] Future {
         using X = typename decltype(next)::value_type;
         auto ns = std::move(next).into_state();
         if (ns.use_count() == 1) {  // the usual case: reuse the new step's state
-          ns->done = Event::when_all({st->done, std::move(ns->done)});
+          ns->done = Event::when_all(st->done, std::move(ns->done));
           return Future<X>(std::move(ns));
         }
-        auto out = std::make_shared<FutureState<X>>();
-        out->done = Event::when_all({st->done, ns->done});
+        auto out = detail::make_pooled<FutureState<X>>();
+        out->done = Event::when_all(st->done, ns->done);
         out->payload = std::move(ns->payload);
         out->stream = ns->stream;
         return Future<X>(std::move(out));
@@ -138,7 +163,7 @@ template <class R0, class... Rs>
   if (!f0.valid() || (!fs.valid() || ...)) throw UserError("join() of a moved-from Future");
   auto s0 = std::move(f0).into_state();
   auto ss = std::make_tuple(std::move(fs).into_state()...);
-  auto out = std::make_shared<FutureState<std::tuple<R0, Rs...>>>();
+  auto out = detail::make_pooled<FutureState<std::tuple<R0, Rs...>>>();
   out->done = std::apply([&](auto&... s) { return Event::when_all({s0->done, s->done...}); }, ss);
   out->stream = s0->stream;
   out->payload.emplace(std::apply(

@@ -13,8 +13,7 @@
 // overlap are checked before anything is enqueued, each failure naming the kernel and argument.
 #pragma once
 
-#include <map>
-#include <mutex>
+#include <array>
 #include <optional>
 #include <tuple>
 #include <type_traits>
@@ -24,6 +23,7 @@
 #include "ctile/frontend/kernel.hpp"
 #include "ctile/runtime/future.hpp"
 #include "ctile/runtime/partition.hpp"
+#include "ctile/runtime/small_vec.hpp"
 #include "ctile/runtime/shared.hpp"
 #include "ctile/runtime/stream.hpp"
 #include "ctile/runtime/tensor.hpp"
@@ -157,14 +157,9 @@ KernelCacheStats kernel_cache_stats(void (*fn)(P...)) {
 }
 inline std::size_t kernel_cache_size() { return kernel_cache_stats().specialisations; }
 
-// Validates the plan (grid, device, overlap), finds or traces and compiles the kernel, and
-// enqueues it with its dependencies. `tracer` traces the kernel for the plan's specs.
+// Traces the kernel for a plan's specs (one instantiation per kernel signature).
 using Tracer = std::shared_ptr<const ir::Kernel> (*)(const void* fn, const std::string& name,
                                                      const std::vector<ParamSpec>& specs, int grid_rank);
-Event enqueue_launch(const void* fn, Tracer tracer, const std::string& name, LaunchPlan& plan,
-                     const std::optional<Shape>& explicit_grid, bool race_check, const Stream& stream);
-// The device a launch without an explicit stream runs on.
-Device launch_device(const LaunchPlan& plan);
 
 template <class... P>
 std::shared_ptr<const ir::Kernel> trace_erased(const void* fn, const std::string& name, const std::vector<ParamSpec>& specs,
@@ -214,19 +209,112 @@ void plan_argument(LaunchPlan& p, const std::string& kernel, int i, const A& a) 
   }
 }
 
+// ---- the launch path (src/runtime/launch.cpp) -------------------------------------------------
+
+// A kernel function as the launch path sees it: the function, its tracer and its name (interned:
+// the string lives until exit, so launches carry a pointer).
+struct LaunchSite {
+  const void* fn = nullptr;
+  Tracer tracer = nullptr;
+  const std::string* name = nullptr;
+};
+// The interned name of `fn`: `name` when given (a ctile::Kernel), else the function's symbol
+// (kernel_name_of). Lock-free after the first call for a (function, name) pair.
+const std::string* intern_kernel_name(const void* fn, const std::string* name);
+
+// One argument of a launch, as the non-template launch path sees it.
+struct LaunchArg {
+  ParamSpec::Kind kind = ParamSpec::Kind::Read;
+  DType dtype = DType::f32;
+  std::int8_t rank = 0;
+  bool writes = false;
+  int index = 0;                               // position among the kernel's parameters
+  std::shared_ptr<const TensorCore> core;      // tensor kinds
+  const Shape* tile = nullptr;                 // Piece: the partition's tile shape
+  ir::Scalar scalar;                           // Scalar and Const: the value, cast to the parameter's type
+};
+using LaunchArgs = SmallVec<LaunchArg, 8>;
+
+// Rejects a moved-from handle: "launch of kernel 'k', argument i (Mut<f32, 1>): ...".
+[[noreturn]] void moved_from_argument(const std::string& kernel, const LaunchArg& a, const char* what);
+// The static tile extents of Mut<T, N, D...> against the partition's.
+void check_static_tile(const std::string& kernel, const LaunchArg& a, const std::int64_t* dims, std::size_t n);
+
+// Validates the arguments (ranks, devices, grids, scalars, memory overlap, graph ownership), finds
+// the launch record of the specialisation (tracing and compiling it on the first launch), and
+// submits the kernel to `stream` (or records it into the capture `stream` belongs to) with its
+// dependencies. Returns the launch's event.
+// `after` (may be empty): one more event the launch waits for (Future::then's previous step: the
+// launch then completes after it and carries its error, with no join of the two).
+Event submit_launch(const LaunchSite& site, LaunchArgs& args, const std::optional<Shape>& explicit_grid, bool race_check,
+                    const Stream& stream, const Event* after = nullptr);
+// The device a launch without an explicit stream runs on: the arguments', else default_device().
+Device launch_device(const LaunchArgs& args);
+
+template <class P> struct static_tile_of {
+  static constexpr std::array<std::int64_t, 0> dims{};
+};
+template <Element T, int N, std::int64_t... D> struct static_tile_of<Mut<T, N, D...>> {
+  static constexpr std::array<std::int64_t, sizeof...(D)> dims{D...};
+};
+
+template <class P, class A>
+void collect_argument(LaunchArgs& out, const std::string& kernel, int i, const A& a) {
+  using Tr = param_traits<P>;
+  LaunchArg& x = out.emplace_back();
+  x.kind = Tr::kind;
+  x.dtype = dtype_of<typename Tr::element>;
+  x.rank = static_cast<std::int8_t>(Tr::rank);
+  x.index = i;
+  if constexpr (Tr::kind == ParamSpec::Kind::Piece) {
+    if (!a.valid()) moved_from_argument(kernel, x, "the Partition was moved from (use of a moved-from value)");
+    x.writes = true;
+    x.tile = &a.tile_shape();
+    constexpr auto& dims = static_tile_of<P>::dims;
+    if constexpr (dims.size() > 0) check_static_tile(kernel, x, dims.data(), dims.size());
+    x.core = a.core(unchecked);
+  } else if constexpr (Tr::kind == ParamSpec::Kind::Read) {
+    if (!a.valid()) moved_from_argument(kernel, x, "the Shared handle is empty (moved from)");
+    x.core = a.core(unchecked);
+  } else if constexpr (Tr::kind == ParamSpec::Kind::Atomic || Tr::kind == ParamSpec::Kind::Unchecked) {
+    if (!a.valid()) moved_from_argument(kernel, x, "the tensor was moved from (use of a moved-from value)");
+    x.writes = true;
+    x.core = a.core(unchecked);
+  } else {
+    using D = std::remove_cvref_t<A>;
+    ir::Scalar given;
+    bool is_f = false;
+    if constexpr (std::is_same_v<D, f16> || std::is_same_v<D, bf16>) { given = ir::Scalar::of_float(static_cast<float>(a)); is_f = true; }
+    else if constexpr (std::is_floating_point_v<D>) { given = ir::Scalar::of_float(static_cast<double>(a)); is_f = true; }
+    else if constexpr (std::is_unsigned_v<D>) given = ir::Scalar::of_int(static_cast<std::int64_t>(static_cast<std::uint64_t>(a)));
+    else given = ir::Scalar::of_int(static_cast<std::int64_t>(a));
+    ParamSpec spec(Tr::kind, x.dtype, 0);
+    x.scalar = scalar_argument(kernel, i, spec, given, is_f);
+  }
+}
+
+// The arguments of a tuple, for the launch path.
+template <class... P, class... A>
+void collect_arguments(LaunchArgs& out, const std::string& kernel, const std::tuple<A...>& args) {
+  [&]<std::size_t... I>(std::index_sequence<I...>) {
+    (collect_argument<P>(out, kernel, static_cast<int>(I), std::get<I>(args)), ...);
+  }(std::index_sequence_for<P...>{});
+}
+
 }  // namespace detail
 
 // The lazy launch of one kernel over its arguments. Move-only: it owns the arguments.
 template <class Sig, class... A>
 class [[nodiscard]] Launch;
 
+
 template <class... P, class... A>
 class [[nodiscard]] Launch<void(P...), A...> {
  public:
   using Result = std::tuple<A...>;
 
-  Launch(void (*fn)(P...), std::string name, std::tuple<A...> args)
-      : fn_(fn), name_(std::move(name)), args_(std::move(args)) {}
+  Launch(void (*fn)(P...), const std::string* name, std::tuple<A...> args)
+      : fn_(fn), name_(name), args_(std::move(args)) {}
   Launch(Launch&&) noexcept = default;
   Launch& operator=(Launch&&) noexcept = default;
   Launch(const Launch&) = delete;
@@ -244,47 +332,41 @@ class [[nodiscard]] Launch<void(P...), A...> {
     return std::move(*this);
   }
 
-  // Enqueues on `stream`; the future owns the arguments until the work completes.
+  // Submits to `stream` (or records into the graph capture it belongs to); the future owns the
+  // arguments until the work completes.
   Future<Result> async_on(const Stream& stream) && {
-    detail::LaunchPlan plan = make_plan();
-    return std::move(*this).async_planned(stream, plan);
+    detail::LaunchArgs la;
+    detail::collect_arguments<P...>(la, *name_, args_);
+    return std::move(*this).submit(la, stream);
+  }
+  // async_on after one more event (for Future::then: the launch follows the previous step).
+  Future<Result> async_after(const Stream& stream, const Event& after) && {
+    detail::LaunchArgs la;
+    detail::collect_arguments<P...>(la, *name_, args_);
+    return std::move(*this).submit(la, stream, &after);
   }
   // Runs to completion and gives the arguments back.
   Result sync_on(const Stream& stream) && { return std::move(*this).async_on(stream).get(); }
   Result sync() && {
-    detail::LaunchPlan plan = make_plan();  // planned once: it also tells the device
-    const Stream s = default_stream(detail::launch_device(plan));
-    return std::move(*this).async_planned(s, plan).get();
+    detail::LaunchArgs la;
+    detail::collect_arguments<P...>(la, *name_, args_);  // collected once: they also tell the device
+    const Stream s = default_stream(detail::launch_device(la));
+    return std::move(*this).submit(la, s).get();
   }
 
  private:
-  Future<Result> async_planned(const Stream& stream, detail::LaunchPlan& plan) && {
-    Event done = detail::enqueue_launch(reinterpret_cast<const void*>(fn_), &detail::trace_erased<P...>, name_, plan,
-                                        grid_, race_check_, stream);
-    auto st = std::make_shared<FutureState<Result>>();
+  Future<Result> submit(detail::LaunchArgs& la, const Stream& stream, const Event* after = nullptr) && {
+    const detail::LaunchSite site{reinterpret_cast<const void*>(fn_), &detail::trace_erased<P...>, name_};
+    Event done = detail::submit_launch(site, la, grid_, race_check_, stream, after);
+    auto st = detail::make_pooled<FutureState<Result>>();
     st->done = std::move(done);
     st->stream = stream;
     st->payload.emplace(std::move(args_));
     return Future<Result>(std::move(st));
   }
 
-  detail::LaunchPlan make_plan() const {
-    detail::LaunchPlan plan;
-    constexpr std::size_t n = sizeof...(P);
-    plan.specs.reserve(n);
-    plan.args.reserve(n);
-    plan.reads.reserve(n);
-    plan.read_arg.reserve(n);
-    plan.writes.reserve(n);
-    plan.write_arg.reserve(n);
-    [&]<std::size_t... I>(std::index_sequence<I...>) {
-      (detail::plan_argument<P>(plan, name_, static_cast<int>(I), std::get<I>(args_)), ...);
-    }(std::index_sequence_for<P...>{});
-    return plan;
-  }
-
   void (*fn_)(P...);
-  std::string name_;
+  const std::string* name_;
   std::tuple<A...> args_;
   std::optional<Shape> grid_;
   bool race_check_ = false;
@@ -295,11 +377,15 @@ template <class... P, class... A>
 auto launch(const Kernel<P...>& k, A... args) {
   static_assert(sizeof...(P) == sizeof...(A), "ctile::launch: the number of arguments differs from the kernel's parameters");
   static_assert((detail::check_argument<P, A>() && ...));
-  return Launch<void(P...), A...>(k.fn, k.name, std::tuple<A...>(std::move(args)...));
+  return Launch<void(P...), A...>(k.fn, detail::intern_kernel_name(reinterpret_cast<const void*>(k.fn), &k.name),
+                                  std::tuple<A...>(std::move(args)...));
 }
 template <class... P, class... A>
 auto launch(void (*fn)(P...), A... args) {
-  return launch(Kernel<P...>{fn, detail::kernel_name_of(reinterpret_cast<const void*>(fn))}, std::move(args)...);
+  static_assert(sizeof...(P) == sizeof...(A), "ctile::launch: the number of arguments differs from the kernel's parameters");
+  static_assert((detail::check_argument<P, A>() && ...));
+  return Launch<void(P...), A...>(fn, detail::intern_kernel_name(reinterpret_cast<const void*>(fn), nullptr),
+                                  std::tuple<A...>(std::move(args)...));
 }
 
 }  // namespace ctile

@@ -63,6 +63,8 @@ class Shared {
   // memory; otherwise throws UserError and the handle stays as it was.
   [[nodiscard]] Tensor<T> unshare() && {
     const auto& core = c();
+    detail::check_free_for(*core.storage, true, detail::cat("Shared<", dtype_name(dtype_of<T>), ">::unshare of a tensor of shape ",
+                                                          shape_str(core.shape)));
     const long others = group_.use_count() - 1;
     if (others > 0)
       throw UserError(detail::cat("Shared<", dtype_name(dtype_of<T>), ">::unshare of a tensor of shape ",

@@ -1,15 +1,17 @@
-// Stream: a copyable handle to an in-order executor. Tasks run one after another, asynchronously
-// to the caller; each task gets an Event that completes once the task has finished (and after
-// everything it captured has been destroyed, so that reference counts are exact at that point).
-// The CPU stream runs tasks on its own worker thread. A CUDA stream runs each task on the thread
-// that enqueues it, with the stream as that thread's current CUDA stream: its tasks may only enqueue
-// GPU work (launches, copies), and enqueue() returns once that work is queued on the GPU (after any
-// host-side events in wait_for are done); the event completes when the GPU work has finished
-// (docs/cuda_runtime.md).
+// Stream: a copyable handle to an in-order executor of typed commands (kernel launches, copies,
+// host callbacks, event markers). Commands run one after another, asynchronously to the caller;
+// each gets an Event that completes once its work has finished (and after everything it kept alive
+// has been released, so that reference counts are exact at that point). A CPU stream runs its
+// commands on its own worker thread. A CUDA stream queues kernels, copies and graph runs on a
+// CUstream and returns once they are queued (after any host-side events in wait_for are done); the
+// event completes when the GPU work has finished (docs/cuda_runtime.md). A capturing stream (inside
+// ctile::capture) records commands into a graph instead of running them (docs/host_api.md).
 #pragma once
 
 #include <concepts>
+#include <cstdint>
 #include <memory>
+#include <span>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -51,15 +53,28 @@ class StreamTask {
   std::unique_ptr<Concept> impl_;
 };
 
+namespace detail {
+struct Command;  // src/platform/command.hpp
+class CaptureState;  // src/runtime/capture.hpp
+}  // namespace detail
+
 // What a stream implementation provides. Implementations are thread-safe.
 class StreamImpl {
  public:
   virtual ~StreamImpl() = default;
   [[nodiscard]] virtual Device device() const = 0;
-  // See Stream::enqueue.
-  [[nodiscard]] virtual Event enqueue(StreamTask task, std::vector<Event> wait_for) = 0;
+  // Runs `cmd` after every command submitted before it and after every event in `wait_for` (the
+  // events may be moved from). If one of those carries an error, the command is skipped and the
+  // returned event carries that error (the first in `wait_for` order); an exception while running it
+  // goes into the returned event. Returns without waiting for the work.
+  [[nodiscard]] virtual Event submit(detail::Command&& cmd, std::span<Event> wait_for) = 0;
   // See Stream::synchronize.
   virtual void synchronize() = 0;
+  // This stream's order: its events carry it (Event::order) and complete in submit order; GPU
+  // streams' native markers carry it too (0: no order, e.g. a capturing stream).
+  [[nodiscard]] virtual std::uint64_t order() const { return 0; }
+  // The graph capture this stream records into; null for a stream that runs its work.
+  [[nodiscard]] virtual detail::CaptureState* capture() { return nullptr; }
 };
 
 class Stream {
@@ -69,19 +84,32 @@ class Stream {
   explicit Stream(std::shared_ptr<StreamImpl> impl) : impl_(std::move(impl)) {}
 
   // A new stream on `d`. A CPU stream has its own worker thread, joined when the last handle goes
-  // away after it has run every task already enqueued; a CUDA stream is a non-blocking CUstream
-  // whose events complete on a completion thread, drained the same way.
+  // away after it has run every command already submitted; a CUDA stream is a non-blocking
+  // CUstream whose events complete on a completion thread, drained the same way.
   [[nodiscard]] static Stream create(Device d = default_device());
 
   [[nodiscard]] Device device() const;
-  // Runs `task` after every task enqueued before it on this stream and after every event in
-  // `wait_for`. If one of those carries an error, `task` is skipped and the returned event carries
-  // that error (the first in `wait_for` order); an exception thrown by `task` goes into the
-  // returned event. Returns at once.
+
+  // A host callback: runs `fn` on the host after every command submitted before it and after every
+  // event in `wait_for` (CPU: on the worker; CUDA: on a driver thread, in stream order; it must not
+  // call CUDA). If one of those failed, `fn` is skipped and the event carries that error; an
+  // exception thrown by `fn` goes into the returned event. Returns at once. Can be captured.
+  [[nodiscard]] Event host(StreamTask fn, std::vector<Event> wait_for = {});
+  // An event marker: done once everything submitted before it (and `wait_for`) is done. Later
+  // commands of this stream also run after `wait_for` (an event wait). Can be captured.
+  [[nodiscard]] Event record(std::vector<Event> wait_for = {});
+  // A task in stream order. On a CPU stream, the same as host(). On a CUDA stream the task runs on
+  // the calling thread with the stream as the thread's current CUDA stream, and may only enqueue
+  // GPU work; enqueue() returns once that work is queued. Cannot be captured (use host(), or the
+  // typed operations: launches, ctile::copy).
   [[nodiscard]] Event enqueue(StreamTask task, std::vector<Event> wait_for = {});
-  // Blocks until every task enqueued before this call has finished. Errors of those tasks stay in
-  // their events. Throws UserError when called from a task of this same stream (it would deadlock).
+  // Blocks until every command submitted before this call has finished. Errors of those commands
+  // stay in their events. Throws UserError when called from a command of this same stream (it
+  // would deadlock) or on a capturing stream.
   void synchronize();
+
+  // Whether this stream records into a graph capture (ctile::capture) instead of running work.
+  [[nodiscard]] bool capturing() const;
 
   [[nodiscard]] bool valid() const { return impl_ != nullptr; }
   [[nodiscard]] const std::shared_ptr<StreamImpl>& impl() const;

@@ -4,12 +4,14 @@
 // docs/host_api.md describes the model.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <memory>
 #include <mutex>
 #include <string_view>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -20,8 +22,13 @@
 #include "ctile/core/unchecked.hpp"
 #include "ctile/runtime/device.hpp"
 #include "ctile/runtime/event.hpp"
+#include "ctile/runtime/small_vec.hpp"
 
 namespace ctile {
+
+namespace platform {
+class DevicePlatform;  // src/platform/platform.hpp
+}
 
 template <Element T> class Tensor;
 template <Element T> class Partition;
@@ -29,35 +36,62 @@ template <Element T> class Shared;
 
 namespace detail {
 
+// A lock for the few instructions of a storage's event bookkeeping (on every launch's path, held
+// for a handful of loads and stores; a std::mutex costs several times more uncontended).
+class SpinLock {
+ public:
+  void lock() noexcept {
+    for (unsigned i = 0; flag_.exchange(true, std::memory_order_acquire); ++i)
+      if (i >= 64) std::this_thread::yield();
+  }
+  void unlock() noexcept { flag_.store(false, std::memory_order_release); }
+
+ private:
+  std::atomic<bool> flag_{false};
+};
+
 // One allocation and the events of the work that reads or writes it. Every tensor, partition and
 // shared handle (and every view made by slice/reshape) over the same memory refers to one Storage.
-// device/ptr/bytes/owned never change; last_write and reads are guarded by `mu`.
+// device/platform/ptr/bytes/flags never change; the event state is guarded by `mu`.
 //
-// On a CUDA device `ptr` is a device address (never dereferenced on the host). Its memory comes from
-// the device's stream-ordered pool; last_write starts as the event of the allocation (and zero
-// fill), so work on any stream is ordered after it. The memory is freed by ~Storage, which runs
-// only once no handle and no in-flight work holds the storage (work keeps it alive until its GPU
-// part has finished); the free is still ordered after the native events of the last write and reads.
+// On a GPU `ptr` is a device address (never dereferenced on the host). Its memory comes from the
+// device's stream-ordered pool; last_write starts as the event of the allocation (and zero fill),
+// and the first use on each stream also waits for that event on the device (alloc_ready; a host
+// wait does not order a stream-ordered allocation for the driver). The memory is freed by
+// ~Storage, which runs only once no handle and no in-flight work holds the storage (work keeps it
+// alive until its GPU part has finished); the free is still ordered on the device after the last
+// write, the pending reads and each stream's latest use.
 //
-// Dependency rules (the launch glue follows them for every argument it enqueues):
-//   a task that reads waits for deps_for_read() and then is recorded with record_read(its event);
-//   a task that writes waits for deps_for_write() and then is recorded with record_write(its event).
+// Dependency rules (the launch glue follows them for every argument it submits):
+//   a command that reads waits for deps_for_read() and then is recorded with record_read(its event);
+//   a command that writes waits for deps_for_write() and then is recorded with record_write(its event).
 // A write that failed poisons the storage: deps_for_read/deps_for_write keep returning it (so later
 // work fails with the same error) and wait_writes() rethrows it, until the next record_write.
+//
+// A ctile::Graph that uses the storage counts itself in graph_writers or graph_readers for its
+// lifetime; other work may then not write it (nor read what a graph writes): see check_free_for.
 struct Storage {
+  using Deps = SmallVec<Event, 8>;
+
   Device device;
+  platform::DevicePlatform* platform = nullptr;  // never null: who allocated (or lends) the memory
   std::byte* ptr = nullptr;
   std::int64_t bytes = 0;
   bool owned = false;   // owned memory is freed by ~Storage; borrowed memory never is
-  bool mapped = false;  // owned memory that came from mmap (large allocations)
-  bool pooled = false;  // owned CUDA memory from the stream-ordered pool (else cuMemAlloc)
-  std::mutex mu;
+  bool mapped = false;  // owned host memory from mmap (large allocations)
+  bool pooled = false;  // owned GPU memory from the stream-ordered pool (else cuMemAlloc)
+  bool host_accessible = true;  // the host may dereference `ptr`
+  SpinLock mu;
   Event last_write;
-  std::vector<Event> reads;  // reads since last_write (completed ones are pruned)
+  std::vector<Event> reads;        // reads since last_write (completed ones are pruned)
+  Event alloc_ready;               // a stream-ordered allocation's event (empty otherwise)
+  std::vector<std::uint64_t> ordered;  // streams (StreamImpl::order) that waited for alloc_ready on the device
+  std::vector<Event> stream_uses;  // the latest native event of each stream that used the memory
+  std::atomic<int> graph_writers{0}, graph_readers{0};
 
   // Fresh memory on `d`: 64-byte aligned (page aligned from 1 MiB; 256-byte aligned on a GPU),
-  // zero-filled if `zeroed`. Throws UserError when the memory cannot be had or the device cannot be
-  // used.
+  // zero-filled if `zeroed`. Throws UserError when the memory cannot be had, the device cannot be
+  // used, or the calling thread is inside a graph capture (allocate before capturing).
   [[nodiscard]] static std::shared_ptr<Storage> allocate(Device d, std::int64_t bytes, bool zeroed);
   // Foreign memory of `bytes` bytes at `p`, never freed by ctile.
   [[nodiscard]] static std::shared_ptr<Storage> borrow(Device d, void* p, std::int64_t bytes);
@@ -67,28 +101,56 @@ struct Storage {
   Storage& operator=(const Storage&) = delete;
   ~Storage();
 
-  // Events a reader must wait for: the last write, if not done or failed.
-  [[nodiscard]] std::vector<Event> deps_for_read();
-  // Events a writer must wait for: the last write (as above) and every pending read.
+  // Appends the events a reader on a stream of order `order` must wait for: the last write, if not
+  // done or failed, and (once per stream) a stream-ordered allocation.
+  void deps_for_read(Deps& out, std::uint64_t order = 0);
+  // Likewise for a writer: also every pending read.
+  void deps_for_write(Deps& out, std::uint64_t order = 0);
+  [[nodiscard]] std::vector<Event> deps_for_read();   // the same into a vector (order 0)
   [[nodiscard]] std::vector<Event> deps_for_write();
-  void record_read(Event e);
-  void record_write(Event e);  // also forgets the reads: `e` is ordered after them
+  void record_read(const Event& e);
+  void record_write(const Event& e);  // also forgets the reads: `e` is ordered after them
   // The host waits for the last write; rethrows its error if it failed.
   void wait_writes();
   // The host waits for the last write and every pending read (before the host writes itself);
   // rethrows the last write's error if it failed.
   void wait_all();
   [[nodiscard]] bool has_pending_reads();
+
+  // The event state, for a graph capture that records into it and puts it back afterwards.
+  struct State {
+    Event last_write;
+    std::vector<Event> reads;
+    std::vector<std::uint64_t> ordered;
+    std::vector<Event> stream_uses;
+  };
+  [[nodiscard]] State save_state();
+  void restore_state(State st);
 };
 
+// Throws UserError when a ctile::Graph owns `s` in a way that forbids this use: a write while a
+// graph reads or writes it, or a read while a graph writes it. `what` starts the message.
+void check_free_for(const Storage& s, bool writes, std::string_view what);
+
 // A view of a Storage: element offset, extents, strides (elements) and element type. Immutable
-// once shared between handles: every view-making operation makes a new TensorCore.
+// once shared between handles: every view-making operation makes a new TensorCore, and each
+// TensorCore has its own id (never reused), by which the launch path knows a view it has packed
+// before.
+std::uint64_t new_core_id();
 struct TensorCore {
   std::shared_ptr<Storage> storage;
   std::int64_t offset = 0;  // elements
   Shape shape;
   Shape strides;  // elements
   DType dtype = DType::f32;
+  std::uint64_t id = new_core_id();
+  // tensor_facts() of this view, computed on first use (bit 0 set once there; the rest packed).
+  mutable std::atomic<std::uint32_t> facts_cache{0};
+
+  TensorCore() = default;
+  TensorCore(const TensorCore& o)  // a copy is another view: a new id
+      : storage(o.storage), offset(o.offset), shape(o.shape), strides(o.strides), dtype(o.dtype) {}
+  TensorCore& operator=(const TensorCore&) = delete;
 
   [[nodiscard]] backend::TensorArg arg() const;
   [[nodiscard]] std::byte* data() const;  // address of element 0 (the storage plus offset)
@@ -114,6 +176,10 @@ void gather(const TensorCore& c, std::byte* dst);
 // Fills `c`, a fresh contiguous tensor on any device, with numel * element size bytes from host
 // memory `src` (which may be reused on return); on a GPU the copy becomes the storage's last write.
 void fill_from_host(TensorCore& c, const std::byte* src);
+// Copies numel * element size bytes from host memory `src` into `c` (contiguous, any device), after
+// the pending work on it; recorded as its last write. UserError (starting with `what`) for a view
+// that is not contiguous.
+void copy_from_host_into(const TensorCore& c, const std::byte* src, std::string_view what);
 // A new, owned, contiguous tensor on `d` with the elements of `src` (any device to any device),
 // ordered after the pending writes of `src` (a failed write is rethrown) and recorded as a read of
 // it. `what` starts error messages.

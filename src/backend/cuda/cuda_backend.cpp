@@ -16,10 +16,12 @@
 #include "../../runtime/stage_timings.hpp"
 #include "../cache/disk_cache.hpp"
 #include "codegen.hpp"
-#include "cuda_device.hpp"
-#include "cuda_memory.hpp"
-#include "cuda_stream.hpp"
-#include "driver.hpp"
+#include "../../platform/cuda/device.hpp"
+#include "../../platform/cuda/driver.hpp"
+#include "../../platform/cuda/kernel.hpp"
+#include "../../platform/cuda/memory.hpp"
+#include "../../platform/cuda/stream.hpp"
+#include "../../platform/kernel.hpp"
 #include "nvrtc.hpp"
 
 #ifndef CTILE_VERSION_STRING
@@ -27,13 +29,12 @@
 #endif
 
 namespace ctile::backend::cuda {
+using namespace ::ctile::platform::cuda;  // driver, devices, streams (src/platform/cuda)
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
 constexpr int kMaxDevices = 64;
-// Successful cuLaunchKernel calls per device (ctile::cuda_launch_count).
-std::array<std::atomic<std::uint64_t>, kMaxDevices> g_launches{};
 
 bool env_flag(const char* name) {
   const char* v = std::getenv(name);
@@ -62,45 +63,47 @@ void dump(const std::string& kernel, const std::string& entry, const char* ext, 
                entry.c_str());
 }
 
-class CudaCompiled final : public CompiledKernel {
+// A compiled kernel: the IR, what the generator made of it, and the kernel loaded on the device by
+// the CUDA platform (launched natively from a parameter block by the launch path).
+class CudaCompiled final : public CompiledKernel, public platform::HasNativeKernel {
  public:
-  CudaCompiled(std::shared_ptr<const ir::Kernel> k, GeneratedKernel gk, int device, CUcontext ctx, CUmodule mod,
-               CUfunction fn)
-      : k_(std::move(k)), gk_(std::move(gk)), device_(device), ctx_(ctx), mod_(mod), fn_(fn) {}
-  // CUDA blocks launched at most (0: one per tile block). Set once right after construction.
-  void set_max_blocks(std::int64_t n) { max_blocks_ = n; }
-  std::int64_t max_blocks() const { return max_blocks_; }
-  ~CudaCompiled() override {
-    try {
-      ScopedContext scope(ctx_);
-      (void)CTILE_CU_REPORT(cuModuleUnload, (mod_), "unloading the module of kernel '", k_->name, "'");
-    } catch (...) {
-    }
-  }
+  CudaCompiled(std::shared_ptr<const ir::Kernel> k, GeneratedKernel gk, std::unique_ptr<platform::cuda::CudaKernel> loaded)
+      : k_(std::move(k)), gk_(std::move(gk)), loaded_(std::move(loaded)) {}
   CudaCompiled(const CudaCompiled&) = delete;
   CudaCompiled& operator=(const CudaCompiled&) = delete;
 
   const ir::Kernel& kernel() const override { return *k_; }
+  const platform::NativeKernel& native() const override { return *loaded_; }
+  const platform::cuda::CudaKernel& loaded() const { return *loaded_; }
   const GeneratedKernel& generated() const { return gk_; }
   // The same kernel prepared for the CPU interpreter (race-checked launches run there).
   const CompiledKernel& cpu_kernel() const {
     std::call_once(cpu_once_, [&] { cpu_ = cpu_backend()->compile(k_); });
     return *cpu_;
   }
-  int device() const { return device_; }
-  CUfunction fn() const { return fn_; }
+  int device() const { return loaded_->device_index(); }
 
  private:
   std::shared_ptr<const ir::Kernel> k_;
   GeneratedKernel gk_;
-  int device_;
-  CUcontext ctx_;
-  CUmodule mod_;
-  CUfunction fn_;
-  std::int64_t max_blocks_ = 0;
+  std::unique_ptr<platform::cuda::CudaKernel> loaded_;
   mutable std::once_flag cpu_once_;
   mutable std::shared_ptr<const CompiledKernel> cpu_;
 };
+
+// The platform's view of what the generator made (src/platform/kernel.hpp): the image, the entry,
+// the block, and the parameter layout.
+platform::KernelArtifact artifact_of(const ir::Kernel& k, const GeneratedKernel& gk, std::string image) {
+  platform::KernelArtifact a;
+  a.image = std::move(image);
+  a.entry = gk.entry;
+  a.threads = gk.threads;
+  a.smem_bytes = gk.smem_bytes;
+  a.resident_grid = gk.prefetches;
+  a.tile_blocks_per_block = gk.blocks_per_cta;  // a CTA runs several tile blocks side by side
+  a.params = param_layout_of(k);
+  return a;
+}
 
 // Bytes from element 0 to the last element of a tensor argument (0 when empty).
 std::int64_t span_bytes(const TensorArg& t) {
@@ -142,12 +145,6 @@ void run_on_cpu_with_race_check(const CudaCompiled& c, const LaunchConfig& cfg, 
               bufs[i].size(), cur.stream),
              "copying the results of race-checked kernel '", kname, "' back to cuda:", cur.device);
   }
-}
-
-// Loads a cubin; on failure returns the error (the module is not loaded).
-CUresult load_module(const std::string& image, CUmodule& mod) {
-  mod = nullptr;
-  return drv().cuModuleLoadData(&mod, image.data());
 }
 
 class CudaBackend final : public Backend {
@@ -201,15 +198,16 @@ class CudaBackend final : public Backend {
       for (const EmbeddedHeader& h : device_headers()) kb.add(h.name, h.text);
     }
 
-    ScopedContext scope(dc.ctx());
-    CUmodule mod = nullptr;
-    bool loaded = false;
+    // Loading belongs to the platform: the artifact (image, entry, block, parameter layout) is all it
+    // needs (src/platform/kernel.hpp).
+    std::unique_ptr<platform::cuda::CudaKernel> loaded;
     if (disk) {
       t = Clock::now();
       if (auto hit = disk->get(kb.key())) {
-        const std::string image(reinterpret_cast<const char*>(hit->data()), hit->size());
-        if (load_module(image, mod) == 0) {
-          loaded = true;
+        std::string image(reinterpret_cast<const char*>(hit->data()), hit->size());
+        platform::cuda::LoadResult lr = platform::cuda::load_kernel(index_, artifact_of(*k, gk, std::move(image)), kname);
+        if (lr.kernel) {
+          loaded = std::move(lr.kernel);
           detail::note_stage("disk cache hit + load", detail::ms_since(t));
         } else {
           disk->evict(kb.key());  // the driver rejects it: recompile
@@ -223,46 +221,23 @@ class CudaBackend final : public Backend {
       if (!res.log.empty() && env_flag("CTILE_VERBOSE"))
         std::fprintf(stderr, "ctile: NVRTC log for kernel '%s':\n%s\n", kname.c_str(), res.log.c_str());
       t = Clock::now();
-      const CUresult r = load_module(res.image, mod);
-      if (r != 0)
-        throw_cuda_error(r, "cuModuleLoadData",
+      platform::cuda::LoadResult lr = platform::cuda::load_kernel(index_, artifact_of(*k, gk, res.image), kname);
+      if (!lr.kernel)
+        throw_cuda_error(lr.error, "cuModuleLoadData",
                          detail::cat("loading the cubin of kernel '", kname, "' (", res.arch, ") on cuda:", index_, " (",
                                      dc.info().name, ")"));
+      loaded = std::move(lr.kernel);
       detail::note_stage("module load", detail::ms_since(t));
       if (disk)
         disk->put(kb.key(), std::span(reinterpret_cast<const std::byte*>(res.image.data()), res.image.size()),
                   detail::cat("kernel ", kname, ", ", res.arch));
     }
-
-    // From here the module belongs to the compiled kernel (its destructor unloads it).
-    CUfunction fn = nullptr;
-    const CUresult r = drv().cuModuleGetFunction(&fn, mod, gk.entry.c_str());
-    auto compiled = std::make_shared<CudaCompiled>(std::move(k), gk, index_, dc.ctx(), mod, fn);
-    if (r != 0)
-      throw_cuda_error(r, "cuModuleGetFunction", detail::cat("finding entry ", gk.entry, " of kernel '", kname, "'"));
-    if (gk.smem_bytes > static_cast<std::size_t>(dc.info().smem_per_block))
-      CTILE_CU(cuFuncSetAttribute, (fn, abi::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(gk.smem_bytes)),
-               "allowing ", gk.smem_bytes, " bytes of dynamic shared memory for kernel '", kname, "' on cuda:", index_);
-    int max_threads = 0;
-    CTILE_CU(cuFuncGetAttribute, (&max_threads, abi::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, fn),
-             "querying the block size limit of kernel '", kname, "'");
-    if (max_threads < gk.threads) {
-      int regs = 0;
-      (void)drv().cuFuncGetAttribute(&regs, abi::CU_FUNC_ATTRIBUTE_NUM_REGS, fn);
-      throw InternalError(detail::cat("cuda backend: kernel '", kname, "' uses ", regs, " registers per thread, so at most ",
-                                      max_threads, " threads per block can run, but it was generated for ", gk.threads));
-    }
-    // A kernel that pipelines its loads over tile blocks runs as a resident grid: as many blocks
-    // as fit on the device at once, each looping over tile blocks.
-    if (gk.prefetches && drv().cuOccupancyMaxActiveBlocksPerMultiprocessor) {
-      int per_sm = 0;
-      CTILE_CU(cuOccupancyMaxActiveBlocksPerMultiprocessor, (&per_sm, fn, gk.threads, gk.smem_bytes),
-               "querying the occupancy of kernel '", kname, "' on cuda:", index_);
-      if (per_sm > 0) compiled->set_max_blocks(static_cast<std::int64_t>(per_sm) * dc.info().sm_count);
-    }
-    return compiled;
+    return std::make_shared<CudaCompiled>(std::move(k), gk, std::move(loaded));
   }
 
+  // Launches ctile's launch path does not take natively (it submits kernels to CUDA streams from
+  // their parameter blocks): race-checked launches, and any caller of the backend interface, inside
+  // an inline task of a CUDA stream.
   void run(const CompiledKernel& ck, const LaunchConfig& cfg, std::span<const ArgValue> args) override {
     const auto* c = dynamic_cast<const CudaCompiled*>(&ck);
     CTILE_CHECK(c != nullptr, "cuda backend: kernel was compiled by another backend");
@@ -280,17 +255,30 @@ class CudaBackend final : public Backend {
     if (blocks > std::numeric_limits<std::int32_t>::max())
       throw UserError(detail::cat("kernel '", kname, "': the grid ", shape_str(cfg.grid), " has ", blocks,
                                   " tile blocks; a CUDA launch takes at most 2^31 - 1 (use larger tiles)"));
-    std::vector<std::byte> params = pack_params(c->kernel(), cfg, args);
+    const platform::cuda::CudaKernel& k = c->loaded();
+    const platform::ParamLayout& l = k.layout();
+    CTILE_CHECK(args.size() == l.slots.size(), "cuda backend: ", args.size(), " arguments for ", l.slots.size(), " parameters");
+    std::vector<std::byte> params(l.bytes);
+    platform::write_grid(params.data(), l, cfg.grid.data(), static_cast<int>(cfg.grid.size()));
+    for (std::size_t i = 0; i < args.size(); ++i) {
+      const platform::ParamSlot& s = l.slots[i];
+      if (s.kind == platform::ParamSlot::Kind::Scalar) {
+        platform::write_scalar(params.data(), s, args[i].scalar);
+        continue;
+      }
+      const TensorArg& ta = args[i].tensor;
+      if (static_cast<int>(ta.shape.size()) != s.rank || ta.strides.size() != ta.shape.size())
+        throw UserError(detail::cat("kernel '", kname, "': argument ", i, " has shape ", shape_str(ta.shape), " and strides ",
+                                    shape_str(ta.strides), ", expected rank ", static_cast<int>(s.rank)));
+      platform::write_tensor(params.data(), s, ta.data, ta.shape.data(), ta.strides.data(), s.rank);
+    }
     void* kernel_params[] = {params.data()};
-    const GeneratedKernel& gk = c->generated();
-    blocks = launch_blocks(gk, blocks);  // a CTA may run several tile blocks side by side
-    if (c->max_blocks() > 0) blocks = std::min(blocks, c->max_blocks());
+    const auto cuda_blocks = static_cast<unsigned>(k.blocks_for(blocks));
     CTILE_CU(cuLaunchKernel,
-             (c->fn(), static_cast<unsigned>(blocks), 1u, 1u, static_cast<unsigned>(gk.threads), 1u, 1u,
-              static_cast<unsigned>(gk.smem_bytes), cur->stream, kernel_params, nullptr),
-             "launching kernel '", kname, "' on cuda:", index_, " (", blocks, " blocks of ", gk.threads, " threads, ",
-             gk.smem_bytes, " bytes of dynamic shared memory)");
-    g_launches[static_cast<std::size_t>(index_)].fetch_add(1, std::memory_order_relaxed);
+             (k.fn(), cuda_blocks, 1u, 1u, k.threads(), 1u, 1u, k.smem(), cur->stream, kernel_params, nullptr),
+             "launching kernel '", kname, "' on cuda:", index_, " (", cuda_blocks, " blocks of ", k.threads(), " threads, ",
+             k.smem(), " bytes of dynamic shared memory)");
+    count_kernel_launches(index_, 1);  // with the platform's own launches (kernel_launches)
   }
 
  private:
@@ -314,7 +302,8 @@ Backend& backend(int index) {
 
 namespace ctile {
 std::uint64_t cuda_launch_count(int index) {
+  // Every successful cuLaunchKernel of the device: the backend's and the platform's (streams, graphs).
   if (index < 0 || index >= backend::cuda::kMaxDevices) return 0;
-  return backend::cuda::g_launches[static_cast<std::size_t>(index)].load(std::memory_order_relaxed);
+  return platform::cuda::kernel_launches(index);
 }
 }  // namespace ctile

@@ -1,9 +1,12 @@
 // The CUDA backend: compile = IR -> CUDA C++ (codegen.hpp) -> NVRTC cubin for the device's exact
-// architecture -> cuModuleLoadData; run = cuLaunchKernel on the CUDA stream whose task is running
-// (cuda_stream.hpp). One instance per device (a CUfunction belongs to one context). Private to the
+// architecture -> a KernelArtifact that the CUDA platform loads (src/platform/cuda/kernel.hpp); its
+// compiled kernels expose the loaded platform kernel, which the launch path submits to CUDA streams
+// natively. run() (race-checked launches, callers of the backend interface) launches from inside an
+// inline task of a CUDA stream. One instance per device (a CUfunction belongs to one context). Private to the
 // library; launch.cpp reaches it through backend_for(Device).
 #pragma once
 
+#include "../../platform/kernel.hpp"
 #include "ctile/backend/backend.hpp"
 
 namespace ctile::backend::cuda {
@@ -11,5 +14,10 @@ namespace ctile::backend::cuda {
 // The backend of cuda:index (created on first use; never destroyed). Throws UserError when the
 // device cannot be used.
 Backend& backend(int index);
+
+// How the generated code takes its arguments (the generator's parameter struct, codegen.hpp, as the
+// platform's ParamLayout). The compiler owns this contract: when it changes the struct, it changes
+// this (tests/unit/cuda_runtime/test_param_layout.cpp checks both against each other).
+platform::ParamLayout param_layout_of(const ir::Kernel& k);
 
 }  // namespace ctile::backend::cuda

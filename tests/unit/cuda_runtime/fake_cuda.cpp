@@ -9,8 +9,14 @@
 //
 // Environment: FAKE_CUDA_DEVICES (default 1), FAKE_CUDA_CC (default 90), FAKE_CUDA_POOLS (default
 // 1), FAKE_CUDA_INIT_ERROR (cuInit's result, default 0), FAKE_CUDA_DELAY_US (default 100).
-// Kernels do not run: cuLaunchKernel checks its arguments and counts the launch.
+// Kernels do not run: cuLaunchKernel checks its arguments and counts the launch. Graphs
+// (cuGraphCreate ... cuGraphLaunch) are lists of kernel, memcpy and host nodes; a launch runs the
+// nodes in order on the stream's worker (memcpy nodes copy, host nodes call their function, kernel
+// nodes count as launches). The fake cannot know a kernel's parameter size; a test that inspects
+// the parameters of kernel nodes says how many bytes to keep (fake_cuda_set_param_bytes).
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdarg>
 #include <cstdio>
@@ -26,18 +32,24 @@
 #include <thread>
 #include <vector>
 
-#include "../../../src/backend/cuda/driver.hpp"
+#include "../../../src/platform/cuda/driver.hpp"
 
-using ctile::backend::cuda::CUcontext;
-using ctile::backend::cuda::CUdevice;
-using ctile::backend::cuda::CUdeviceptr;
-using ctile::backend::cuda::CUevent;
-using ctile::backend::cuda::CUfunction;
-using ctile::backend::cuda::CUhostFn;
-using ctile::backend::cuda::CUmemoryPool;
-using ctile::backend::cuda::CUmodule;
-using ctile::backend::cuda::CUresult;
-using ctile::backend::cuda::CUstream;
+using ctile::platform::cuda::CUcontext;
+using ctile::platform::cuda::CUdevice;
+using ctile::platform::cuda::CUdeviceptr;
+using ctile::platform::cuda::CUevent;
+using ctile::platform::cuda::CUfunction;
+using ctile::platform::cuda::CUgraph;
+using ctile::platform::cuda::CUgraphExec;
+using ctile::platform::cuda::CUgraphNode;
+using ctile::platform::cuda::HostNodeParams;
+using ctile::platform::cuda::KernelNodeParams;
+using ctile::platform::cuda::Memcpy3D;
+using ctile::platform::cuda::CUhostFn;
+using ctile::platform::cuda::CUmemoryPool;
+using ctile::platform::cuda::CUmodule;
+using ctile::platform::cuda::CUresult;
+using ctile::platform::cuda::CUstream;
 
 namespace {
 
@@ -51,6 +63,13 @@ int env_int(const char* name, int def) {
 
 std::atomic<int> g_violations{0};
 std::atomic<int> g_launches{0};
+std::atomic<int> g_graph_launches{0};
+std::atomic<int> g_node_updates{0};
+std::atomic<int> g_host_calls{0};
+std::atomic<int> g_param_bytes{0};
+std::atomic<int> g_waits{0};
+std::mutex g_last_update_mu;
+std::vector<unsigned char> g_last_update;  // the kept bytes of the last kernel node update
 std::atomic<int> g_delay_us{-1};
 std::atomic<bool> g_initialised{false};
 std::atomic<int> g_sticky{0};
@@ -84,7 +103,12 @@ Failures& failures() {
   static auto* f = new Failures();
   return *f;
 }
+// fake_cuda_count_calls(1): the entry points this thread calls, by name, until counting stops.
+thread_local bool t_count_calls = false;
+thread_local std::map<std::string, int> t_calls;
+
 CUresult injected(const char* name) {
+  if (t_count_calls) ++t_calls[name];
   if (const int s = g_sticky.load()) return s;
   Failures& f = failures();
   std::lock_guard lk(f.mu);
@@ -102,10 +126,12 @@ struct Token {
   std::mutex mu;
   std::condition_variable cv;
   bool done = false;
+  std::chrono::steady_clock::time_point at;  // when the stream reached it
   void set() {
     {
       std::lock_guard lk(mu);
       done = true;
+      at = std::chrono::steady_clock::now();
     }
     cv.notify_all();
   }
@@ -169,6 +195,18 @@ void device_free(const char* what, CUdeviceptr p) {
     ++m.frees;
   }
   std::free(reinterpret_cast<void*>(p));
+}
+
+// FAKE_CUDA_REPORT_AT_EXIT=1: what is still allocated when the library goes away (after the
+// program's exit handlers, ctile's device teardown among them).
+__attribute__((destructor)) void report_at_exit() {
+  if (env_int("FAKE_CUDA_REPORT_AT_EXIT", 0) == 0) return;
+  std::size_t pinned = 0;
+  {
+    std::lock_guard lk(memory().mu);
+    pinned = memory().pinned.size();
+  }
+  std::fprintf(stderr, "fake_cuda: at exit: %zu pinned host buffers, %d violations\n", pinned, g_violations.load());
 }
 
 }  // namespace
@@ -240,6 +278,33 @@ struct CUmemPoolHandle_st {
 };
 
 namespace {
+struct FakeNode {
+  enum Kind { Kernel, Memcpy, Host, Empty } kind = Empty;
+  std::vector<std::size_t> deps;
+  CUfunction fn = nullptr;
+  unsigned grid = 0, block = 0, smem = 0;
+  std::vector<unsigned char> params;  // the first fake_cuda_set_param_bytes bytes of the block
+  CUdeviceptr dst = 0, src = 0;
+  std::size_t bytes = 0;
+  ctile::platform::cuda::CUhostFn host = nullptr;
+  void* user = nullptr;
+};
+}  // namespace
+
+struct CUgraphNode_st {
+  CUgraph graph = nullptr;
+  std::size_t index = 0;
+};
+struct CUgraph_st {
+  std::vector<FakeNode> nodes;
+  std::vector<std::unique_ptr<CUgraphNode_st>> handles;
+};
+struct CUgraphExec_st {
+  CUgraph graph = nullptr;
+  std::vector<FakeNode> nodes;
+};
+
+namespace {
 
 CUctx_st g_ctx[8];
 CUmemPoolHandle_st g_pool[8];
@@ -278,6 +343,8 @@ struct Streams {
   std::set<CUstream> live;
   std::set<CUevent> events;
   std::set<CUmodule> modules;
+  std::set<CUgraph> graphs;
+  std::set<CUgraphExec> execs;
 };
 Streams& objects() {
   static auto* s = new Streams();
@@ -314,6 +381,66 @@ extern "C" {
 // Test hooks (found with dlsym by the tests).
 int fake_cuda_violations() { return g_violations.load(); }
 int fake_cuda_launches() { return g_launches.load(); }
+int fake_cuda_graph_launches() { return g_graph_launches.load(); }
+int fake_cuda_node_updates() { return g_node_updates.load(); }
+int fake_cuda_host_calls() { return g_host_calls.load(); }
+int fake_cuda_stream_waits() { return g_waits.load(); }
+// Starts (on != 0, from zero) or stops counting the calling thread's driver calls.
+void fake_cuda_count_calls(int on) {
+  if (on) t_calls.clear();
+  t_count_calls = on != 0;
+}
+// The calling thread's counted calls of `name` (nullptr: of every entry point).
+int fake_cuda_thread_calls(const char* name) {
+  if (name) {
+    auto it = t_calls.find(name);
+    return it == t_calls.end() ? 0 : it->second;
+  }
+  int n = 0;
+  for (const auto& [k, v] : t_calls) n += v;
+  return n;
+}
+// "name=count name=count ..." of the counted calls, into `out` (at most n bytes with the NUL).
+int fake_cuda_thread_call_list(char* out, int n) {
+  std::string s;
+  for (const auto& [k, v] : t_calls) s += (s.empty() ? "" : " ") + k + "=" + std::to_string(v);
+  if (n > 0) {
+    const std::size_t k = std::min<std::size_t>(s.size(), static_cast<std::size_t>(n - 1));
+    std::memcpy(out, s.data(), k);
+    out[k] = '\0';
+  }
+  return static_cast<int>(s.size());
+}
+// Copies up to `n` kept bytes of the last cuGraphExecKernelNodeSetParams; returns how many were kept.
+int fake_cuda_last_update(void* out, int n) {
+  std::lock_guard lk(g_last_update_mu);
+  const int k = std::min<int>(n, static_cast<int>(g_last_update.size()));
+  std::memcpy(out, g_last_update.data(), static_cast<std::size_t>(k));
+  return static_cast<int>(g_last_update.size());
+}
+long fake_cuda_pinned_live() {
+  std::lock_guard lk(memory().mu);
+  return static_cast<long>(memory().pinned.size());
+}
+long fake_cuda_live_graphs() {
+  std::lock_guard lk(objects().mu);
+  return static_cast<long>(objects().graphs.size() + objects().execs.size());
+}
+// Kernel nodes keep the first `n` bytes of their parameter block (0: none).
+void fake_cuda_set_param_bytes(int n) { g_param_bytes = n; }
+// Copies up to `n` kept parameter bytes of kernel node `node` (its index among all nodes) of an
+// executable graph; returns how many were kept, -1 for an unknown graph or node.
+int fake_cuda_exec_node_params(CUgraphExec exec, int node, void* out, int n) {
+  {
+    std::lock_guard lk(objects().mu);
+    if (!objects().execs.count(exec)) return -1;
+  }
+  if (node < 0 || static_cast<std::size_t>(node) >= exec->nodes.size()) return -1;
+  const auto& p = exec->nodes[static_cast<std::size_t>(node)].params;
+  const int k = std::min<int>(n, static_cast<int>(p.size()));
+  std::memcpy(out, p.data(), static_cast<std::size_t>(k));
+  return static_cast<int>(p.size());
+}
 long fake_cuda_live_allocations() {
   std::lock_guard lk(memory().mu);
   return static_cast<long>(memory().live.size());
@@ -467,6 +594,20 @@ CUresult cuCtxPushCurrent_v2(CUcontext ctx) {
   return kSuccess;
 }
 
+CUresult cuCtxSetCurrent(CUcontext ctx) {
+  FAKE_ENTRY("cuCtxSetCurrent");
+  with_ctx_stack([&](CtxStack& st) {
+    if (st.empty()) {
+      if (ctx) st.push_back(ctx);
+    } else if (ctx) {
+      st.v.back() = ctx;
+    } else {
+      st.pop_back();
+    }
+  });
+  return kSuccess;
+}
+
 CUresult cuCtxPopCurrent_v2(CUcontext* ctx) {
   FAKE_ENTRY("cuCtxPopCurrent_v2");
   return with_ctx_stack([&](CtxStack& st) {
@@ -526,6 +667,7 @@ CUresult cuStreamWaitEvent(CUstream stream, CUevent event, unsigned int flags) {
     std::lock_guard lk(event->mu);
     t = event->last;
   }
+  ++g_waits;
   if (t) stream->push([t] { t->wait(); });
   return kSuccess;
 }
@@ -579,6 +721,27 @@ CUresult cuEventSynchronize(CUevent event) {
   }
   if (t) t->wait();
   return g_sticky.load();
+}
+
+CUresult cuEventElapsedTime(float* ms, CUevent start, CUevent end) {
+  FAKE_ENTRY("cuEventElapsedTime");
+  if (!ms || !valid_event(start) || !valid_event(end)) return kInvalidHandle;
+  std::shared_ptr<Token> a, b;
+  {
+    std::lock_guard lk(start->mu);
+    a = start->last;
+  }
+  {
+    std::lock_guard lk(end->mu);
+    b = end->last;
+  }
+  if (!a || !b) return kInvalidHandle;
+  a->wait();
+  b->wait();
+  std::lock_guard la(a->mu);
+  std::lock_guard lb(b->mu);
+  *ms = std::chrono::duration<float, std::milli>(b->at - a->at).count();
+  return kSuccess;
 }
 
 CUresult cuEventDestroy_v2(CUevent event) {
@@ -815,6 +978,227 @@ CUresult cuLaunchKernel(CUfunction fn, unsigned int grid_x, unsigned int grid_y,
   }
   ++g_launches;
   stream->push([] {});
+  return kSuccess;
+}
+
+CUresult cuLaunchHostFunc(CUstream stream, ctile::platform::cuda::CUhostFn fn, void* user) {
+  FAKE_ENTRY("cuLaunchHostFunc");
+  if (!fn) return kInvalidValue;
+  if (!valid_stream(stream)) {
+    violation("cuLaunchHostFunc on an invalid stream");
+    return kInvalidHandle;
+  }
+  stream->push([fn, user] {
+    ++g_host_calls;
+    fn(user);
+  });
+  return kSuccess;
+}
+
+namespace {
+bool valid_graph(CUgraph g) {
+  std::lock_guard lk(objects().mu);
+  return objects().graphs.count(g) != 0;
+}
+CUresult add_node(CUgraphNode* out, CUgraph g, const CUgraphNode* deps, std::size_t ndeps, FakeNode n) {
+  if (!out || !valid_graph(g)) return kInvalidValue;
+  for (std::size_t i = 0; i < ndeps; ++i) {
+    if (!deps[i] || deps[i]->graph != g) {
+      violation("a graph node depends on a node of another graph");
+      return kInvalidValue;
+    }
+    n.deps.push_back(deps[i]->index);
+  }
+  g->nodes.push_back(std::move(n));
+  auto h = std::make_unique<CUgraphNode_st>();
+  h->graph = g;
+  h->index = g->nodes.size() - 1;
+  *out = h.get();
+  g->handles.push_back(std::move(h));
+  return kSuccess;
+}
+bool kernel_node_ok(const KernelNodeParams* p, const char* what) {
+  if (!p || !p->func || !p->kernelParams || !p->kernelParams[0] || p->extra) {
+    violation("%s without a function or a parameter buffer", what);
+    return false;
+  }
+  if (p->gridDimX == 0 || p->gridDimY != 1 || p->gridDimZ != 1 || p->blockDimX == 0 || p->blockDimX > 1024) return false;
+  if (p->sharedMemBytes > static_cast<unsigned>(p->func->max_dynamic_smem)) return false;
+  return true;
+}
+void keep_params(FakeNode& n, const KernelNodeParams* p) {
+  const int k = g_param_bytes.load();
+  const auto* b = static_cast<const unsigned char*>(p->kernelParams[0]);
+  n.params.assign(b, b + k);
+}
+}  // namespace
+
+CUresult cuGraphCreate(CUgraph* graph, unsigned int flags) {
+  FAKE_ENTRY("cuGraphCreate");
+  if (!graph || flags != 0) return kInvalidValue;
+  auto* g = new CUgraph_st();
+  {
+    std::lock_guard lk(objects().mu);
+    objects().graphs.insert(g);
+  }
+  *graph = g;
+  return kSuccess;
+}
+
+CUresult cuGraphDestroy(CUgraph graph) {
+  FAKE_ENTRY("cuGraphDestroy");
+  {
+    std::lock_guard lk(objects().mu);
+    if (!objects().graphs.erase(graph)) {
+      violation("cuGraphDestroy of an invalid graph");
+      return kInvalidHandle;
+    }
+  }
+  delete graph;
+  return kSuccess;
+}
+
+CUresult cuGraphAddKernelNode_v2(CUgraphNode* node, CUgraph graph, const CUgraphNode* deps, std::size_t ndeps,
+                                 const KernelNodeParams* params) {
+  FAKE_ENTRY("cuGraphAddKernelNode_v2");
+  if (!need_ctx("cuGraphAddKernelNode")) return kInvalidContext;
+  if (!kernel_node_ok(params, "cuGraphAddKernelNode")) return kInvalidValue;
+  FakeNode n;
+  n.kind = FakeNode::Kernel;
+  n.fn = params->func;
+  n.grid = params->gridDimX;
+  n.block = params->blockDimX;
+  n.smem = params->sharedMemBytes;
+  keep_params(n, params);
+  return add_node(node, graph, deps, ndeps, std::move(n));
+}
+
+CUresult cuGraphAddMemcpyNode(CUgraphNode* node, CUgraph graph, const CUgraphNode* deps, std::size_t ndeps,
+                              const Memcpy3D* c, CUcontext ctx) {
+  FAKE_ENTRY("cuGraphAddMemcpyNode");
+  if (!c || !ctx) return kInvalidValue;
+  if (c->srcMemoryType != 2 || c->dstMemoryType != 2 || c->Height != 1 || c->Depth != 1 || c->srcArray || c->dstArray) {
+    violation("cuGraphAddMemcpyNode: only 1-D device-to-device copies are emulated");
+    return kInvalidValue;
+  }
+  check_range("cuGraphAddMemcpyNode (source)", c->srcDevice + c->srcXInBytes, c->WidthInBytes);
+  check_range("cuGraphAddMemcpyNode (destination)", c->dstDevice + c->dstXInBytes, c->WidthInBytes);
+  FakeNode n;
+  n.kind = FakeNode::Memcpy;
+  n.src = c->srcDevice + c->srcXInBytes;
+  n.dst = c->dstDevice + c->dstXInBytes;
+  n.bytes = c->WidthInBytes;
+  return add_node(node, graph, deps, ndeps, std::move(n));
+}
+
+CUresult cuGraphAddHostNode(CUgraphNode* node, CUgraph graph, const CUgraphNode* deps, std::size_t ndeps,
+                            const HostNodeParams* p) {
+  FAKE_ENTRY("cuGraphAddHostNode");
+  if (!p || !p->fn) return kInvalidValue;
+  FakeNode n;
+  n.kind = FakeNode::Host;
+  n.host = p->fn;
+  n.user = p->userData;
+  return add_node(node, graph, deps, ndeps, std::move(n));
+}
+
+CUresult cuGraphAddEmptyNode(CUgraphNode* node, CUgraph graph, const CUgraphNode* deps, std::size_t ndeps) {
+  FAKE_ENTRY("cuGraphAddEmptyNode");
+  return add_node(node, graph, deps, ndeps, FakeNode{});
+}
+
+CUresult cuGraphInstantiateWithFlags(CUgraphExec* exec, CUgraph graph, unsigned long long flags) {
+  FAKE_ENTRY("cuGraphInstantiateWithFlags");
+  if (!exec || flags != 0 || !valid_graph(graph)) return kInvalidValue;
+  auto* e = new CUgraphExec_st();
+  e->graph = graph;
+  e->nodes = graph->nodes;
+  {
+    std::lock_guard lk(objects().mu);
+    objects().execs.insert(e);
+  }
+  *exec = e;
+  return kSuccess;
+}
+
+CUresult cuGraphLaunch(CUgraphExec exec, CUstream stream) {
+  FAKE_ENTRY("cuGraphLaunch");
+  {
+    std::lock_guard lk(objects().mu);
+    if (!objects().execs.count(exec)) {
+      violation("cuGraphLaunch of an invalid executable graph");
+      return kInvalidHandle;
+    }
+  }
+  if (!need_ctx("cuGraphLaunch")) return kInvalidContext;
+  if (!valid_stream(stream)) {
+    violation("cuGraphLaunch on an invalid stream");
+    return kInvalidHandle;
+  }
+  ++g_graph_launches;
+  // The nodes in order (every dependency is an earlier node), each a separate step of the stream.
+  for (const FakeNode& n : exec->nodes) {
+    switch (n.kind) {
+      case FakeNode::Kernel:
+        ++g_launches;
+        stream->push([] {});
+        break;
+      case FakeNode::Memcpy:
+        stream->push([n] {
+          check_range("graph memcpy node (source)", n.src, n.bytes);
+          check_range("graph memcpy node (destination)", n.dst, n.bytes);
+          std::memmove(reinterpret_cast<void*>(n.dst), reinterpret_cast<const void*>(n.src), n.bytes);
+        });
+        break;
+      case FakeNode::Host:
+        stream->push([n] {
+          ++g_host_calls;
+          n.host(n.user);
+        });
+        break;
+      case FakeNode::Empty:
+        break;
+    }
+  }
+  return kSuccess;
+}
+
+CUresult cuGraphExecDestroy(CUgraphExec exec) {
+  FAKE_ENTRY("cuGraphExecDestroy");
+  {
+    std::lock_guard lk(objects().mu);
+    if (!objects().execs.erase(exec)) {
+      violation("cuGraphExecDestroy of an invalid executable graph");
+      return kInvalidHandle;
+    }
+  }
+  delete exec;  // launches already queued copied their nodes
+  return kSuccess;
+}
+
+CUresult cuGraphExecKernelNodeSetParams_v2(CUgraphExec exec, CUgraphNode node, const KernelNodeParams* params) {
+  FAKE_ENTRY("cuGraphExecKernelNodeSetParams_v2");
+  {
+    std::lock_guard lk(objects().mu);
+    if (!objects().execs.count(exec)) return kInvalidHandle;
+  }
+  if (!node || node->graph != exec->graph || node->index >= exec->nodes.size()) {
+    violation("cuGraphExecKernelNodeSetParams with a node of another graph");
+    return kInvalidValue;
+  }
+  FakeNode& n = exec->nodes[node->index];
+  if (n.kind != FakeNode::Kernel || !kernel_node_ok(params, "cuGraphExecKernelNodeSetParams")) return kInvalidValue;
+  if (params->func != n.fn) {
+    violation("cuGraphExecKernelNodeSetParams changes the node's function");
+    return kInvalidValue;
+  }
+  n.grid = params->gridDimX;
+  keep_params(n, params);
+  {
+    std::lock_guard lk(g_last_update_mu);
+    g_last_update = n.params;
+  }
+  ++g_node_updates;
   return kSuccess;
 }
 

@@ -18,12 +18,13 @@
 
 #include <ctile/ctile.hpp>
 
-#include "../../../src/backend/cuda/cuda_stream.hpp"
-#include "../../../src/backend/cuda/driver.hpp"
+#include "../../../src/platform/cuda/stream.hpp"
+#include "../../../src/platform/cuda/driver.hpp"
 #include "../../../src/backend/cuda/nvrtc.hpp"
 
 namespace ct = ctile;
-namespace cu = ctile::backend::cuda;
+namespace cu = ctile::platform::cuda;
+namespace cg = ctile::backend::cuda;
 
 namespace {
 
@@ -546,7 +547,7 @@ void read_only(ct::Ref<float, 1> x) {
 }  // namespace
 
 TEST_F(FakeGpu, LaunchesCompileThroughNvrtcAndEnqueueOnTheStream) {
-  if (!cu::nvrtc()) GTEST_SKIP() << "NVRTC is not available here: " << cu::nvrtc_unavailable_reason();
+  if (!cg::nvrtc()) GTEST_SKIP() << "NVRTC is not available here: " << cg::nvrtc_unavailable_reason();
   const int before = fake.launches();
   {
     auto x = ct::rand<float>({1000}, 1, kGpu0).share();

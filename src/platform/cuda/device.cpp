@@ -1,11 +1,12 @@
-#include "cuda_device.hpp"
+#include "device.hpp"
 
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <cstdlib>
 #include <limits>
 
-namespace ctile::backend::cuda {
+namespace ctile::platform::cuda {
 namespace {
 
 constexpr std::size_t kMaxPooledEvents = 4096;
@@ -17,12 +18,28 @@ int attribute(CUdevice dev, int attr, const char* what, int index) {
   return v;
 }
 
+constexpr int kMaxDevices = 64;
+std::array<std::atomic<DeviceContext*>, kMaxDevices> g_contexts{};  // leaked on purpose (see the header)
+
+// Per-thread cache of free CUevents of one device.
+struct EventCache {
+  DeviceContext* dc = nullptr;
+  static constexpr int kCap = 32;
+  CUevent ev[kCap] = {};
+  int n = 0;
+  ~EventCache() {
+    if (dc && n > 0) dc->give_events(ev, n);
+    n = 0;
+    dc = nullptr;
+  }
+};
+thread_local EventCache t_events;
+
 }  // namespace
 
 DeviceContext& DeviceContext::get(int index) {
-  constexpr int kMaxDevices = 64;
   static std::mutex mu;
-  static std::array<std::atomic<DeviceContext*>, kMaxDevices> contexts{};  // leaked on purpose (see the header)
+  auto& contexts = g_contexts;
   if (index >= 0 && index < kMaxDevices)
     if (DeviceContext* c = contexts[static_cast<std::size_t>(index)].load(std::memory_order_acquire)) return *c;
   const DriverStatus& st = driver_status();
@@ -33,8 +50,53 @@ DeviceContext& DeviceContext::get(int index) {
                                 ")"));
   std::lock_guard lk(mu);
   auto& slot = contexts[static_cast<std::size_t>(index)];
-  if (!slot.load(std::memory_order_relaxed)) slot.store(new DeviceContext(index), std::memory_order_release);
+  if (!slot.load(std::memory_order_relaxed)) {
+    static const bool registered = [] { return std::atexit([] { DeviceContext::teardown_all(); }) == 0; }();
+    (void)registered;
+    slot.store(new DeviceContext(index), std::memory_order_release);
+  }
   return *slot.load(std::memory_order_relaxed);
+}
+
+void DeviceContext::teardown_all() noexcept {
+  for (auto& slot : g_contexts)
+    if (DeviceContext* c = slot.load(std::memory_order_acquire)) c->teardown();
+}
+
+// At exit (or when a test asks): frees that are still queued run to completion, and what the
+// device context itself holds goes back to the driver: the pinned staging buffers (compute-
+// sanitizer's leak check reports them otherwise) and the pooled events. Streams, completers and
+// the primary context stay: work may still be in flight in other static destructors, and the
+// process is about to end. After this, staged copies go direct and released events are destroyed.
+void DeviceContext::teardown() noexcept {
+  if (torn_down_.exchange(true, std::memory_order_acq_rel)) return;
+  const Driver* d = driver_status().api;
+  if (!d) return;
+  try {
+    ScopedContext scope(ctx_);
+    (void)CTILE_CU_REPORT(cuStreamSynchronize, (mem_stream_), "finishing the pending frees of cuda:", info_.index);
+    (void)CTILE_CU_REPORT(cuStreamSynchronize, (copy_stream_), "finishing the pending copies of cuda:", info_.index);
+    {
+      std::lock_guard lk(staging_.mu);
+      for (int b = 0; b < 2; ++b) {
+        if (staging_.ev[b]) (void)CTILE_CU_REPORT(cuEventSynchronize, (staging_.ev[b]), "finishing a staged copy on cuda:", info_.index);
+        if (staging_.buf[b]) (void)CTILE_CU_REPORT(cuMemFreeHost, (staging_.buf[b]), "freeing a pinned staging buffer of cuda:", info_.index);
+        if (staging_.ev[b]) (void)CTILE_CU_REPORT(cuEventDestroy_v2, (staging_.ev[b]), "destroying a staging event of cuda:", info_.index);
+        staging_.buf[b] = nullptr;
+        staging_.ev[b] = nullptr;
+      }
+      staging_.bytes = 0;
+      staging_.tried = true;  // no new staging buffers after teardown
+    }
+    std::vector<CUevent> evs;
+    {
+      std::lock_guard lk(events_mu_);
+      evs.swap(free_events_);
+    }
+    // (Events in threads' caches come back through give_events, which destroys them from now on.)
+    for (CUevent e : evs) (void)CTILE_CU_REPORT(cuEventDestroy_v2, (e), "destroying a pooled event of cuda:", info_.index);
+  } catch (...) {
+  }
 }
 
 DeviceContext::DeviceContext(int index) {
@@ -88,14 +150,38 @@ DeviceContext::DeviceContext(int index) {
   }
 }
 
-CUevent DeviceContext::acquire_event() {
-  {
-    std::lock_guard lk(events_mu_);
-    if (!free_events_.empty()) {
-      CUevent e = free_events_.back();
-      free_events_.pop_back();
-      return e;
+void DeviceContext::take_events(CUevent* out, int& n, int want) {
+  std::lock_guard lk(events_mu_);
+  while (n < want && !free_events_.empty()) {
+    out[n++] = free_events_.back();
+    free_events_.pop_back();
+  }
+}
+
+void DeviceContext::give_events(const CUevent* in, int n) noexcept {
+  int i = 0;
+  if (!torn_down()) {
+    try {
+      std::lock_guard lk(events_mu_);
+      for (; i < n && free_events_.size() < kMaxPooledEvents; ++i) free_events_.push_back(in[i]);
+    } catch (...) {  // push_back may throw bad_alloc: destroy the rest instead
     }
+  }
+  if (i == n || !driver_status().api) return;
+  try {
+    ScopedContext scope(ctx_);
+    for (; i < n; ++i) (void)CTILE_CU_REPORT(cuEventDestroy_v2, (in[i]), "destroying an event on cuda:", info_.index);
+  } catch (...) {
+  }
+}
+
+CUevent DeviceContext::acquire_event() {
+  EventCache& c = t_events;
+  if (c.dc == this && c.n > 0) return c.ev[--c.n];
+  if (c.dc == nullptr || c.n == 0) {
+    c.dc = this;
+    take_events(c.ev, c.n, EventCache::kCap / 2);
+    if (c.n > 0) return c.ev[--c.n];
   }
   CUevent e = nullptr;
   CTILE_CU(cuEventCreate, (&e, abi::CU_EVENT_DISABLE_TIMING), "creating an event on cuda:", info_.index);
@@ -104,22 +190,20 @@ CUevent DeviceContext::acquire_event() {
 
 void DeviceContext::release_event(CUevent e) noexcept {
   if (!e) return;
-  try {
-    std::lock_guard lk(events_mu_);
-    if (free_events_.size() < kMaxPooledEvents) {
-      free_events_.push_back(e);
+  EventCache& c = t_events;
+  if (!torn_down()) {
+    if (c.dc == nullptr || (c.dc != this && c.n == 0)) c.dc = this;
+    if (c.dc == this) {
+      if (c.n == EventCache::kCap) {  // full: half of it to the shared list
+        give_events(c.ev + EventCache::kCap / 2, EventCache::kCap / 2);
+        c.n = EventCache::kCap / 2;
+      }
+      c.ev[c.n++] = e;
       return;
     }
-  } catch (...) {  // push_back may throw bad_alloc: destroy the event instead
   }
-  try {
-    ScopedContext scope(ctx_);
-    (void)CTILE_CU_REPORT(cuEventDestroy_v2, (e), "destroying an event on cuda:", info_.index);
-  } catch (...) {
-  }
+  give_events(&e, 1);
 }
-
-DeviceContext::Staging& DeviceContext::staging() { return staging_; }
 
 bool DeviceContext::ensure_staging() {
   Staging& s = staging_;
@@ -148,4 +232,4 @@ bool DeviceContext::ensure_staging() {
   return true;
 }
 
-}  // namespace ctile::backend::cuda
+}  // namespace ctile::platform::cuda

@@ -5,14 +5,14 @@
 #include <chrono>
 
 #include "ctile/core/error.hpp"
-#include "cuda_device.hpp"
-#include "cuda_stream.hpp"
+#include "device.hpp"
+#include "stream.hpp"
 #include "driver.hpp"
 
 namespace ctile {
 namespace {
 
-namespace cu = backend::cuda;
+namespace cu = platform::cuda;
 
 // One mark: a timing CUevent (GPU) or a host time (CPU), filled in when the stream reaches it.
 struct Mark {

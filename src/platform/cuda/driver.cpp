@@ -8,7 +8,7 @@
 #include <cstring>
 #include <mutex>
 
-namespace ctile::backend::cuda {
+namespace ctile::platform::cuda {
 namespace {
 
 const char* builtin_name(CUresult r) {
@@ -203,16 +203,26 @@ void report_error(CUresult r, const char* call, std::string_view doing) noexcept
   }
 }
 
-ScopedContext::ScopedContext(CUcontext ctx) {
+thread_local CUcontext t_current_context = nullptr;
+
+void ScopedContext::enter(CUcontext ctx) {
   CUcontext cur = nullptr;
   CTILE_CU(cuCtxGetCurrent, (&cur), "querying the current CUDA context");
-  if (cur == ctx) return;
+  if (cur == ctx) {
+    t_current_context = ctx;
+    return;
+  }
+  if (cur == nullptr) {
+    // Nobody uses this thread for CUDA yet: keep the device's primary context current on it.
+    CTILE_CU(cuCtxSetCurrent, (ctx), "making the device's primary context current");
+    t_current_context = ctx;
+    return;
+  }
   CTILE_CU(cuCtxPushCurrent_v2, (ctx), "making the device's primary context current");
   pushed_ = true;
 }
 
-ScopedContext::~ScopedContext() {
-  if (!pushed_) return;
+void ScopedContext::leave() noexcept {
   CUcontext popped = nullptr;
   (void)CTILE_CU_REPORT(cuCtxPopCurrent_v2, (&popped), "restoring the caller's CUDA context");
 }
@@ -222,4 +232,4 @@ bool quiet() {
   return v && *v && std::strcmp(v, "0") != 0;
 }
 
-}  // namespace ctile::backend::cuda
+}  // namespace ctile::platform::cuda

@@ -22,8 +22,13 @@ struct CUfunc_st;
 struct CUstream_st;
 struct CUevent_st;
 struct CUmemPoolHandle_st;
+struct CUgraph_st;
+struct CUgraphNode_st;
+struct CUgraphExec_st;
+struct CUarray_st;
+struct CUkern_st;
 
-namespace ctile::backend::cuda {
+namespace ctile::platform::cuda {
 
 using CUresult = int;
 using CUdevice = int;
@@ -35,6 +40,44 @@ using CUstream = ::CUstream_st*;
 using CUevent = ::CUevent_st*;
 using CUmemoryPool = ::CUmemPoolHandle_st*;
 using CUhostFn = void (*)(void*);
+using CUgraph = ::CUgraph_st*;
+using CUgraphNode = ::CUgraphNode_st*;
+using CUgraphExec = ::CUgraphExec_st*;
+using CUarray = ::CUarray_st*;
+using CUkernel = ::CUkern_st*;
+
+// Graph node parameters, laid out as cuda.h's (the ABI test checks sizes and offsets).
+struct KernelNodeParams {  // CUDA_KERNEL_NODE_PARAMS_v2
+  CUfunction func;
+  unsigned int gridDimX, gridDimY, gridDimZ;
+  unsigned int blockDimX, blockDimY, blockDimZ;
+  unsigned int sharedMemBytes;
+  void** kernelParams;
+  void** extra;
+  CUkernel kern;
+  CUcontext ctx;
+};
+struct HostNodeParams {  // CUDA_HOST_NODE_PARAMS
+  CUhostFn fn;
+  void* userData;
+};
+struct Memcpy3D {  // CUDA_MEMCPY3D
+  std::size_t srcXInBytes, srcY, srcZ, srcLOD;
+  int srcMemoryType;
+  const void* srcHost;
+  CUdeviceptr srcDevice;
+  CUarray srcArray;
+  void* reserved0;
+  std::size_t srcPitch, srcHeight;
+  std::size_t dstXInBytes, dstY, dstZ, dstLOD;
+  int dstMemoryType;
+  void* dstHost;
+  CUdeviceptr dstDevice;
+  CUarray dstArray;
+  void* reserved1;
+  std::size_t dstPitch, dstHeight;
+  std::size_t WidthInBytes, Height, Depth;
+};
 
 // The values ctile uses, as in cuda.h (checked by the ABI test).
 namespace abi {
@@ -46,6 +89,8 @@ inline constexpr CUresult CUDA_ERROR_DEINITIALIZED = 4;
 inline constexpr CUresult CUDA_ERROR_STUB_LIBRARY = 34;
 inline constexpr CUresult CUDA_ERROR_NO_DEVICE = 100;
 inline constexpr CUresult CUDA_ERROR_INVALID_DEVICE = 101;
+inline constexpr CUresult CUDA_ERROR_INVALID_CONTEXT = 201;
+inline constexpr CUresult CUDA_ERROR_INVALID_HANDLE = 400;
 inline constexpr CUresult CUDA_ERROR_NOT_READY = 600;
 inline constexpr CUresult CUDA_ERROR_ILLEGAL_ADDRESS = 700;
 inline constexpr CUresult CUDA_ERROR_LAUNCH_FAILED = 719;
@@ -69,12 +114,14 @@ inline constexpr int CU_MEMPOOL_ATTR_RELEASE_THRESHOLD = 4;
 inline constexpr unsigned CU_STREAM_NON_BLOCKING = 0x1;
 inline constexpr unsigned CU_EVENT_DISABLE_TIMING = 0x2;
 inline constexpr unsigned CU_EVENT_WAIT_DEFAULT = 0x0;
+inline constexpr int CU_MEMORYTYPE_DEVICE = 0x2;
 }  // namespace abi
 
 // X(exported symbol, required, parameter list). The symbol names are the versioned entry points
 // that cuda.h's macros select (cuMemAlloc -> cuMemAlloc_v2, cuStreamDestroy -> cuStreamDestroy_v2,
 // ...), never the legacy unversioned ones, and never the _ptds/_ptsz per-thread-stream variants.
-// Optional entries may be missing from old drivers (stream-ordered allocation needs CUDA 11.2).
+// Optional entries may be missing from old drivers (stream-ordered allocation needs CUDA 11.2, the
+// graph entry points with these names CUDA 12).
 #define CTILE_CUDA_DRIVER_FUNCTIONS(X)                                                                               \
   X(cuInit, true, (unsigned int flags))                                                                              \
   X(cuDriverGetVersion, true, (int* version))                                                                        \
@@ -90,6 +137,7 @@ inline constexpr unsigned CU_EVENT_WAIT_DEFAULT = 0x0;
   X(cuCtxGetCurrent, true, (CUcontext * ctx))                                                                        \
   X(cuCtxPushCurrent_v2, true, (CUcontext ctx))                                                                      \
   X(cuCtxPopCurrent_v2, true, (CUcontext * ctx))                                                                     \
+  X(cuCtxSetCurrent, true, (CUcontext ctx))                                                                          \
   X(cuStreamCreate, true, (CUstream * stream, unsigned int flags))                                                   \
   X(cuStreamDestroy_v2, true, (CUstream stream))                                                                     \
   X(cuStreamSynchronize, true, (CUstream stream))                                                                    \
@@ -124,7 +172,22 @@ inline constexpr unsigned CU_EVENT_WAIT_DEFAULT = 0x0;
      void** extra))                                                                                                  \
   X(cuEventElapsedTime, false, (float* ms, CUevent start, CUevent end))                                              \
   X(cuOccupancyMaxActiveBlocksPerMultiprocessor, false,                                                             \
-    (int* num_blocks, CUfunction fn, int block_size, std::size_t dynamic_smem_bytes))
+    (int* num_blocks, CUfunction fn, int block_size, std::size_t dynamic_smem_bytes))                                \
+  X(cuLaunchHostFunc, false, (CUstream stream, CUhostFn fn, void* user_data))                                        \
+  X(cuGraphCreate, false, (CUgraph * graph, unsigned int flags))                                                     \
+  X(cuGraphDestroy, false, (CUgraph graph))                                                                          \
+  X(cuGraphAddKernelNode_v2, false,                                                                                  \
+    (CUgraphNode * node, CUgraph graph, const CUgraphNode* deps, std::size_t ndeps, const KernelNodeParams* params))  \
+  X(cuGraphAddMemcpyNode, false,                                                                                     \
+    (CUgraphNode * node, CUgraph graph, const CUgraphNode* deps, std::size_t ndeps, const Memcpy3D* copy,            \
+     CUcontext ctx))                                                                                                 \
+  X(cuGraphAddHostNode, false,                                                                                       \
+    (CUgraphNode * node, CUgraph graph, const CUgraphNode* deps, std::size_t ndeps, const HostNodeParams* params))    \
+  X(cuGraphAddEmptyNode, false, (CUgraphNode * node, CUgraph graph, const CUgraphNode* deps, std::size_t ndeps))      \
+  X(cuGraphInstantiateWithFlags, false, (CUgraphExec * exec, CUgraph graph, unsigned long long flags))               \
+  X(cuGraphLaunch, false, (CUgraphExec exec, CUstream stream))                                                       \
+  X(cuGraphExecDestroy, false, (CUgraphExec exec))                                                                   \
+  X(cuGraphExecKernelNodeSetParams_v2, false, (CUgraphExec exec, CUgraphNode node, const KernelNodeParams* params))
 
 // The resolved entry points. Optional ones are null when the driver lacks them.
 struct Driver {
@@ -176,45 +239,59 @@ std::string format_error(CUresult r, std::string_view call, std::string_view doi
 // process, never for CUDA_ERROR_DEINITIALIZED: the driver is shutting down at exit).
 void report_error(CUresult r, const char* call, std::string_view doing) noexcept;
 
-// Makes `ctx` current on this thread for the scope (push/pop; nothing when it already is).
+// The context ctile made current on this thread with cuCtxSetCurrent, or null: a cache, so that the
+// launch path asks the driver nothing when it is already right.
+extern thread_local CUcontext t_current_context;
+// Forgets the cache (after a call failed in a way that says the current context is not ours).
+inline void forget_current_context() { t_current_context = nullptr; }
+
+// Makes `ctx` current on this thread for the scope. A thread without a current context gets `ctx`
+// for good (cuCtxSetCurrent; later scopes cost nothing); a thread with another context current gets
+// `ctx` pushed for the scope and popped after it.
 class ScopedContext {
  public:
-  explicit ScopedContext(CUcontext ctx);
-  ~ScopedContext();
+  explicit ScopedContext(CUcontext ctx) {
+    if (t_current_context != ctx) enter(ctx);
+  }
+  ~ScopedContext() {
+    if (pushed_) leave();
+  }
   ScopedContext(const ScopedContext&) = delete;
   ScopedContext& operator=(const ScopedContext&) = delete;
 
  private:
+  void enter(CUcontext ctx);
+  void leave() noexcept;
   bool pushed_ = false;
 };
 
 // True when CTILE_QUIET is set to something other than "" or "0".
 bool quiet();
 
-}  // namespace ctile::backend::cuda
+}  // namespace ctile::platform::cuda
 
 // CTILE_CU(cuFn, (args...), what ctile was doing...): calls the driver and throws CudaError on
 // failure; the description is only built on failure.
 #define CTILE_CU(fn, args, ...)                                                                    \
   do {                                                                                             \
-    const ::ctile::backend::cuda::CUresult ctile_cu_r_ = ::ctile::backend::cuda::drv().fn args;   \
-    if (ctile_cu_r_ != 0) ::ctile::backend::cuda::throw_cuda_error(ctile_cu_r_, #fn, ::ctile::detail::cat(__VA_ARGS__)); \
+    const ::ctile::platform::cuda::CUresult ctile_cu_r_ = ::ctile::platform::cuda::drv().fn args;   \
+    if (ctile_cu_r_ != 0) ::ctile::platform::cuda::throw_cuda_error(ctile_cu_r_, #fn, ::ctile::detail::cat(__VA_ARGS__)); \
   } while (0)
 
 // The same for no-throw paths (destructors, teardown): reports instead of throwing; evaluates to
 // true on success.
 #define CTILE_CU_REPORT(fn, args, ...)                                                             \
   [&]() noexcept {                                                                                 \
-    const ::ctile::backend::cuda::CUresult ctile_cu_r_ = ::ctile::backend::cuda::drv_unchecked().fn args; \
+    const ::ctile::platform::cuda::CUresult ctile_cu_r_ = ::ctile::platform::cuda::drv_unchecked().fn args; \
     if (ctile_cu_r_ == 0) return true;                                                             \
     try {                                                                                          \
-      ::ctile::backend::cuda::report_error(ctile_cu_r_, #fn, ::ctile::detail::cat(__VA_ARGS__));  \
+      ::ctile::platform::cuda::report_error(ctile_cu_r_, #fn, ::ctile::detail::cat(__VA_ARGS__));  \
     } catch (...) {                                                                                \
     }                                                                                              \
     return false;                                                                                  \
   }()
 
-namespace ctile::backend::cuda {
+namespace ctile::platform::cuda {
 // The driver without the availability check, for paths that only run after it succeeded.
 inline const Driver& drv_unchecked() { return *driver_status().api; }
-}  // namespace ctile::backend::cuda
+}  // namespace ctile::platform::cuda

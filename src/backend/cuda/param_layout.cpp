@@ -1,0 +1,35 @@
+// backend::cuda::param_layout_of (cuda_backend.hpp): the code generator's parameter struct as the
+// platform's ParamLayout.
+#include <cstdint>
+
+#include "cuda_backend.hpp"
+
+namespace ctile::backend::cuda {
+
+// The offsets the generated code declares (codegen.hpp): grid at 0, tensor descriptors from 48, 104
+// bytes each, then 8-byte scalar slots, each group in parameter order.
+platform::ParamLayout param_layout_of(const ir::Kernel& k) {
+  platform::ParamLayout l;
+  std::uint32_t nt = 0, ns = 0;
+  for (const ir::Param& p : k.params) (p.type.kind == ir::TypeKind::Tile ? ns : nt)++;
+  constexpr std::uint32_t kGrid = 48, kTensor = static_cast<std::uint32_t>(platform::kTensorSlotBytes);
+  l.grid_offset = 0;
+  l.bytes = kGrid + kTensor * nt + 8 * ns;
+  std::uint32_t ti = 0, si = 0;
+  for (const ir::Param& p : k.params) {
+    platform::ParamSlot s;
+    s.dtype = p.type.dtype;
+    s.rank = static_cast<std::uint8_t>(p.type.rank);
+    if (p.type.kind == ir::TypeKind::Tile) {
+      s.kind = platform::ParamSlot::Kind::Scalar;
+      s.offset = kGrid + kTensor * nt + 8 * si++;
+    } else {
+      s.kind = platform::ParamSlot::Kind::Tensor;
+      s.offset = kGrid + kTensor * ti++;
+    }
+    l.slots.push_back(s);
+  }
+  return l;
+}
+
+}  // namespace ctile::backend::cuda

@@ -1,0 +1,474 @@
+#include "stream.hpp"
+
+#include <array>
+#include <atomic>
+#include <utility>
+
+#include "../platform.hpp"
+#include "../spin.hpp"
+#include "device.hpp"
+#include "graph.hpp"
+#include "kernel.hpp"
+
+namespace ctile::platform::cuda {
+namespace {
+
+void recycle_event(detail::NativeEvent& ne) noexcept {
+  try {
+    DeviceContext::get(ne.device).release_event(ne.ev);
+  } catch (...) {  // cannot happen: the context made this event
+  }
+}
+
+thread_local const CurrentStream* tls_current = nullptr;
+
+class CurrentScope {
+ public:
+  explicit CurrentScope(const CurrentStream* c) : prev_(tls_current) { tls_current = c; }
+  ~CurrentScope() { tls_current = prev_; }
+  CurrentScope(const CurrentScope&) = delete;
+  CurrentScope& operator=(const CurrentScope&) = delete;
+
+ private:
+  const CurrentStream* prev_;
+};
+
+// A single-producer, single-consumer FIFO of completer items in linked segments: the producer
+// (serialised by its caller) and the completion thread never take a lock for an item, and
+// drained segments are handed back to the producer for reuse (up to kSpares of them: the most the
+// completion thread has lagged behind, in segments), so a steady stream of launches allocates
+// nothing here even while the completion thread runs behind.
+class ItemQueue {
+ public:
+  ItemQueue() : head_(new Segment), tail_(head_) {}
+  ~ItemQueue() {
+    Item it;
+    while (pop(it)) {
+    }
+    delete head_;
+    for (auto& sp : spares_) delete sp.load();
+  }
+  ItemQueue(const ItemQueue&) = delete;
+  ItemQueue& operator=(const ItemQueue&) = delete;
+
+  using Item = Completer::Item;
+
+  // The slot of the next item (constructed in place by the caller), then publish() makes it visible.
+  Item& emplace() {
+    if (tail_pos_ == Segment::kSize) {
+      Segment* s = nullptr;
+      for (auto& sp : spares_)
+        if ((s = sp.exchange(nullptr, std::memory_order_acquire))) break;
+      if (!s) s = new Segment;  // default-initialised: the slots are raw bytes
+      s->next.store(nullptr, std::memory_order_relaxed);
+      tail_->next.store(s, std::memory_order_release);
+      tail_ = s;
+      tail_pos_ = 0;
+    }
+    Item* it = ::new (static_cast<void*>(&tail_->slots[tail_pos_])) Item();
+    ++tail_pos_;
+    return *it;
+  }
+  void publish() { pushed_.store(pushed_.load(std::memory_order_relaxed) + 1, std::memory_order_seq_cst); }
+  void push(Item&& it) {
+    emplace() = std::move(it);
+    publish();
+  }
+  // Consumer only.
+  bool pop(Item& out) {
+    if (popped_ == pushed_.load(std::memory_order_acquire)) return false;
+    if (head_pos_ == Segment::kSize) {
+      Segment* next = head_->next.load(std::memory_order_acquire);
+      Segment* old = head_;
+      head_ = next;
+      head_pos_ = 0;
+      bool kept = false;
+      for (auto& sp : spares_) {
+        Segment* expected = nullptr;
+        if ((kept = sp.compare_exchange_strong(expected, old, std::memory_order_release))) break;
+      }
+      if (!kept) delete old;
+    }
+    Item* slot = reinterpret_cast<Item*>(&head_->slots[head_pos_]);
+    out = std::move(*slot);
+    slot->~Item();
+    ++head_pos_;
+    ++popped_;
+    return true;
+  }
+  // Items pushed so far (any thread).
+  std::uint64_t pushed() const { return pushed_.load(std::memory_order_seq_cst); }
+
+ private:
+  struct Segment {
+    static constexpr std::size_t kSize = 64;
+    struct alignas(Item) Slot {
+      unsigned char bytes[sizeof(Item)];
+    };
+    Slot slots[kSize];
+    std::atomic<Segment*> next{nullptr};
+  };
+  Segment* head_;            // consumer
+  std::size_t head_pos_ = 0;  // consumer
+  std::uint64_t popped_ = 0;  // consumer
+  Segment* tail_;             // producer
+  std::size_t tail_pos_ = 0;  // producer
+  std::atomic<std::uint64_t> pushed_{0};
+  static constexpr std::size_t kSpares = 16;
+  std::array<std::atomic<Segment*>, kSpares> spares_{};  // drained segments for the producer
+};
+
+}  // namespace
+
+std::uint64_t new_stream_id() { return new_stream_order(); }
+
+Event new_native_event(DeviceContext& dc, std::uint64_t stream_id, detail::NativeEvent*& ne) {
+  CUevent ev = dc.acquire_event();
+  Event e = Event::create_native(stream_id, ne);
+  ne->device = dc.index();
+  ne->stream_id = stream_id;
+  ne->ev = ev;
+  ne->recycle = &recycle_event;
+  return e;
+}
+
+const CurrentStream* current_stream() { return tls_current; }
+
+// ---- Completer --------------------------------------------------------------------------------
+
+struct Completer::State {
+  int device = 0;
+  CUcontext ctx = nullptr;
+  ItemQueue q;
+  std::atomic<std::uint64_t> completed{0};
+  std::atomic<bool> closing{false};
+  // Sleeping: the thread waits on `cv` once it found nothing for a while (spin.hpp); a push that
+  // sees `idle` wakes it. Both sides use sequentially consistent accesses to `idle` and the queue
+  // count, so a push cannot slip between the thread's last look and its sleep.
+  std::atomic<bool> idle{false};
+  std::mutex mu;
+  std::condition_variable cv;
+  // wait_for(): waiters sleep on done_cv; the thread notifies only when someone waits.
+  std::atomic<int> waiters{0};
+  mutable std::mutex done_mu;
+  mutable std::condition_variable done_cv;
+  std::thread::id thread_id;
+};
+
+Completer::Completer(int device, CUcontext ctx) : st_(std::make_shared<State>()) {
+  st_->device = device;
+  st_->ctx = ctx;
+  thread_ = std::thread([st = st_] { run(st); });
+  st_->thread_id = thread_.get_id();
+}
+
+Completer::~Completer() {
+  st_->closing.store(true, std::memory_order_seq_cst);
+  {
+    std::lock_guard lk(st_->mu);
+  }
+  st_->cv.notify_all();
+  if (std::this_thread::get_id() == thread_.get_id())
+    thread_.detach();  // the last owner went away inside one of our callbacks: the thread drains and exits alone
+  else
+    thread_.join();
+}
+
+std::uint64_t Completer::push(Item item) {
+  st_->q.push(std::move(item));
+  return after_push();
+}
+
+Completer::Item& Completer::next_item() { return st_->q.emplace(); }
+
+std::uint64_t Completer::publish() {
+  st_->q.publish();
+  return after_push();
+}
+
+std::uint64_t Completer::after_push() {
+  const std::uint64_t ticket = st_->q.pushed();
+  // While the thread is busy with earlier items it finds this one without a wake-up (a futex call
+  // saved on every launch of a busy stream).
+  if (st_->idle.load(std::memory_order_seq_cst)) {
+    { std::lock_guard lk(st_->mu); }
+    st_->cv.notify_one();
+  }
+  return ticket;
+}
+
+std::uint64_t Completer::last_ticket() const { return st_->q.pushed(); }
+
+void Completer::wait_for(std::uint64_t ticket) const {
+  if (st_->completed.load(std::memory_order_acquire) >= ticket) return;
+  st_->waiters.fetch_add(1, std::memory_order_seq_cst);
+  {
+    std::unique_lock lk(st_->done_mu);
+    st_->done_cv.wait(lk, [&] { return st_->completed.load(std::memory_order_seq_cst) >= ticket; });
+  }
+  st_->waiters.fetch_sub(1, std::memory_order_relaxed);
+}
+
+bool Completer::on_thread() const { return std::this_thread::get_id() == st_->thread_id; }
+
+void Completer::run(const std::shared_ptr<State>& st) {
+  const Driver& d = drv_unchecked();
+  // This thread only ever works for one device: make its context current for good.
+  const CUresult ctx_r = d.cuCtxSetCurrent(st->ctx);
+  if (ctx_r != 0) report_error(ctx_r, "cuCtxSetCurrent", detail::cat("starting the completion thread of cuda:", st->device));
+  t_current_context = st->ctx;
+  std::uint64_t ticket = 0;  // of the last item taken
+  bool after_item = false;
+  for (;;) {
+    Item it;
+    if (!st->q.pop(it)) {
+      // Poll for the next item for a short while before sleeping (spin.hpp): a push to a sleeping
+      // completer costs the pushing thread a futex wake, on every launch of a stream whose GPU work
+      // finishes before the host submits the next one (short kernels).
+      if (after_item) (void)detail::spin_until([&] { return st->q.pushed() != ticket || st->closing.load(); });
+      if (!st->q.pop(it)) {
+        std::unique_lock lk(st->mu);
+        st->idle.store(true, std::memory_order_seq_cst);
+        st->cv.wait(lk, [&] { return st->q.pushed() != ticket || st->closing.load(std::memory_order_seq_cst); });
+        st->idle.store(false, std::memory_order_relaxed);
+        lk.unlock();
+        if (!st->q.pop(it)) {
+          if (st->closing.load()) return;  // closing and drained
+          continue;
+        }
+      }
+    }
+    after_item = true;
+    ++ticket;
+    std::exception_ptr err = it.err;
+    if (const detail::NativeEvent* ne = it.done.native_ptr()) {
+      const CUresult r = d.cuEventSynchronize(ne->ev);
+      if (r != 0 && !err) {
+        try {
+          throw_cuda_error(r, "cuEventSynchronize",
+                           detail::cat("waiting for the GPU work of a stream command on cuda:", st->device,
+                                       " (an earlier kernel or copy on this device failed)"));
+        } catch (...) {
+          err = std::current_exception();
+        }
+      }
+    }
+    if (it.host)
+      if (std::exception_ptr h = it.host->take(); h && !err) err = std::move(h);
+    // The GPU is done with everything the command used: release it (this may free device memory).
+    it.keep.clear();
+    it.task.reset();
+    it.host.reset();
+    // The GPU work was ordered after these on the device; take over their errors.
+    for (const Event& e : it.after) {
+      e.wait();
+      if (!err) err = e.error();
+    }
+    it.after.clear();
+    Event done = std::move(it.done);
+    done.complete(err);
+    st->completed.store(ticket, std::memory_order_seq_cst);
+    if (st->waiters.load(std::memory_order_seq_cst) != 0) {
+      { std::lock_guard lk(st->done_mu); }
+      st->done_cv.notify_all();
+    }
+  }
+}
+
+// ---- CudaStream -------------------------------------------------------------------------------
+
+namespace {
+
+void host_trampoline(void* p) {
+  auto* h = static_cast<HostCall*>(p);
+  try {
+    h->fn();
+  } catch (...) {
+    h->fail(std::current_exception());
+  }
+}
+
+class CudaStream final : public StreamImpl {
+ public:
+  explicit CudaStream(int device) : dc_(DeviceContext::get(device)), id_(new_stream_id()) {
+    ScopedContext scope(dc_.ctx());
+    CTILE_CU(cuStreamCreate, (&s_, abi::CU_STREAM_NON_BLOCKING), "creating a stream on cuda:", device);
+    try {
+      completer_ = std::make_unique<Completer>(device, dc_.ctx());
+    } catch (...) {
+      (void)CTILE_CU_REPORT(cuStreamDestroy_v2, (s_), "destroying a stream on cuda:", device);
+      throw;
+    }
+    current_.stream = s_;
+    current_.device = device;
+    current_.id = id_;
+    current_.owner = this;
+  }
+
+  ~CudaStream() override {
+    // Every command has been queued already (submit queues it); let the completer finish their
+    // events, unless the last handle is dropped by the completer itself (then it finishes alone
+    // after we are gone).
+    completer_.reset();
+    try {
+      ScopedContext scope(dc_.ctx());
+      (void)CTILE_CU_REPORT(cuStreamDestroy_v2, (s_), "destroying a stream on cuda:", dc_.index());
+    } catch (...) {
+    }
+  }
+  CudaStream(const CudaStream&) = delete;
+  CudaStream& operator=(const CudaStream&) = delete;
+
+  Device device() const override { return Device{DeviceKind::Cuda, dc_.index()}; }
+  std::uint64_t order() const override { return id_; }
+
+  Event submit(detail::Command&& cmd, std::span<Event> wait_for) override {
+    if (const CurrentStream* c = current_stream(); c && c->owner == this)
+      throw UserError(detail::cat("Stream submission on ", device().str(),
+                                  " from inside a task of the same stream (a CUDA stream task may only enqueue GPU work)"));
+    std::lock_guard lk(mu_);  // commands of one stream are queued one at a time, in submit order
+    std::exception_ptr err;
+    // Filled in place in the completer's queue, published at the end (nothing below throws).
+    Completer::Item& item = completer_->next_item();
+    Event done;
+    try {
+      ScopedContext scope(dc_.ctx());
+      // Dependencies: GPU work of another stream is waited for on the device; host-side work on the host.
+      for (Event& e : wait_for) {
+        detail::NativeEvent* ne = e.native_ptr();  // the event keeps it alive
+        if (e.done() && !(ne && ne->order_always)) {
+          if (!err) err = e.error();
+          continue;
+        }
+        if (ne) {
+          if (ne->enqueue_error) {
+            if (!err) err = ne->enqueue_error;
+            continue;
+          }
+          if (ne->stream_id != id_)
+            CTILE_CU(cuStreamWaitEvent, (s_, ne->ev, abi::CU_EVENT_WAIT_DEFAULT),
+                     "ordering work on a stream of ", device().str(), " after work of another stream");
+          if (!e.done()) item.after.push_back(std::move(e));
+        } else {
+          e.wait();
+          if (!err) err = e.error();
+        }
+      }
+      if (!err) {
+        try {
+          run(cmd, item);
+        } catch (...) {
+          err = std::current_exception();
+        }
+      }
+      detail::NativeEvent* ne = nullptr;
+      done = new_native_event(dc_, id_, ne);
+      if (const CUresult r = drv_unchecked().cuEventRecord(ne->ev, s_); r != 0)
+        throw_cuda_error(r, "cuEventRecord", detail::cat("recording the completion of a command on a stream of ", device().str()));
+      ne->enqueue_error = err;
+    } catch (...) {
+      // Without a recorded event the GPU work cannot be tracked: wait for the whole stream before
+      // anything the command kept alive may be released.
+      if (!err) err = std::current_exception();
+      done = Event::create_ordered(id_);  // nothing recorded: completes after the stream is drained
+      try {
+        ScopedContext scope(dc_.ctx());
+        (void)CTILE_CU_REPORT(cuStreamSynchronize, (s_), "synchronising a stream of ", device().str(), " after an error");
+      } catch (...) {
+      }
+    }
+    item.done = done;
+    item.keep = std::move(cmd.keep);
+    if (cmd.fn) item.task = std::move(cmd.fn);
+    item.err = err;
+    completer_->publish();
+    return done;
+  }
+
+  void synchronize() override {
+    if ((current_stream() && current_stream()->owner == this) || completer_->on_thread())
+      throw UserError("Stream::synchronize called from a task running on the same stream (it would wait for itself)");
+    std::uint64_t ticket = 0;
+    {
+      std::lock_guard lk(mu_);
+      ticket = completer_->last_ticket();
+    }
+    {
+      ScopedContext scope(dc_.ctx());
+      // Errors of the work stay in its events (the completer puts them there).
+      (void)drv().cuStreamSynchronize(s_);
+    }
+    completer_->wait_for(ticket);
+  }
+
+ private:
+  void run(detail::Command& cmd, Completer::Item& item) {
+    using K = detail::Command::Kind;
+    switch (cmd.kind) {
+      case K::Kernel: {
+        const auto& k = static_cast<const CudaKernel&>(*cmd.kernel);
+        if (k.device_index() != dc_.index())
+          throw InternalError(detail::cat("cuda stream: kernel '", cmd.name, "' loaded on cuda:", k.device_index(),
+                                          " launched on a stream of cuda:", dc_.index()));
+        void* params[] = {const_cast<std::byte*>(cmd.params)};
+        const auto blocks = static_cast<unsigned>(k.blocks_for(cmd.tile_blocks));
+        CUresult r = drv_unchecked().cuLaunchKernel(k.fn(), blocks, 1u, 1u, k.threads(), 1u, 1u, k.smem(), s_, params, nullptr);
+        if (r == abi::CUDA_ERROR_INVALID_CONTEXT) {
+          // The thread's current context changed behind ctile's back: make ours current and retry.
+          forget_current_context();
+          ScopedContext again(dc_.ctx());
+          r = drv_unchecked().cuLaunchKernel(k.fn(), blocks, 1u, 1u, k.threads(), 1u, 1u, k.smem(), s_, params, nullptr);
+        }
+        if (r != 0)
+          throw_cuda_error(r, "cuLaunchKernel",
+                           detail::cat("launching kernel '", cmd.name, "' on cuda:", dc_.index(), " (", blocks,
+                                       " blocks of ", k.threads(), " threads, ", k.smem(), " bytes of dynamic shared memory)"));
+        count_kernel_launches(dc_.index(), 1);
+        return;
+      }
+      case K::Copy:
+        if (cmd.bytes > 0)
+          CTILE_CU(cuMemcpyDtoDAsync_v2,
+                   (static_cast<CUdeviceptr>(reinterpret_cast<std::uintptr_t>(cmd.dst)),
+                    static_cast<CUdeviceptr>(reinterpret_cast<std::uintptr_t>(cmd.src)), static_cast<std::size_t>(cmd.bytes), s_),
+                   "copying ", cmd.bytes, " bytes within cuda:", dc_.index());
+        return;
+      case K::Graph: {
+        auto* g = dynamic_cast<CudaGraphExec*>(cmd.graph);
+        CTILE_CHECK(g != nullptr && g->device_index() == dc_.index(), "cuda stream: a graph of another device or platform");
+        g->launch(s_);
+        item.host = g->host_errors();
+        return;
+      }
+      case K::Host: {
+        if (!drv_unchecked().cuLaunchHostFunc)
+          throw UserError("host callbacks on CUDA streams need cuLaunchHostFunc, which this CUDA driver lacks");
+        auto call = std::make_shared<HostCall>();
+        call->fn = std::move(cmd.fn);
+        CTILE_CU(cuLaunchHostFunc, (s_, &host_trampoline, call.get()), "queueing a host callback on ", device().str());
+        item.host = std::move(call);  // kept until the stream's event after it completes
+        return;
+      }
+      case K::Inline: {
+        CurrentScope cur(&current_);
+        cmd.fn();
+        return;
+      }
+      case K::Marker:
+        return;
+    }
+  }
+
+  DeviceContext& dc_;
+  std::uint64_t id_;
+  CUstream s_ = nullptr;
+  CurrentStream current_;
+  std::mutex mu_;
+  std::unique_ptr<Completer> completer_;
+};
+
+}  // namespace
+
+std::shared_ptr<StreamImpl> make_stream(int device) { return std::make_shared<CudaStream>(device); }
+
+}  // namespace ctile::platform::cuda

@@ -1,0 +1,366 @@
+// Graphs, typed stream commands, stream ordering of allocations and the device teardown on the fake
+// GPUs (fake_cuda.cpp: asynchronous streams, graphs as lists of nodes; kernels do not run, copies
+// and host callbacks do). Run as cuda_runtime.graphs_on_fake_gpu with two fake GPUs.
+#include <dlfcn.h>
+
+#include <atomic>
+#include <bit>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <tuple>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include <ctile/ctile.hpp>
+
+#include "../../../src/backend/cuda/nvrtc.hpp"
+#include "../../../src/platform/cuda/device.hpp"
+#include "../../../src/platform/cuda/kernel.hpp"
+#include "../../../src/platform/cuda/stream.hpp"
+#include "../runtime/test_helpers.hpp"
+
+namespace ct = ctile;
+namespace cu = ctile::platform::cuda;
+using ct::test::expect_user_error;
+using namespace std::chrono_literals;
+
+namespace {
+
+const ct::Device kGpu0{ct::DeviceKind::Cuda, 0};
+const ct::Device kGpu1{ct::DeviceKind::Cuda, 1};
+
+struct Fake {
+  void* h = nullptr;
+  template <class F>
+  F sym(const char* name) {
+    if (!h) h = ::dlopen(std::getenv("CTILE_LIBCUDA"), RTLD_NOW | RTLD_NOLOAD);
+    void* p = h ? ::dlsym(h, name) : nullptr;
+    if (!p) throw std::runtime_error(std::string("fake driver hook missing: ") + name);
+    return reinterpret_cast<F>(p);
+  }
+  int violations() { return sym<int (*)()>("fake_cuda_violations")(); }
+  int launches() { return sym<int (*)()>("fake_cuda_launches")(); }
+  int graph_launches() { return sym<int (*)()>("fake_cuda_graph_launches")(); }
+  int node_updates() { return sym<int (*)()>("fake_cuda_node_updates")(); }
+  int host_calls() { return sym<int (*)()>("fake_cuda_host_calls")(); }
+  int stream_waits() { return sym<int (*)()>("fake_cuda_stream_waits")(); }
+  void count_calls(bool on) { sym<void (*)(int)>("fake_cuda_count_calls")(on ? 1 : 0); }
+  int calls(const char* name) { return sym<int (*)(const char*)>("fake_cuda_thread_calls")(name); }
+  std::string call_list() {
+    char buf[2048];
+    (void)sym<int (*)(char*, int)>("fake_cuda_thread_call_list")(buf, sizeof buf);
+    return buf;
+  }
+  long pinned() { return sym<long (*)()>("fake_cuda_pinned_live")(); }
+  long live() { return sym<long (*)()>("fake_cuda_live_allocations")(); }
+  long live_graphs() { return sym<long (*)()>("fake_cuda_live_graphs")(); }
+  void param_bytes(int n) { sym<void (*)(int)>("fake_cuda_set_param_bytes")(n); }
+  void delay(int us) { sym<void (*)(int)>("fake_cuda_set_delay_us")(us); }
+  std::vector<unsigned char> last_update() {
+    std::vector<unsigned char> v(4096);
+    const int n = sym<int (*)(void*, int)>("fake_cuda_last_update")(v.data(), static_cast<int>(v.size()));
+    v.resize(static_cast<std::size_t>(std::max(n, 0)));
+    return v;
+  }
+  void enqueue(cu::CUstream s, void (*fn)(void*), void* arg) {
+    sym<void (*)(cu::CUstream, void (*)(void*), void*)>("fake_cuda_enqueue")(s, fn, arg);
+  }
+  bool becomes(long (Fake::*what)(), long n) {
+    for (int i = 0; i < 3000; ++i) {
+      if ((this->*what)() == n) return true;
+      std::this_thread::sleep_for(1ms);
+    }
+    return (this->*what)() == n;
+  }
+};
+Fake fake;
+
+bool have_nvrtc() { return ctile::backend::cuda::nvrtc() != nullptr; }
+
+void axpy(ct::Mut<float, 1> y, ct::Scalar<float> a, ct::Ref<float, 1> x) { y.store(a * ct::load_like(x, y) + y.load()); }
+
+using P = ct::Partition<float>;
+using S = ct::Shared<float>;
+
+class FakeGraphs : public testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(ct::cuda_available()) << ct::cuda_unavailable_reason();
+    fake.delay(50);
+  }
+  void TearDown() override {
+    ct::default_stream(kGpu0).synchronize();
+    EXPECT_EQ(fake.violations(), 0) << "the fake driver saw misuse (see stderr)";
+  }
+};
+
+TEST_F(FakeGraphs, CopyGraphsMoveRealDataAndFollowCopyIn) {
+  // Three copy nodes: b <- a, then c <- b on the capture's stream; e <- d on a forked stream; the
+  // two lanes joined. The fake runs copies, so the data is real. d is held only by the graph: it is
+  // the input that copy_in changes between replays.
+  const std::int64_t n = 5000;
+  std::vector<float> ha(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i) ha[static_cast<std::size_t>(i)] = static_cast<float>(i % 97) - 40.0f;
+  auto a = ct::from_host<float>(std::span<const float>(ha), {n}, kGpu0).share();
+  auto b = ct::zeros<float>({n}, kGpu0);
+  auto c = ct::zeros<float>({n}, kGpu0);
+  auto d = ct::zeros<float>({n}, kGpu0).share();
+  auto e = ct::zeros<float>({n}, kGpu0);
+  const long graphs_before = fake.live_graphs();
+  auto g = ct::capture(kGpu0, [&](ct::Capture& cap) {
+    auto chain = ct::copy(std::move(b), std::move(a)).async_on(cap.stream()).then([&](auto&& t) {
+      return ct::copy(std::move(c), std::move(std::get<0>(t)).share());
+    });
+    return ct::join(std::move(chain), ct::copy(std::move(e), std::move(d)).async_on(cap.fork()));
+  });
+  EXPECT_EQ(g.nodes(), 3u);
+  EXPECT_EQ(g.kernel_nodes(), 0u);
+  EXPECT_EQ(fake.live_graphs(), graphs_before + 2);  // the CUDA graph and its executable
+  // Nothing copied yet.
+  EXPECT_EQ((g.read<0, 0>()), std::vector<float>(static_cast<std::size_t>(n), 0.0f));
+  auto s = ct::Stream::create(kGpu0);
+  const int before = fake.graph_launches();
+  g = std::move(g).replay(s).get();
+  EXPECT_EQ(fake.graph_launches(), before + 1);
+  EXPECT_EQ((g.read<0, 0>()), ha);
+  EXPECT_EQ((g.read<1, 0>()), std::vector<float>(static_cast<std::size_t>(n), 0.0f));
+  // A new input through the captured buffer (a host-to-device copy ordered after the previous
+  // replay's reads, and before the next replay), three times without waiting in between: a
+  // follow-up that returns the graph replays it.
+  const int launches = fake.graph_launches();
+  auto f = std::move(g).replay(s);
+  for (int round = 1; round <= 3; ++round) {
+    f = std::move(f).then([&, round](auto&& gg) {
+      std::vector<float> in(static_cast<std::size_t>(n), static_cast<float>(round));
+      gg.template copy_in<1, 1>(std::span<const float>(in));
+      return std::move(gg);
+    });
+  }
+  g = std::move(f).get();
+  EXPECT_EQ(fake.graph_launches(), launches + 4);
+  EXPECT_EQ((g.read<1, 0>()), std::vector<float>(static_cast<std::size_t>(n), 3.0f));
+  EXPECT_EQ((g.read<1, 1>()), std::vector<float>(static_cast<std::size_t>(n), 3.0f));
+  EXPECT_EQ((g.read<0, 0>()), ha);  // the other lane is unchanged
+  {
+    auto [chain, lane] = std::move(g).unwrap();
+    EXPECT_EQ(std::get<0>(lane).to_host()[0], 3.0f);
+  }
+  EXPECT_TRUE(fake.becomes(&Fake::live_graphs, graphs_before));
+}
+
+TEST_F(FakeGraphs, KernelNodesLaunchPerReplayAndTakeNewParameters) {
+  if (!have_nvrtc()) GTEST_SKIP() << "NVRTC is not available here";
+  const std::int64_t n = 1024;
+  auto x = ct::ones<float>({n}, kGpu0).share();
+  auto y = ct::zeros<float>({n}, kGpu0).partition({256});
+  // axpy(y, a, x): two tensor slots (104 bytes each after the 48-byte grid), then the scalar at 256.
+  fake.param_bytes(264);
+  auto g = ct::capture(kGpu0, [&](ct::Capture& cap) {
+    auto f = ct::launch(axpy, std::move(y), 1.0f, x).async_on(cap.stream());
+    for (int i = 0; i < 9; ++i)
+      f = std::move(f).then([](std::tuple<P, float, S>&& t) { return ct::launch(axpy, std::move(std::get<0>(t)), 1.0f, std::get<2>(t)); });
+    return f;
+  });
+  EXPECT_EQ(g.kernel_nodes(), 10u);
+  auto s = ct::Stream::create(kGpu0);
+  const int before = fake.launches();
+  const std::uint64_t counted = cu::kernel_launches(0);
+  for (int r = 0; r < 3; ++r) g = std::move(g).replay(s).get();
+  EXPECT_EQ(fake.launches(), before + 30);  // ten kernel nodes per replay, no eager launches
+  EXPECT_EQ(cu::kernel_launches(0), counted + 30);  // the platform's count agrees with the driver's
+  // An eager launch counts one; another device's count does not move.
+  const std::uint64_t other = cu::kernel_launches(1);
+  auto [y1, a1, x1] = ct::launch(axpy, ct::zeros<float>({n}, kGpu0).partition({256}), 1.0f, x).sync_on(s);
+  EXPECT_EQ(cu::kernel_launches(0), counted + 31);
+  EXPECT_EQ(fake.launches(), before + 31);
+  EXPECT_EQ(cu::kernel_launches(1), other);
+  EXPECT_EQ(cu::kernel_launches(-1), 0u);
+  EXPECT_EQ(cu::kernel_launches(64), 0u);
+  // A new scalar: the node's parameter block is updated in place (its scalar slot).
+  const int updates = fake.node_updates();
+  g.set_scalar(4, 1, 2.5f);
+  EXPECT_EQ(fake.node_updates(), updates + 1);
+  const auto p = fake.last_update();
+  ASSERT_EQ(p.size(), 264u);
+  std::uint32_t bits = 0;
+  std::memcpy(&bits, p.data() + 256, 4);
+  EXPECT_EQ(bits, std::bit_cast<std::uint32_t>(2.5f));
+  // A new output: every node that wrote the old one gets the new device address (tensor slot 0).
+  auto fresh = ct::zeros<float>({n}, kGpu0).partition({256});
+  const void* addr = fresh.core(ct::unchecked)->data();
+  P old = g.swap<0>(std::move(fresh));
+  EXPECT_EQ(fake.node_updates(), updates + 11);
+  const auto q = fake.last_update();
+  void* written = nullptr;
+  std::memcpy(&written, q.data() + 48, sizeof written);
+  EXPECT_EQ(written, addr);
+  g = std::move(g).replay(s).get();
+  EXPECT_EQ(fake.launches(), before + 41);
+  EXPECT_EQ(cu::kernel_launches(0), counted + 41);
+  EXPECT_TRUE(old.valid());
+  fake.param_bytes(0);
+}
+
+TEST_F(FakeGraphs, AWarmLaunchMakesNoDriverQueries) {
+  // On the launching thread a cached or bound launch calls the driver for the launch and for the
+  // event that marks its completion, and for nothing else (no context or attribute queries); a
+  // CUevent is created only while the per-thread event cache grows.
+  if (!have_nvrtc()) GTEST_SKIP() << "NVRTC is not available here";
+  const std::int64_t n = 1024;
+  auto x = ct::ones<float>({n}, kGpu0).share();
+  auto y = ct::zeros<float>({n}, kGpu0).partition({256});
+  auto s = ct::Stream::create(kGpu0);
+  auto k = ct::bind_on(s, axpy, ct::spec::partition<float>({n}, {256}), 0.0f, ct::spec::shared<float>({n}));
+  constexpr int steps = 200;
+  auto run = [&](bool bound) {
+    auto f = ct::launch(axpy, std::move(y), 1.0f, x).async_on(s);
+    for (int i = 1; i < steps; ++i)
+      f = std::move(f).then([&](std::tuple<P, float, S>&& t) -> ct::Future<std::tuple<P, float, S>> {
+        if (bound) return k(s, std::move(std::get<0>(t)), 1.0f, std::get<2>(t));
+        return ct::launch(axpy, std::move(std::get<0>(t)), 1.0f, std::get<2>(t)).async_on(s);
+      });
+    std::tie(y, std::ignore, x) = std::move(f).get();
+  };
+  run(false);
+  run(true);  // warm: compiled, the records cached, the event cache filled
+  for (bool bound : {false, true}) {
+    fake.count_calls(true);
+    run(bound);
+    fake.count_calls(false);
+    const std::string what = bound ? "bound" : "cached";
+    EXPECT_EQ(fake.calls("cuLaunchKernel"), steps) << what << ": " << fake.call_list();
+    EXPECT_EQ(fake.calls("cuEventRecord"), steps) << what << ": " << fake.call_list();
+    EXPECT_EQ(fake.calls(nullptr), 2 * steps + fake.calls("cuEventCreate")) << what << ": other driver calls: " << fake.call_list();
+    EXPECT_LT(fake.calls("cuEventCreate"), steps / 4) << what << ": " << fake.call_list();
+  }
+  // The counter sees a query where one is made (its self-test): a device attribute.
+  fake.count_calls(true);
+  (void)ct::describe(kGpu1);
+  fake.count_calls(false);
+  EXPECT_GT(fake.calls(nullptr), 0) << "the fake's call counter saw nothing";
+}
+
+TEST_F(FakeGraphs, HostNodesAndMarkersOfCudaStreams) {
+  auto s = ct::Stream::create(kGpu0);
+  // A host callback on a CUDA stream runs after the GPU work before it.
+  std::atomic<bool> gpu_done{false};
+  struct Slow {
+    std::atomic<bool>* flag;
+    static void run(void* p) {
+      std::this_thread::sleep_for(20ms);
+      static_cast<Slow*>(p)->flag->store(true);
+    }
+  } slow{&gpu_done};
+  (void)s.enqueue([&] { fake.enqueue(cu::current_stream()->stream, &Slow::run, &slow); });
+  bool seen = false;
+  auto h = s.host([&] { seen = gpu_done.load(); });
+  auto m = s.record();
+  h.wait();
+  m.wait();
+  EXPECT_TRUE(seen);
+  EXPECT_EQ(h.error(), nullptr);
+  // Its exception becomes the event's error.
+  auto bad = s.host([] { throw ct::UserError("host callback failed on the GPU stream"); });
+  bad.wait();
+  ASSERT_NE(bad.error(), nullptr);
+  // A host node of a graph runs once per replay.
+  auto x = ct::ones<float>({64}, kGpu0).share();
+  auto b = ct::zeros<float>({64}, kGpu0);
+  std::atomic<int> calls{0};
+  auto g = ct::capture(kGpu0, [&](ct::Capture& cap) {
+    (void)cap.stream().host([&] { calls.fetch_add(1); });
+    return ct::copy(std::move(b), x).async_on(cap.stream());
+  });
+  const int host_before = fake.host_calls();
+  for (int r = 0; r < 4; ++r) g = std::move(g).replay(s).get();
+  EXPECT_EQ(calls.load(), 4);
+  EXPECT_GE(fake.host_calls(), host_before + 4);
+}
+
+TEST_F(FakeGraphs, ReplaysRunOnTheirDeviceOnly) {
+  auto x = ct::ones<float>({64}, kGpu0).share();
+  auto b = ct::zeros<float>({64}, kGpu0);
+  auto g = ct::capture(kGpu0, [&](ct::Capture& cap) { return ct::copy(std::move(b), x).async_on(cap.stream()); });
+  expect_user_error([&] { g = std::move(g).replay(ct::Stream::create(kGpu1)).get(); },
+                    {"replay of a graph captured on cuda:0 on a stream of cuda:1"});
+  expect_user_error([&] { g = std::move(g).replay(ct::Stream::create(ct::cpu())).get(); }, {"on a stream of cpu:0"});
+  auto c = ct::zeros<float>({64}, kGpu1);
+  expect_user_error([&] { (void)ct::capture(kGpu0, [&](ct::Capture& cap) { return ct::copy(std::move(c), x).async_on(cap.stream()); }); },
+                    {"the destination lives on cuda:1", "the stream runs on cuda:0"});
+  g = std::move(g).sync_on(ct::Stream::create(kGpu0));
+  EXPECT_EQ(g.read<0>()[0], 1.0f);
+}
+
+TEST_F(FakeGraphs, ADroppedGraphFreesItsMemoryOnlyAfterTheReplay) {
+  fake.delay(3000);  // a slow GPU: a free that came too early would show as a violation
+  const long live0 = fake.live();
+  {
+    auto x = ct::ones<float>({1 << 16}, kGpu0).share();
+    auto b = ct::zeros<float>({1 << 16}, kGpu0);
+    auto g = ct::capture(kGpu0, [&](ct::Capture& cap) { return ct::copy(std::move(b), std::move(x)).async_on(cap.stream()); });
+    auto s = ct::Stream::create(kGpu0);
+    { auto f = std::move(g).replay(s); }  // dropped while the copy node is still queued
+  }
+  fake.delay(50);
+  EXPECT_TRUE(fake.becomes(&Fake::live, live0)) << fake.live() << " allocations left";
+}
+
+TEST_F(FakeGraphs, FirstUseOnAStreamWaitsForTheAllocationOnTheDevice) {
+  auto a = ct::ones<float>({256}, kGpu0).share();
+  auto b = ct::zeros<float>({256}, kGpu0);
+  (void)a.to_host();  // the allocation is done as far as the host knows
+  auto s = ct::Stream::create(kGpu0);
+  const int w0 = fake.stream_waits();
+  auto [b2, a2] = ct::copy(std::move(b), a).sync_on(s);
+  // Both tensors' stream-ordered allocations, waited for on s's device queue although they are done.
+  EXPECT_GE(fake.stream_waits(), w0 + 2);
+  const int w1 = fake.stream_waits();
+  auto [b3, a3] = ct::copy(std::move(b2), a2).sync_on(s);
+  EXPECT_EQ(fake.stream_waits(), w1);  // once per stream
+  auto other = ct::Stream::create(kGpu0);
+  auto [b4, a4] = ct::copy(std::move(b3), a3).sync_on(other);
+  EXPECT_GE(fake.stream_waits(), w1 + 2);  // a new stream waits again
+  EXPECT_EQ(b4.to_host()[9], 1.0f);
+}
+
+TEST(KernelGrid, BlocksPerLaunch) {
+  // One block per tile block; several tile blocks per block (rounded up); a resident grid's cap.
+  EXPECT_EQ(cu::blocks_for_grid(1000, 1, 0), 1000);
+  EXPECT_EQ(cu::blocks_for_grid(1000, 4, 0), 250);
+  EXPECT_EQ(cu::blocks_for_grid(1001, 4, 0), 251);
+  EXPECT_EQ(cu::blocks_for_grid(3, 4, 0), 1);
+  EXPECT_EQ(cu::blocks_for_grid(1000, 1, 132), 132);
+  EXPECT_EQ(cu::blocks_for_grid(1000, 8, 132), 125);
+  EXPECT_EQ(cu::blocks_for_grid(2000, 8, 132), 132);
+}
+
+TEST(Teardown, StagingBuffersAreFreedAtTeardown) {
+  ASSERT_TRUE(ct::cuda_available()) << ct::cuda_unavailable_reason();
+  // A copy of 4 MiB goes through the two pinned staging buffers.
+  std::vector<float> big(1 << 20, 2.0f);
+  auto t = ct::from_host<float>(std::span<const float>(big), {1 << 20}, kGpu0);
+  EXPECT_EQ(t.to_host()[12345], 2.0f);
+  EXPECT_EQ(fake.pinned(), 2);
+  cu::DeviceContext::teardown_all();
+  EXPECT_EQ(fake.pinned(), 0);
+  // After the teardown copies go direct, and still work.
+  EXPECT_EQ(t.to_host()[7], 2.0f);
+  EXPECT_EQ(fake.pinned(), 0);
+  EXPECT_EQ(fake.violations(), 0);
+}
+
+// Run alone (cuda_runtime.teardown_at_exit): the process ends with the staging buffers allocated;
+// the exit handler frees them and the fake's report at unload says so.
+TEST(Teardown, StagingBuffersInUseAtExit) {
+  ASSERT_TRUE(ct::cuda_available()) << ct::cuda_unavailable_reason();
+  std::vector<float> big(1 << 20, 3.0f);
+  auto t = ct::from_host<float>(std::span<const float>(big), {1 << 20}, kGpu0);
+  EXPECT_EQ(t.to_host()[99], 3.0f);
+  EXPECT_EQ(fake.pinned(), 2);
+}
+
+}  // namespace
