@@ -17,11 +17,11 @@
 #include <tuple>
 
 #include "../backend/cache/disk_cache.hpp"
-#include "../backend/cuda/cuda_device.hpp"
-#include "../backend/cuda/cuda_memory.hpp"
-#include "../backend/cuda/cuda_stream.hpp"
-#include "../backend/cuda/driver.hpp"
 #include "../backend/cuda/nvrtc.hpp"
+#include "../platform/cuda/device.hpp"
+#include "../platform/cuda/driver.hpp"
+#include "../platform/cuda/memory.hpp"
+#include "../platform/cuda/stream.hpp"
 #include "cpu_runtime.hpp"
 #include "nvjitlink.hpp"
 
@@ -33,7 +33,12 @@ namespace ctile::simt::gpu {
 
 std::string_view simt_headers_text();  // generated (embed_simt_headers.cmake)
 
-namespace cu = ::ctile::backend::cuda;
+// The CUDA platform (driver, contexts, streams, memory: src/platform/cuda) and compiler (NVRTC,
+// the generated-kernel description: src/backend/cuda) under one short name.
+namespace cu {
+using namespace ::ctile::backend::cuda;   // NOLINT(google-build-using-namespace)
+using namespace ::ctile::platform::cuda;  // NOLINT(google-build-using-namespace)
+}  // namespace cu
 
 namespace {
 

@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "../../src/backend/cache/disk_cache.hpp"
-#include "../../src/backend/cuda/driver.hpp"
 #include "../../src/backend/cuda/nvrtc.hpp"
+#include "../../src/platform/cuda/driver.hpp"
 #include "../../src/simt/nvjitlink.hpp"
 #include "ctile/core/error.hpp"
 #include "ctile/runtime/device.hpp"
@@ -95,7 +95,7 @@ int doctor(const DoctorOptions& o) {
                     ""});
 
   // The driver and the GPUs.
-  const backend::cuda::DriverStatus& ds = backend::cuda::driver_status();
+  const platform::cuda::DriverStatus& ds = platform::cuda::driver_status();
   std::vector<std::string> gpus;
   int best_sm = 0;
   if (!ds.api) {

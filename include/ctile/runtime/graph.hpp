@@ -181,7 +181,7 @@ class [[nodiscard]] Graph {
   // comes back (its events order its next use after the replays that used it). UserError when the
   // specs differ or a node uses the old memory through another view.
   template <std::size_t... I, class H>
-  [[nodiscard]] H swap(H&& replacement) {
+  [[nodiscard]] std::remove_cvref_t<H> swap(H&& replacement) {  // by value: an lvalue gets the static_assert, not a copy error
     static_assert(!std::is_lvalue_reference_v<H>, "ctile::Graph::swap: move the replacement in (std::move)");
     static_assert(detail::is_handle<std::remove_cvref_t<H>>::value, "ctile::Graph::swap: the replacement must be a tensor handle");
     auto& slot = detail::at_path<I...>(*payload_);
