@@ -83,6 +83,31 @@ CT_DEV int coord_of(int d, int tp, int reg) {
   return Sh::coord(d, tp) + Sh::coord(d, reg);
 }
 
+// Memory vector g (registers g*VM .. g*VM + VM - 1) to registers and back; 16-bit types move
+// whole packed words.
+template <int VM, class T, int N, class U>
+CT_DEV void vec_to_regs(Regs<T, N>& out, int g, const U& u) {
+  if constexpr (sizeof(T) == 2 && VM % 2 == 0 && N % 2 == 0) {
+    const u32* words = (const u32*)&u;
+#pragma unroll
+    for (int k = 0; k < VM / 2; ++k) out.w[(g * VM) / 2 + k] = words[k];
+  } else {
+#pragma unroll
+    for (int j = 0; j < VM; ++j) out.set(g * VM + j, from_mem<T>(u.m[j]));
+  }
+}
+template <int VM, class T, int N, class U>
+CT_DEV void regs_to_vec(U& u, const Regs<T, N>& x, int g) {
+  if constexpr (sizeof(T) == 2 && VM % 2 == 0 && N % 2 == 0) {
+    u32* words = (u32*)&u;
+#pragma unroll
+    for (int k = 0; k < VM / 2; ++k) words[k] = x.w[(g * VM) / 2 + k];
+  } else {
+#pragma unroll
+    for (int j = 0; j < VM; ++j) u.m[j] = to_mem<T>(x.get(g * VM + j));
+  }
+}
+
 // ---- loads -----------------------------------------------------------------------------------------------
 // VM: elements per memory vector (a divisor of D::vec and of the tile's last extent; 1: no vectors).
 // FULL / ALIGNED: the facts prove every tile block full / every vector aligned (no run-time test).
@@ -113,14 +138,7 @@ CT_DEV void load(Regs<T, D::regs>& out, const TensorDesc& td, const Win<Sh::rank
         typename Vec::U u;
 #pragma unroll
         for (int c = 0; c < Vec::C; ++c) u.c[c] = ld_chunk<RO>((const Chunk<Vec::W>*)(base + off) + c);
-        if constexpr (sizeof(T) == 2 && VM % 2 == 0 && D::regs % 2 == 0) {
-          const u32* words = (const u32*)&u;
-#pragma unroll
-          for (int k = 0; k < VM / 2; ++k) out.w[(g * VM) / 2 + k] = words[k];
-        } else {
-#pragma unroll
-          for (int j = 0; j < VM; ++j) out.set(g * VM + j, from_mem<T>(u.m[j]));
-        }
+        vec_to_regs<VM>(out, g, u);
       }
       return;
     }
@@ -146,14 +164,7 @@ CT_DEV void load(Regs<T, D::regs>& out, const TensorDesc& td, const Win<Sh::rank
 #pragma unroll
           for (int j = 0; j < VM; ++j) u.m[j] = to_mem<T>(pad);
         }
-        if constexpr (sizeof(T) == 2 && VM % 2 == 0 && D::regs % 2 == 0) {
-          const u32* words = (const u32*)&u;
-#pragma unroll
-          for (int k = 0; k < VM / 2; ++k) out.w[(g * VM) / 2 + k] = words[k];
-        } else {
-#pragma unroll
-          for (int j = 0; j < VM; ++j) out.set(g * VM + j, from_mem<T>(u.m[j]));
-        }
+        vec_to_regs<VM>(out, g, u);
       }
       return;
     }
@@ -198,14 +209,7 @@ CT_DEV void store(const Regs<T, D::regs>& x, const TensorDesc& td, const Win<Sh:
           if (c != 0) off += (Off)c * (d + 1 == R ? (Off)1 : (Off)td.stride[d]);
         }
         typename Vec::U u;
-        if constexpr (sizeof(T) == 2 && VM % 2 == 0 && D::regs % 2 == 0) {
-          u32* words = (u32*)&u;
-#pragma unroll
-          for (int k = 0; k < VM / 2; ++k) words[k] = x.w[(g * VM) / 2 + k];
-        } else {
-#pragma unroll
-          for (int j = 0; j < VM; ++j) u.m[j] = to_mem<T>(x.get(g * VM + j));
-        }
+        regs_to_vec<VM>(u, x, g);
 #pragma unroll
         for (int c = 0; c < Vec::C; ++c) {
           CT_CHECK_ALIGNED((Chunk<Vec::W>*)(base + off) + c, Vec::W);
@@ -229,14 +233,7 @@ CT_DEV void store(const Regs<T, D::regs>& x, const TensorDesc& td, const Win<Sh:
         }
         if (!in) continue;
         typename Vec::U u;
-        if constexpr (sizeof(T) == 2 && VM % 2 == 0 && D::regs % 2 == 0) {
-          u32* words = (u32*)&u;
-#pragma unroll
-          for (int k = 0; k < VM / 2; ++k) words[k] = x.w[(g * VM) / 2 + k];
-        } else {
-#pragma unroll
-          for (int j = 0; j < VM; ++j) u.m[j] = to_mem<T>(x.get(g * VM + j));
-        }
+        regs_to_vec<VM>(u, x, g);
 #pragma unroll
         for (int c = 0; c < Vec::C; ++c) {
           CT_CHECK_ALIGNED((Chunk<Vec::W>*)(base + off) + c, Vec::W);
