@@ -92,9 +92,14 @@ class SmemAlloc : public Pass {
 
  private:
   // `repeats`: the region runs again right after itself (a loop body, the kernel body); its yield
-  // gets sync_after when it ends on the half it starts on.
+  // gets sync_after when it ends on the half it starts on. A nested loop or branch with scratch
+  // restarts the alternation after itself (the op after a loop takes the half the loop's body
+  // started on), so the count of scratch ops no longer tells the half the region ends on: then the
+  // yield synchronises whenever the region has scratch (a persistent CTA's next tile block, or the
+  // next iteration, must not overwrite what the last op may still read).
   void region(ir::Kernel& k, ir::Region& r, bool repeats) {
     const int n0 = count_;
+    bool restarted = false;
     for (auto& up : r.ops) {
       ir::Op& op = *up;
       op.smem_offset = -1;
@@ -111,6 +116,7 @@ class SmemAlloc : public Pass {
       switch (op.kind) {
         case OpKind::For:
           region(k, op.regions[0], true);
+          restarted = restarted || count_ != c0;
           next_ = before;
           break;
         case OpKind::While:
@@ -120,6 +126,7 @@ class SmemAlloc : public Pass {
             region(k, sub, false);
             if (count_ != m0) sub.ops.back()->sync_after = true;
           }
+          restarted = restarted || count_ != c0;
           next_ = before;
           break;
         case OpKind::If:
@@ -128,13 +135,14 @@ class SmemAlloc : public Pass {
             region(k, sub, false);
           }
           if (count_ != c0) op.sync_after = true;  // the branches may end on different halves
+          restarted = restarted || count_ != c0;
           next_ = before;
           break;
         default:
           break;
       }
     }
-    if (repeats && (count_ - n0) % 2 == 1) r.ops.back()->sync_after = true;
+    if (repeats && count_ != n0 && ((count_ - n0) % 2 == 1 || restarted)) r.ops.back()->sync_after = true;
   }
 
   std::int64_t half_ = 0;
