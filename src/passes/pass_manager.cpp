@@ -24,6 +24,7 @@ const Entry kPasses[] = {
     {"cse", make_cse},
     {"dce", make_dead_code},
     {"layout-assignment", make_layout_assignment},
+    {"loop-prefetch", make_loop_prefetch},
     {"precision", make_precision},
     {"schedule", make_schedule},
     {"smem-alloc", make_smem_alloc},
@@ -103,9 +104,10 @@ PassManager tile_pipeline() {
 
 PassManager cuda_pipeline() {
   PassManager pm = tile_pipeline();
-  // To the GPU-level IR: layouts, then conversions that cancel, then the accesses the facts prove
-  // in bounds, the order of each region, and the shared memory of what remains.
-  pm.add("layout-assignment").add("canonicalize").add("cse").add("dce").add("bounds").add("schedule").add("smem-alloc");
+  // K loops' loads one iteration ahead; to the GPU-level IR: layouts, then conversions that
+  // cancel, then the accesses the facts prove in bounds, the order of each region, and the shared
+  // memory of what remains.
+  pm.add("loop-prefetch").add("layout-assignment").add("canonicalize").add("cse").add("dce").add("bounds").add("schedule").add("smem-alloc");
   return pm;
 }
 

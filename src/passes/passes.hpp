@@ -11,6 +11,7 @@ std::unique_ptr<Pass> make_cse();
 std::unique_ptr<Pass> make_dead_code();
 std::unique_ptr<Pass> make_precision();
 std::unique_ptr<Pass> make_layout_assignment();
+std::unique_ptr<Pass> make_loop_prefetch();
 std::unique_ptr<Pass> make_bounds();
 std::unique_ptr<Pass> make_smem_alloc();
 std::unique_ptr<Pass> make_schedule();

@@ -8,4 +8,5 @@ list(APPEND CTILE_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/cse.cpp
   ${CMAKE_CURRENT_LIST_DIR}/dead_code.cpp
   ${CMAKE_CURRENT_LIST_DIR}/layout_assignment.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/loop_prefetch.cpp
   ${CMAKE_CURRENT_LIST_DIR}/precision.cpp)
