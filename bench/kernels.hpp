@@ -114,4 +114,18 @@ void sum(ct::Atomic<float, 1> total, ct::Ref<float, 1> x) {
 // Writes every element: the L2 flush before each timed call (the same as the peers').
 inline void fill(ct::Mut<float, 1> z, ct::Scalar<float> v) { z.store(v); }
 
+// C = A @ B with 16-bit inputs, f32 accumulation and C in T: each block owns one tile of C and walks
+// K in a run-time loop of BK-wide steps (the K tail pads with 0); the natural kernel of
+// examples/matmul.cpp, which the compiler puts on the tensor cores.
+template <class T, std::int64_t BK>
+void matmul(ct::Mut<T, 2> c, ct::Ref<T, 2> a, ct::Ref<T, 2> b) {
+  const auto [bm, bn] = c.tile_shape();
+  auto [i, j] = c.tile_index();
+  auto pa = a.tiles({bm, BK});
+  auto pb = b.tiles({BK, bn});
+  auto acc = ct::Tile<float>::zeros({bm, bn});
+  for (auto k : ct::range(pa.count(1))) acc = ct::mma(pa.load({i, k}), pb.load({k, j}), acc);
+  c.store(acc.template to<T>());
+}
+
 }  // namespace bench

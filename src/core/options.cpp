@@ -30,6 +30,7 @@ std::string KernelOptions::str() const {
   if (stages) add("stages=" + std::to_string(stages));
   if (blocks_per_cta) add("blocks_per_cta=" + std::to_string(blocks_per_cta));
   if (fast_math) add("fast_math");
+  if (simt_mma) add("simt_mma");
   return s;
 }
 
@@ -55,6 +56,7 @@ KernelOptions KernelOptions::with_env_overrides() const {
   if (int v = env_int("CTILE_STAGES", 1, 4, false); v > 0) o.stages = v;
   if (int v = env_int("CTILE_BLOCKS_PER_CTA", 1, 32, true); v > 0) o.blocks_per_cta = v;
   if (const char* v = std::getenv("CTILE_FAST_MATH"); v && *v) o.fast_math = std::strcmp(v, "0") != 0;
+  if (const char* v = std::getenv("CTILE_SIMT_MMA"); v && *v) o.simt_mma = std::strcmp(v, "0") != 0;
   return o;
 }
 

@@ -72,6 +72,7 @@ void clone_region(const Region& from, Region& to) {
     c->in_bounds = op->in_bounds;
     c->sync_after = op->sync_after;
     c->grid_indices = op->grid_indices;
+    c->tensor_core = op->tensor_core;
     c->regions.resize(op->regions.size());
     for (std::size_t i = 0; i < op->regions.size(); ++i) clone_region(op->regions[i], c->regions[i]);
     to.ops.push_back(std::move(c));

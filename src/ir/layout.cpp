@@ -223,4 +223,36 @@ bool registers_only(const Layout& from, const Layout& to) {
   return from.is_dist() && to.is_dist() && from.lane == to.lane && from.warp == to.warp && from.reg.size() == to.reg.size();
 }
 
+MmaWarpGrid mma_warp_grid(std::int64_t m, std::int64_t n, int warps) {
+  if (!is_pow2(m) || !is_pow2(n) || !is_pow2(warps) || m < 16 || n < 16) return {0, 0};
+  MmaWarpGrid g;
+  // Split the longer side of the warp tile while it stays at least 16 (n: 16, two n8 atoms).
+  for (int w = warps; w > 1; w /= 2) {
+    const std::int64_t tm = m / g.wm, tn = n / g.wn;
+    if (tn >= tm && tn >= 32) g.wn *= 2;
+    else if (tm >= 32) g.wm *= 2;
+    else if (tn >= 32) g.wn *= 2;
+    else return {0, 0};
+  }
+  return g;
+}
+
+Layout mma_accumulator(std::int64_t m, std::int64_t n, int warps) {
+  const MmaWarpGrid g = mma_warp_grid(m, n, warps);
+  CTILE_CHECK(g.wm > 0, "mma accumulator layout: [", m, ", ", n, "] cannot be spread over ", warps, " warps");
+  const int ln = log2_exact(n);
+  const int lna = log2_exact(n / g.wn / 8), lma = log2_exact(m / g.wm / 16);
+  const int lwn = log2_exact(g.wn), lwm = log2_exact(g.wm);
+  Layout l;
+  l.kind = LayoutKind::Dist;
+  l.reg = {0, ln + 3};
+  l.lane = {1, 2, ln + 0, ln + 1, ln + 2};
+  for (int k = 0; k < lna; ++k) l.reg.push_back(3 + k);
+  for (int k = 0; k < lma; ++k) l.reg.push_back(ln + 4 + k);
+  for (int k = 0; k < lwn; ++k) l.warp.push_back(3 + lna + k);
+  for (int k = 0; k < lwm; ++k) l.warp.push_back(ln + 4 + lma + k);
+  CTILE_CHECK(check_dist(l, m * n, warps).empty(), "mma accumulator layout: ", check_dist(l, m * n, warps));
+  return l;
+}
+
 }  // namespace ctile::ir

@@ -334,6 +334,10 @@ class Parser {
         o.fast_math = true;
         continue;
       }
+      if (key == "simt_mma") {
+        o.simt_mma = true;
+        continue;
+      }
       expect('=');
       const int v = static_cast<int>(parse_int());
       if (key == "warps") o.warps = v;
@@ -444,6 +448,7 @@ class Parser {
       if (key == "in_bounds") { op.in_bounds = true; continue; }
       if (key == "sync_after") { op.sync_after = true; continue; }
       if (key == "grid_indices") { op.grid_indices = true; continue; }
+      if (key == "tensor_core") { op.tensor_core = true; continue; }
       expect('=');
       if (key == "axis") op.axis = static_cast<int>(parse_int());
       else if (key == "tile") op.shape = parse_list();

@@ -129,6 +129,7 @@ class Printer {
     if (op.in_bounds) more("in_bounds");
     if (op.sync_after) more("sync_after");
     if (op.grid_indices) more("grid_indices");
+    if (op.tensor_core) more("tensor_core");
     if (op.smem_offset >= 0) more("smem = [" + std::to_string(op.smem_offset) + ", " + std::to_string(op.smem_bytes) + "]");
     return a.str();
   }

@@ -11,6 +11,13 @@
 // reshapes keep the bits. Constants, iotas and broadcasts are flexible: they take the layout their
 // first user asks for (a broadcast then asks its operand for the matching source layout, which
 // makes it free), and are cloned when users disagree. One-element tiles are replicated.
+//
+// Tensor cores: an mma of bf16 or f16 operands (each extent a power of two, M and N at least 16,
+// K a multiple of 16) on sm_80 or newer runs on the matrix units (mma.sync m16n8k16) unless the
+// kernel option simt_mma says otherwise. Its accumulator and result take the fragment layout
+// (ir::mma_accumulator), the op is marked tensor_core, and a loop that carries the accumulator
+// carries it in that layout (so no conversion runs per iteration); the kernel's warps are chosen
+// for the largest such product (4 to 8 warps, warp tiles of 64 x 32 where the tile allows).
 #include <algorithm>
 #include <map>
 
@@ -78,20 +85,62 @@ class LayoutAssignment : public Pass {
       }
       cross = cross || op.kind == OpKind::Reduce || op.kind == OpKind::Scan || op.kind == OpKind::Mma;
     });
+    sm_ = ctx.sm != 0 ? ctx.sm : 90;
+    simt_mma_ = o.simt_mma;
+    // The largest tensor-core product decides the warps: a warp tile of 2048 accumulator elements
+    // (64 x 32: 64 f32 registers per thread) per warp, 4 to 8 warps.
+    int tc_warps = 0;
+    ir::walk(k.body, [&](const ir::Op& op) {
+      if (!tensor_core_shape(op)) return;
+      const std::int64_t mn = numel(k.type(op.results[0]).shape);
+      int w = static_cast<int>(std::clamp<std::int64_t>(mn / 2048, 4, 8));
+      while (w > 1 && ir::mma_warp_grid(k.type(op.results[0]).shape[0], k.type(op.results[0]).shape[1], w).wm == 0) w /= 2;
+      tc_warps = std::max(tc_warps, w);
+    });
     vec_ = min_bytes == 0 ? 4 : std::min(8, 16 / min_bytes);
     int warps = 1;
     const int groups = cross ? kGroupsCrossThread : kGroupsElementwise;
     while (warps < kMaxWarps && std::int64_t{warps} * 32 * vec_ * groups < max_n) warps *= 2;
+    if (tc_warps) warps = tc_warps;
     if (o.warps) warps = o.warps;
     int blocks = std::max(1, 4 / warps);  // CTAs of at least 4 warps
     if (o.blocks_per_cta) blocks = o.blocks_per_cta;
     if (warps * blocks > 32) blocks = std::max(1, 32 / warps);
     if (warps > 1 && blocks > 8) blocks = 8;  // named barriers (1..15), one per tile block of a CTA
     warps_ = warps;
-    k.target.sm = ctx.sm != 0 ? ctx.sm : 90;
+    k.target.sm = sm_;
     k.target.warps = warps;
     k.target.blocks_per_cta = blocks;
     k.target.persistent = o.stages > 1;
+  }
+
+  // ---- tensor cores ----
+  // The operand types and shapes the matrix units take (any warp count).
+  bool tensor_core_shape(const ir::Op& op) const {
+    if (op.kind != OpKind::Mma || sm_ < 80 || simt_mma_) return false;
+    const ir::Type& a = k_type(op.operands[0]);
+    const ir::Type& b = k_type(op.operands[1]);
+    const ir::Type& c = k_type(op.operands[2]);
+    const bool half = a.dtype == DType::bf16 || a.dtype == DType::f16;
+    const bool acc = c.dtype == DType::f32 || c.dtype == DType::f16 || c.dtype == DType::bf16;
+    if (!half || b.dtype != a.dtype || !acc || a.shape.size() != 2 || b.shape.size() != 2) return false;
+    const std::int64_t m = a.shape[0], kk = a.shape[1], n = b.shape[1];
+    return is_pow2(m) && is_pow2(n) && m >= 16 && n >= 16 && kk % 16 == 0;
+  }
+  // The accumulator layout of a tensor-core mma over this kernel's warps, or None.
+  Layout tensor_core_layout(const ir::Op& op) const {
+    if (!tensor_core_shape(op)) return {};
+    const Shape& s = k_type(op.results[0]).shape;
+    if (ir::mma_warp_grid(s[0], s[1], warps_).wm == 0) return {};
+    return ir::mma_accumulator(s[0], s[1], warps_);
+  }
+  const ir::Type& k_type(ValueId v) const { return k_->type(v); }
+  // The op of `r` (top level) that defines v, or null.
+  static const ir::Op* def_in(const ir::Region& r, ValueId v) {
+    for (const auto& op : r.ops)
+      for (ValueId x : op->results)
+        if (x == v) return op.get();
+    return nullptr;
   }
 
   // ---- layouts ----
@@ -291,6 +340,12 @@ class LayoutAssignment : public Pass {
       case OpKind::Mma: {
         settle(r, i, 0);
         settle(r, i, 1);
+        const Layout tc = tensor_core_layout(*r.ops[i]);
+        if (tc.is_dist()) {
+          require(r, i, 2, tc);
+          r.ops[i]->tensor_core = true;
+          return set(r.ops[i]->results[0], tc);
+        }
         const Layout c = settle(r, i, 2);
         return set(r.ops[i]->results[0], c);
       }
@@ -301,7 +356,18 @@ class LayoutAssignment : public Pass {
       case OpKind::For: {
         const std::size_t nc = o.operands.size() - 3;
         std::vector<Layout> carried;
-        for (std::size_t j = 0; j < nc; ++j) carried.push_back(settle(r, i, 3 + j));
+        for (std::size_t j = 0; j < nc; ++j) {
+          // An accumulator the body feeds to a tensor-core mma and yields from it: its fragment layout.
+          const ir::Region& b = r.ops[i]->regions[0];
+          const ir::Op* m = def_in(b, yield_of(b).operands[j]);
+          const Layout tc = m && m->kind == OpKind::Mma && m->operands[2] == b.args[1 + j] ? tensor_core_layout(*m) : Layout{};
+          if (tc.is_dist()) {
+            require(r, i, 3 + j, tc);
+            carried.push_back(tc);
+          } else {
+            carried.push_back(settle(r, i, 3 + j));
+          }
+        }
         ir::Op& cur = *r.ops[i];
         ir::Region& body = cur.regions[0];
         set(body.args[0], canon(type(body.args[0])));
@@ -352,8 +418,11 @@ class LayoutAssignment : public Pass {
     for (std::size_t j = 0; j < want.size(); ++j) require(body, yi, j, want[j]);
   }
 
+  static const ir::Op& yield_of(const ir::Region& r) { return *r.ops.back(); }
+
   ir::Kernel* k_ = nullptr;
-  int warps_ = 1, vec_ = 4;
+  int warps_ = 1, vec_ = 4, sm_ = 90;
+  bool simt_mma_ = false;
   std::vector<char> pending_;
   std::map<ValueId, Site> flexible_;
 };

@@ -49,8 +49,16 @@ std::int64_t scratch_bytes(const ir::Kernel& k, const ir::Op& op) {
     case OpKind::Scan:
     case OpKind::Extract:
       return rep(op.operands[0]) ? 0 : align16(bytes_of(op.operands[0]));
-    case OpKind::Cat:
     case OpKind::Mma:
+      if (op.tensor_core) {
+        // Rows padded by ir::kMmaRowPad elements (codegen's emit_mma and device/mma.h agree).
+        const Shape& a = k.type(op.operands[0]).shape;
+        const Shape& b = k.type(op.operands[1]).shape;
+        const std::int64_t es = dtype_size(k.type(op.operands[0]).dtype);
+        return align16(a[0] * (a[1] + ir::kMmaRowPad) * es) + align16(b[0] * (b[1] + ir::kMmaRowPad) * es);
+      }
+      [[fallthrough]];
+    case OpKind::Cat:
       return align16(bytes_of(op.operands[0])) + align16(bytes_of(op.operands[1]));
     case OpKind::ScatterPiece:
       return rep(op.operands.back()) ? 0 : align16(numel(k.type(op.operands[0]).shape) * 4);

@@ -21,6 +21,9 @@ struct KernelOptions {
   // Every float op left at its default precision (exp, exp2, log, log2, tanh, sqrt, rsqrt, div)
   // uses the hardware's approximations with subnormals flushed to zero (docs/ir.md, "Numerics").
   bool fast_math = false;
+  // Every ct.mma on the CUDA cores (the portable path) even where the tensor cores apply: for
+  // comparisons and for results that must not depend on the matrix units' summation order.
+  bool simt_mma = false;
 
   friend bool operator==(const KernelOptions&, const KernelOptions&) = default;
   friend auto operator<=>(const KernelOptions&, const KernelOptions&) = default;
@@ -30,7 +33,7 @@ struct KernelOptions {
   // Throws UserError naming `kernel` and the option when an option is out of range.
   void validate(const std::string& kernel) const;
   // These options with the environment's overrides applied (CTILE_WARPS, CTILE_STAGES,
-  // CTILE_BLOCKS_PER_CTA, CTILE_FAST_MATH; a malformed value is a UserError).
+  // CTILE_BLOCKS_PER_CTA, CTILE_FAST_MATH, CTILE_SIMT_MMA; a malformed value is a UserError).
   KernelOptions with_env_overrides() const;
 };
 

@@ -10,3 +10,4 @@
 #include "ctile/device/block.h"
 #include "ctile/device/regs.h"
 #include "ctile/device/dist.h"
+#include "ctile/device/mma.h"

@@ -179,6 +179,7 @@ struct Op {
   bool in_bounds = false;         // load/store: every element of every tile block is inside the tensor
   bool sync_after = false;        // the tile block synchronises after this op (a region's yield: at its end)
   bool grid_indices = false;      // load: every tile index is a block id (in [0, 2^31): no overflow, none negative)
+  bool tensor_core = false;       // mma: on the matrix units (mma.sync m16n8k16), the accumulator in ir::mma_accumulator
 };
 
 // Facts about a tensor parameter that hold for every launch of one specialisation. The launcher

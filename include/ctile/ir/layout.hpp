@@ -13,7 +13,8 @@
 // CuTe's layouts and Triton's linear layouts, restricted to bit permutations.
 //
 // Shared layouts place a tile in shared memory: row-major, optionally with padding after every row
-// (to spread the rows over banks). Tensor-core fragment layouts (issue #8) will be a third kind.
+// (to spread the rows over banks). The accumulator fragments of the tensor cores (mma.sync
+// m16n8k16) are bit permutations too, so they are distributed layouts (mma_accumulator below).
 #pragma once
 
 #include <cstdint>
@@ -76,6 +77,23 @@ Layout permute(const Layout& l, const Shape& shape, const std::vector<int>& perm
 // For broadcast(x) -> a tile of `to` held in `result`: the layout x (of shape `from`) must have for
 // the broadcast to move no data (the stretched axes' registers dropped, their lanes and warps copies).
 Layout broadcast_source(const Layout& result, const Shape& from, const Shape& to);
+// The tensor-core accumulator layout of an [m, n] tile over `warps` warps (mma.sync m16n8k16, the
+// D/C fragment): the warps form a wm x wn grid (mma_warp_grid), each holding an (m/wm) x (n/wn)
+// warp tile as m16n8 atoms. Within an atom, register bit 0 and lane bits 0-1 name column bits 0-2,
+// lane bits 2-4 row bits 0-2, register bit 1 row bit 3; the next register bits step over the atoms
+// along n, then along m; the warp bits over the warp grid along n, then along m. Register 4*a + j
+// of a thread is element j of the fragment of its warp's atom a (a = atom_n + atoms_n * atom_m).
+struct MmaWarpGrid {
+  int wm = 1, wn = 1;
+};
+// The warp grid for an [m, n] accumulator (m a multiple of 16, n of 16): warp tiles as square as
+// possible, at least 16 x 16. Returns {0, 0} when `warps` cannot be arranged so.
+// A tensor-core mma stages its operands row-major in shared memory with this many elements (16
+// bytes) of padding after every row, so the 8 rows one ldmatrix reads fall on distinct banks.
+constexpr int kMmaRowPad = 8;
+MmaWarpGrid mma_warp_grid(std::int64_t m, std::int64_t n, int warps);
+Layout mma_accumulator(std::int64_t m, std::int64_t n, int warps);
+
 // True when converting `from` to `to` moves no data between threads (same lanes and warps: the
 // registers are only renumbered).
 bool registers_only(const Layout& from, const Layout& to);

@@ -907,6 +907,7 @@ class Emitter {
     const ValueId a = op.operands[0], b = op.operands[1], c = op.operands[2], r = op.results[0];
     const std::int64_t M = type(a).shape[0], K = type(a).shape[1], N = type(b).shape[1];
     const std::int64_t boff = align16(numel_of(a) * dtype_size(type(a).dtype));
+    if (op.tensor_core) return emit_mma_tc(op);
     const std::string sa = smem(op, ct(a)), sb = smem(op, ct(b), boff);
     line(decl(r) + ";" + comment(op));
     open("{");
@@ -921,6 +922,33 @@ class Emitter {
     else
       line("ct::mma<" + D(r) + ", " + std::to_string(M) + ", " + std::to_string(N) + ", " + std::to_string(K) + ">(" + name(r) +
            ", " + name(c) + ", " + sa + ", " + sb + ", " + tp(r) + ");");
+    close();
+  }
+
+  // On the tensor cores (device/mma.h): both operands staged with padded rows, one barrier, then
+  // each warp's ldmatrix + mma.sync over its warp tile of the accumulator.
+  void emit_mma_tc(const ir::Op& op) {
+    const ValueId a = op.operands[0], b = op.operands[1], c = op.operands[2], r = op.results[0];
+    const std::int64_t M = type(a).shape[0], K = type(a).shape[1], N = type(b).shape[1];
+    const int W = k_.target.warps;
+    const ir::MmaWarpGrid g = ir::mma_warp_grid(M, N, W);
+    CTILE_CHECK(g.wm > 0 && lay(r) == ir::mma_accumulator(M, N, W) && lay(c) == lay(r),
+                "cuda codegen: tensor-core mma at ", loc_str(op.loc), " without its accumulator layout");
+    CTILE_CHECK(!rep(a) && !rep(b), "cuda codegen: tensor-core mma of one-element operands");
+    const int pad = ir::kMmaRowPad;
+    const std::int64_t es = dtype_size(type(a).dtype);
+    const std::int64_t boff = align16(M * (K + pad) * es);
+    const std::string sa = smem(op, ct(a)), sb = smem(op, ct(b), boff);
+    line(decl(r) + ";" + comment(op) + " (tensor cores)");
+    open("{");
+    line("ct::stage_rows<" + D(a) + ", " + std::to_string(K) + ", " + std::to_string(pad) + ">(" + sa + ", " + name(a) + ", " +
+         tp(a) + ", " + own(a) + ");");
+    line("ct::stage_rows<" + D(b) + ", " + std::to_string(N) + ", " + std::to_string(pad) + ">(" + sb + ", " + name(b) + ", " +
+         tp(b) + ", " + own(b) + ");");
+    line("team.sync();");
+    line("ct::mma_tc<" + D(r) + ", " + std::to_string(M) + ", " + std::to_string(N) + ", " + std::to_string(K) + ", " +
+         std::to_string(g.wm) + ", " + std::to_string(g.wn) + ", " + std::to_string(pad) + ">(" + name(r) + ", " + name(c) +
+         ", " + sa + ", " + sb + ", team.lane, team.warp);");
     close();
   }
 
@@ -1057,6 +1085,7 @@ ir::Kernel lower(const ir::Kernel& k, const CodegenOptions& opt) {
   if (opt.options.stages) o.stages = opt.options.stages;
   if (opt.options.blocks_per_cta) o.blocks_per_cta = opt.options.blocks_per_cta;
   o.fast_math = o.fast_math || opt.options.fast_math;
+  o.simt_mma = o.simt_mma || opt.options.simt_mma;
   o.validate(k.name);
   ir::Kernel g = ir::clone(k);
   g.options = o;

@@ -157,31 +157,43 @@ void shape_cases(std::vector<Case>& out) {
   }
 }
 
+// A product of loaded tiles plus a loaded accumulator, then a run-time K loop carrying it.
+void mma_case(std::vector<Case>& out, DType ab, DType acc, std::array<std::int64_t, 3> mnk, const std::string& prefix) {
+  const auto [M, N, K] = mnk;
+  out.push_back({prefix + dn(ab) + "_" + dn(acc) + "_" + std::to_string(M) + "x" + std::to_string(N) + "x" + std::to_string(K),
+                 [=] {
+                   KB kb("mma", 2);
+                   const ValueId a = kb.tensor("a", ab, 2), b = kb.tensor("b", ab, 2), c = kb.tensor("c", acc, 2);
+                   const ValueId o = kb.piece("out", acc, {M, N});
+                   const ValueId i = kb.block_id(0), j = kb.block_id(1);
+                   const auto pa = kb.partition(a, {M, K});
+                   const auto pb = kb.partition(b, {K, N});
+                   ValueId r = kb.mma(kb.load(pa, {i, kb.i64c(0)}), kb.load(pb, {kb.i64c(0), j}),
+                                      kb.load(kb.partition(c, {M, N}), {i, j}));
+                   // again with a run-time K loop carrying the accumulator
+                   auto res = kb.for_(kb.i64c(1), kb.count(pa, 1), kb.i64c(1), {r}, [&](ValueId kk, std::vector<ValueId> cv) {
+                     return std::vector<ValueId>{kb.mma(kb.load(pa, {i, kk}), kb.load(pb, {kk, j}), cv[0])};
+                   });
+                   kb.store_piece(o, res[0]);
+                   return kb.finish();
+                 }});
+}
+
 void mma_cases(std::vector<Case>& out) {
   const std::pair<DType, DType> combos[] = {{DType::f16, DType::f32}, {DType::f16, DType::f16}, {DType::bf16, DType::f32},
                                             {DType::f32, DType::f32}, {DType::f64, DType::f64}, {DType::i8, DType::i32},
                                             {DType::u8, DType::i32}};
+  // The tensor-core path (16-bit operands): one warp tile, and warp grids of 4 warps (2 x 2, 2 x 2 of 64 x 32).
+  // (The 4-warp case runs 128 emulated threads for seconds: once per accumulator type.)
+  const std::pair<DType, DType> tc[] = {{DType::bf16, DType::f32}, {DType::f16, DType::f32}, {DType::f16, DType::f16}};
+  for (auto [ab, acc] : tc)
+    for (const auto& mnk : {std::array<std::int64_t, 3>{16, 16, 16}, std::array<std::int64_t, 3>{32, 32, 32},
+                            std::array<std::int64_t, 3>{128, 64, 32}, std::array<std::int64_t, 3>{64, 64, 32}})
+      if (mnk[0] < 64 || ab == DType::bf16 || acc == DType::f16) mma_case(out, ab, acc, mnk, "mma_tc_");
   for (auto [ab, acc] : combos) {
     for (const auto& mnk : {std::array<std::int64_t, 3>{16, 8, 32}, std::array<std::int64_t, 3>{1, 1, 64},
                             std::array<std::int64_t, 3>{64, 64, 16}, std::array<std::int64_t, 3>{4, 2, 1}}) {
-      const auto [M, N, K] = mnk;
-      out.push_back({"mma_" + dn(ab) + "_" + dn(acc) + "_" + std::to_string(M) + "x" + std::to_string(N) + "x" + std::to_string(K),
-                     [=] {
-                       KB kb("mma", 2);
-                       const ValueId a = kb.tensor("a", ab, 2), b = kb.tensor("b", ab, 2), c = kb.tensor("c", acc, 2);
-                       const ValueId o = kb.piece("out", acc, {M, N});
-                       const ValueId i = kb.block_id(0), j = kb.block_id(1);
-                       const auto pa = kb.partition(a, {M, K});
-                       const auto pb = kb.partition(b, {K, N});
-                       ValueId r = kb.mma(kb.load(pa, {i, kb.i64c(0)}), kb.load(pb, {kb.i64c(0), j}),
-                                          kb.load(kb.partition(c, {M, N}), {i, j}));
-                       // again with a run-time K loop carrying the accumulator
-                       auto res = kb.for_(kb.i64c(1), kb.count(pa, 1), kb.i64c(1), {r}, [&](ValueId kk, std::vector<ValueId> cv) {
-                         return std::vector<ValueId>{kb.mma(kb.load(pa, {i, kk}), kb.load(pb, {kk, j}), cv[0])};
-                       });
-                       kb.store_piece(o, res[0]);
-                       return kb.finish();
-                     }});
+      mma_case(out, ab, acc, mnk, "mma_");
     }
   }
 }

@@ -68,3 +68,38 @@ TEST(Layout, ChecksNameTheProblem) {
   l.lane[0] = l.reg[0];
   EXPECT_NE(ir::check_dist(l, 64, 1).find("named twice"), std::string::npos);
 }
+
+TEST(Layout, MmaWarpGridsAreAsSquareAsTheTileAllows) {
+  auto grid = [](std::int64_t m, std::int64_t n, int w) {
+    const ir::MmaWarpGrid g = ir::mma_warp_grid(m, n, w);
+    return std::to_string(g.wm) + "x" + std::to_string(g.wn);
+  };
+  EXPECT_EQ(grid(128, 128, 8), "2x4");  // 64 x 32 warp tiles
+  EXPECT_EQ(grid(128, 128, 4), "2x2");
+  EXPECT_EQ(grid(128, 64, 4), "2x2");
+  EXPECT_EQ(grid(256, 128, 8), "4x2");
+  EXPECT_EQ(grid(16, 16, 1), "1x1");
+  EXPECT_EQ(grid(16, 16, 2), "0x0");   // no warp tile of at least 16 x 16 for each of 2 warps
+  EXPECT_EQ(grid(64, 8, 1), "0x0");    // n below 16 (two n8 atoms per ldmatrix.x4.trans)
+  EXPECT_EQ(grid(48, 64, 1), "0x0");   // not a power of two
+}
+
+TEST(Layout, MmaAccumulatorIsTheFragmentOfEachWarpTile) {
+  // [64, 64] over 4 warps: a 2 x 2 grid of 32 x 32 warp tiles, 2 x 4 atoms of 16 x 8 each.
+  const ir::Layout l = ir::mma_accumulator(64, 64, 4);
+  EXPECT_EQ(ir::check_dist(l, 4096, 4), "");
+  EXPECT_EQ(l.regs(), 32);
+  expect_covers(l, 4096);
+  auto at = [](std::int64_t row, std::int64_t col) { return row * 64 + col; };
+  // Lane 9 (g = 2, t = 1): fragment elements 0, 1 at row 2, columns 2, 3; elements 2, 3 at row 10.
+  EXPECT_EQ(l.element(0, 9, 0), at(2, 2));
+  EXPECT_EQ(l.element(1, 9, 0), at(2, 3));
+  EXPECT_EQ(l.element(2, 9, 0), at(10, 2));
+  EXPECT_EQ(l.element(3, 9, 0), at(10, 3));
+  // Register 4 * a + j: atom a = na + 4 * ma (na along n, steps of 8 columns; ma along m, of 16 rows).
+  EXPECT_EQ(l.element(4 * 1 + 0, 9, 0), at(2, 8 + 2));
+  EXPECT_EQ(l.element(4 * 4 + 0, 9, 0), at(16 + 2, 2));
+  // Warp w = wm * 2 + wn: warp 1 holds columns 32.., warp 2 rows 32...
+  EXPECT_EQ(l.element(0, 9, 1), at(2, 32 + 2));
+  EXPECT_EQ(l.element(0, 9, 2), at(32 + 2, 2));
+}

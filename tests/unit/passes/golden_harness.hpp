@@ -1,7 +1,7 @@
 // The golden-file harness of the pass tests. A case file holds
 //
 //   // passes: canonicalize, dce        (the pipeline, in order)
-//   // options: fast_math, warps=4      (optional: KernelOptions)
+//   // options: fast_math, warps=4      (optional: KernelOptions; also simt_mma, stages=, blocks_per_cta=)
 //   // sm: 90                           (optional: the target)
 //   <input IR>
 //   // expect:
@@ -63,6 +63,7 @@ inline Case parse_case(const std::string& text) {
     if (line.rfind("// options:", 0) == 0)
       for (const std::string& o : split_list(line.substr(11))) {
         if (o == "fast_math") c.ctx.options.fast_math = true;
+        else if (o == "simt_mma") c.ctx.options.simt_mma = true;
         else if (o.rfind("warps=", 0) == 0) c.ctx.options.warps = std::stoi(o.substr(6));
         else if (o.rfind("stages=", 0) == 0) c.ctx.options.stages = std::stoi(o.substr(7));
         else if (o.rfind("blocks_per_cta=", 0) == 0) c.ctx.options.blocks_per_cta = std::stoi(o.substr(15));
