@@ -1,0 +1,159 @@
+#!/usr/bin/env python3
+"""The peers of bench/gemm/gemm_bench.cpp, timed the same way (CUDA events around one call, median
+of the calls after a warm-up, no L2 flush): torch.matmul (cuBLAS) and a Triton matmul (the
+tutorial's algorithm: grouped tile order, a K loop of tl.dot, autotuned over a few
+configurations), plus Triton's cold compile of one configuration. Each result is checked against
+a float64 product on 512 sampled elements.
+
+    peers.py [--out FILE] [--reps N]
+"""
+import argparse
+import json
+import math
+import random
+import statistics
+import time
+
+import torch
+
+try:
+    import triton
+    import triton.language as tl
+except Exception:  # noqa: BLE001
+    triton = None
+
+OUT = None
+REPS = 50
+SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192), (2048, 2048, 2048), (4000, 4000, 4000), (8192, 8192, 512),
+          (512, 8192, 8192)]
+DT = {"bf16": torch.bfloat16, "f16": torch.float16}
+
+
+def emit(rec):
+    print(json.dumps(rec), flush=True)
+    if OUT:
+        OUT.write(json.dumps(rec) + "\n")
+        OUT.flush()
+
+
+def device_time(fn, reps):
+    for _ in range(5):
+        fn()
+    torch.cuda.synchronize()
+    ts = []
+    for _ in range(reps):
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        fn()
+        e.record()
+        e.synchronize()
+        ts.append(s.elapsed_time(e))
+    return statistics.median(ts)
+
+
+def check(c, a, b):
+    rng = random.Random(7)
+    m, n = c.shape
+    ii = torch.tensor([rng.randrange(m) for _ in range(512)], device=c.device)
+    jj = torch.tensor([rng.randrange(n) for _ in range(512)], device=c.device)
+    ref = (a[ii].double() * b[:, jj].t().double()).sum(1)
+    got = c[ii, jj].double()
+    return math.sqrt(((got - ref) ** 2).sum().item() / max((ref ** 2).sum().item(), 1e-300))
+
+
+if triton is not None:
+    def configs():
+        out = []
+        for bm, bn, bk, st, w in [(128, 256, 64, 3, 8), (256, 128, 64, 3, 8), (128, 128, 64, 4, 4), (128, 128, 32, 4, 4),
+                                  (128, 64, 64, 4, 4), (64, 128, 64, 4, 4)]:
+            out.append(triton.Config({"BM": bm, "BN": bn, "BK": bk, "GROUP": 8}, num_stages=st, num_warps=w))
+        return out
+
+    @triton.autotune(configs=configs(), key=["M", "N", "K"])
+    @triton.jit
+    def t_matmul(a, b, c, M, N, K, sam, sak, sbk, sbn, scm, scn, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
+                 GROUP: tl.constexpr):
+        pid = tl.program_id(0)
+        tiles_m = tl.cdiv(M, BM)
+        tiles_n = tl.cdiv(N, BN)
+        per_group = GROUP * tiles_n
+        group = pid // per_group
+        first_m = group * GROUP
+        rows_in_group = min(tiles_m - first_m, GROUP)
+        pm = first_m + (pid % per_group) % rows_in_group
+        pn = (pid % per_group) // rows_in_group
+        offs_m = (pm * BM + tl.arange(0, BM)) % M
+        offs_n = (pn * BN + tl.arange(0, BN)) % N
+        offs_k = tl.arange(0, BK)
+        pa = a + offs_m[:, None] * sam + offs_k[None, :] * sak
+        pb = b + offs_k[:, None] * sbk + offs_n[None, :] * sbn
+        acc = tl.zeros((BM, BN), dtype=tl.float32)
+        for kk in range(0, tl.cdiv(K, BK)):
+            ka = tl.load(pa, mask=offs_k[None, :] < K - kk * BK, other=0.0)
+            kb = tl.load(pb, mask=offs_k[:, None] < K - kk * BK, other=0.0)
+            acc = tl.dot(ka, kb, acc)
+            pa += BK * sak
+            pb += BK * sbk
+        cm = pm * BM + tl.arange(0, BM)
+        cn = pn * BN + tl.arange(0, BN)
+        tl.store(c + cm[:, None] * scm + cn[None, :] * scn, acc.to(c.dtype.element_ty),
+                 mask=(cm[:, None] < M) & (cn[None, :] < N))
+
+    def triton_mm(a, b, c):
+        m, k = a.shape
+        n = b.shape[1]
+        grid = lambda meta: (triton.cdiv(m, meta["BM"]) * triton.cdiv(n, meta["BN"]),)  # noqa: E731
+        t_matmul[grid](a, b, c, m, n, k, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1))
+
+
+def main():
+    global OUT, REPS
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out")
+    ap.add_argument("--reps", type=int, default=50)
+    args = ap.parse_args()
+    REPS = args.reps
+    OUT = open(args.out, "a") if args.out else None
+    dev = torch.cuda.get_device_name()
+    rows = [(s, "bf16") for s in SHAPES] + [((4096, 4096, 4096), "f16")]
+    for (m, n, k), dn in rows:
+        dt = DT[dn]
+        g = torch.Generator(device="cuda").manual_seed(1)
+        a = torch.randn(m, k, device="cuda", dtype=dt, generator=g)
+        b = torch.randn(k, n, device="cuda", dtype=dt, generator=g)
+        flops = 2.0 * m * n * k
+        c = torch.empty(m, n, device="cuda", dtype=dt)
+        impls = [("torch", lambda: torch.matmul(a, b, out=c))]
+        if triton is not None:
+            impls.append(("triton", lambda: triton_mm(a, b, c)))
+        for impl, fn in impls:
+            rec = {"impl": impl, "kernel": "matmul", "dtype": dn, "shape": [m, n, k], "device": dev}
+            try:
+                fn()
+                torch.cuda.synchronize()
+                err = check(c, a, b)
+                ms = device_time(fn, REPS)
+                rec.update(ms=ms, tflops=flops / (ms * 1e-3) / 1e12, rel_err=err, ok=err < 0.5 * 2.0 ** -7 + 1e-4)
+                if impl == "triton":
+                    rec["config"] = str(t_matmul.best_config)
+            except Exception as e:  # noqa: BLE001
+                rec.update(ok=False, error=str(e)[:300])
+            emit(rec)
+    if triton is not None:
+        # Cold compile of one configuration of the same kernel (a fresh constexpr value misses the cache).
+        m = n = k = 1024
+        a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
+        b = torch.randn(k, n, device="cuda", dtype=torch.bfloat16)
+        c = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
+        kern = t_matmul.fn
+        salt_group = random.randrange(9, 64)
+        t0 = time.perf_counter()
+        kern[(triton.cdiv(m, 128) * triton.cdiv(n, 128),)](a, b, c, m, n, k, a.stride(0), a.stride(1), b.stride(0),
+                                                            b.stride(1), c.stride(0), c.stride(1), BM=128, BN=128,
+                                                            BK=64, GROUP=salt_group, num_stages=4, num_warps=4)
+        torch.cuda.synchronize()
+        emit({"impl": "triton", "kernel": "matmul_cold_compile", "ms": (time.perf_counter() - t0) * 1e3, "ok": True})
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,82 @@
+#!/usr/bin/env python3
+"""Markdown report of a GEMM run: per (shape, dtype) the best ctile configuration against
+torch/cuBLAS and Triton, with the targets of issue 8, and (when matplotlib is present) a plot of
+TFLOP/s against size. Exit 1 when a row failed its check.
+
+    report.py --out DIR ctile.jsonl peers.jsonl
+"""
+import argparse
+import json
+import os
+import sys
+
+TARGETS = {(4096, 4096, 4096): (0.95, 1.00), (8192, 8192, 8192): (0.95, 1.00)}  # else 0.90 x cuBLAS
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", required=True)
+    ap.add_argument("files", nargs="+")
+    a = ap.parse_args()
+    recs = []
+    for f in a.files:
+        if os.path.exists(f):
+            recs += [json.loads(x) for x in open(f) if x.strip()]
+    bad = [r for r in recs if not r.get("ok", False)]
+    rows = {}
+    for r in recs:
+        if r.get("kernel") != "matmul" or not r.get("ok"):
+            continue
+        key = (tuple(r["shape"]), r["dtype"])
+        cur = rows.setdefault(key, {})
+        if r["impl"] not in cur or r["tflops"] > cur[r["impl"]]["tflops"]:
+            cur[r["impl"]] = r
+    lines = ["| shape MxNxK | dtype | ctile TFLOP/s (config) | cuBLAS | Triton | ctile/cuBLAS | ctile/Triton | target | met |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for (shape, dt), cur in sorted(rows.items(), key=lambda kv: (kv[0][1], kv[0][0])):
+        c, t, tr = cur.get("ctile"), cur.get("torch"), cur.get("triton")
+        rc = c["tflops"] / t["tflops"] if c and t else None
+        rt = c["tflops"] / tr["tflops"] if c and tr else None
+        tgt = TARGETS.get(shape, (0.90, None))
+        met = rc is not None and rc >= tgt[0] and (tgt[1] is None or (rt is not None and rt >= tgt[1]))
+        fmt = lambda x: f"{x:.3f}" if x is not None else "-"  # noqa: E731
+        lines.append(f"| {'x'.join(map(str, shape))} | {dt} | {c['tflops']:.1f} ({c['config']}) | "
+                     f"{t['tflops'] if t else float('nan'):.1f} | {tr['tflops'] if tr else float('nan'):.1f} | {fmt(rc)} | "
+                     f"{fmt(rt)} | >= {tgt[0]:.2f}x cuBLAS{'' if tgt[1] is None else ', >= 1.00x Triton'} | "
+                     f"{'met' if met else 'NOT met'} |" if c else f"| {'x'.join(map(str, shape))} | {dt} | - | | | | | | |")
+    jit = [r for r in recs if r.get("impl") == "ctile" and r.get("ok")]
+    cold = [r for r in recs if r.get("kernel") == "matmul_cold_compile"]
+    lines.append("")
+    if jit:
+        lines.append(f"ctile first launch (trace + codegen + NVRTC + run, fresh cache): "
+                     f"{min(r['first_launch_ms'] for r in jit):.0f} - {max(r['first_launch_ms'] for r in jit):.0f} ms")
+    if cold:
+        lines.append(f"Triton cold compile of one configuration: {cold[0]['ms']:.0f} ms")
+    for r in bad:
+        lines.append(f"FAILED: {json.dumps(r)[:300]}")
+    os.makedirs(a.out, exist_ok=True)
+    text = "\n".join(lines) + "\n"
+    open(os.path.join(a.out, "gemm_report.md"), "w").write(text)
+    print(text)
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        cube = sorted(k for k in rows if k[1] == "bf16" and k[0][0] == k[0][1] == k[0][2])
+        xs = [k[0][0] for k in cube]
+        plt.figure(figsize=(6, 4))
+        for impl, name in (("ctile", "ctile"), ("torch", "cuBLAS"), ("triton", "Triton")):
+            ys = [rows[k].get(impl, {}).get("tflops", float("nan")) for k in cube]
+            plt.plot(xs, ys, marker="o", label=name)
+        plt.xlabel("M = N = K (bf16)")
+        plt.ylabel("TFLOP/s")
+        plt.legend()
+        plt.grid(True, alpha=0.3)
+        plt.savefig(os.path.join(a.out, "gemm_tflops.png"), dpi=100, bbox_inches="tight")
+    except Exception as e:  # noqa: BLE001
+        print(f"(no plot: {e})")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
