@@ -31,6 +31,7 @@ std::string KernelOptions::str() const {
   if (blocks_per_cta) add("blocks_per_cta=" + std::to_string(blocks_per_cta));
   if (fast_math) add("fast_math");
   if (simt_mma) add("simt_mma");
+  if (loop_prefetch) add("loop_prefetch=" + std::to_string(loop_prefetch));
   return s;
 }
 
@@ -40,6 +41,8 @@ void KernelOptions::validate(const std::string& kernel) const {
   };
   if (warps != 0 && !pow2_in(warps, 1, 32)) bad(detail::cat("warps = ", warps, " is not a power of two from 1 to 32"));
   if (stages < 0 || stages > 4) bad(detail::cat("stages = ", stages, " is not in 1..4 (0: the compiler chooses)"));
+  if (loop_prefetch < 0 || loop_prefetch > 3)
+    bad(detail::cat("loop_prefetch = ", loop_prefetch, " is not in 1..3 (0: the compiler chooses)"));
   if (blocks_per_cta != 0 && !pow2_in(blocks_per_cta, 1, 32))
     bad(detail::cat("blocks_per_cta = ", blocks_per_cta, " is not a power of two from 1 to 32"));
   if (warps > 1 && blocks_per_cta > 8)
@@ -55,6 +58,7 @@ KernelOptions KernelOptions::with_env_overrides() const {
   if (int v = env_int("CTILE_WARPS", 1, 32, true); v > 0) o.warps = v;
   if (int v = env_int("CTILE_STAGES", 1, 4, false); v > 0) o.stages = v;
   if (int v = env_int("CTILE_BLOCKS_PER_CTA", 1, 32, true); v > 0) o.blocks_per_cta = v;
+  if (int v = env_int("CTILE_LOOP_PREFETCH", 1, 3, false); v > 0) o.loop_prefetch = v;
   if (const char* v = std::getenv("CTILE_FAST_MATH"); v && *v) o.fast_math = std::strcmp(v, "0") != 0;
   if (const char* v = std::getenv("CTILE_SIMT_MMA"); v && *v) o.simt_mma = std::strcmp(v, "0") != 0;
   return o;

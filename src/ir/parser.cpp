@@ -343,6 +343,7 @@ class Parser {
       if (key == "warps") o.warps = v;
       else if (key == "stages") o.stages = v;
       else if (key == "blocks_per_cta") o.blocks_per_cta = v;
+      else if (key == "loop_prefetch") o.loop_prefetch = v;
       else fail(cat("unknown kernel option '", key, "'"));
     } while (try_char(','));
     expect('}');

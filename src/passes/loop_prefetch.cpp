@@ -7,7 +7,10 @@
 //   a0 = load(p, i, lb)
 //   for k in [lb, ub) step s, carrying a: an = load(p, i, k + s); acc = mma(a, ..., acc); yield an
 //
-// so the global loads of iteration k + 1 are in flight while iteration k computes. The loads read
+// so the global loads of iteration k + 1 are in flight while iteration k computes. With the kernel
+// option loop_prefetch = D (1..3; default 1) the loads run D iterations ahead: D tiles per load
+// are loaded before the loop (at lb, lb + s, ...) and carried, the body loads at k + D s, and the
+// yield shifts the carried tiles by one. The loads read
 // tensors nobody writes while the kernel runs (Ref), so moving them changes no value; the extra
 // load past the last iteration (and the one before a loop that runs no iteration) reads tile
 // indices whose elements outside the tensor are padding, like any other load, and its result is
@@ -28,9 +31,10 @@ class LoopPrefetch : public Pass {
  public:
   std::string_view name() const override { return "loop-prefetch"; }
 
-  void run(ir::Kernel& k, const PassContext&) override {
+  void run(ir::Kernel& k, const PassContext& ctx) override {
     if (k.gpu_level()) return;
     k_ = &k;
+    depth_ = ctx.options.loop_prefetch > 0 ? ctx.options.loop_prefetch : 1;
     region(k.body);
     k_ = nullptr;
   }
@@ -85,38 +89,49 @@ class LoopPrefetch : public Pass {
     if (loads.empty()) return;
 
     const ValueId lb = loop->operands[0], step = loop->operands[2];
-    // Before the loop: each load at the first index.
+    auto add = [&](InsertPoint& at, ValueId x) {
+      return at.build(OpKind::Binary, {x, step}, loop->loc, {k_->type(iv)}, [](ir::Op& o) { o.binary = ir::BinaryFn::Add; })
+          .results[0];
+    };
+    // Before the loop: each load at the first depth_ indices (first[d][j]: load j at lb + d * step).
     InsertPoint pre(*k_, r, i);
-    std::vector<ValueId> first;
-    for (ir::Op* ld : loads) {
-      std::vector<ValueId> ops = ld->operands;
-      std::replace(ops.begin() + 1, ops.end(), iv, lb);
-      ir::Op& p = pre.build(OpKind::Load, ops, ld->loc, {k_->type(ld->results[0])}, [&](ir::Op& x) { x.value = ld->value; });
-      first.push_back(p.results[0]);
+    std::vector<std::vector<ValueId>> first(static_cast<std::size_t>(depth_));
+    ValueId at = lb;
+    for (int d = 0; d < depth_; ++d) {
+      if (d > 0) at = add(pre, at);
+      for (ir::Op* ld : loads) {
+        std::vector<ValueId> ops = ld->operands;
+        std::replace(ops.begin() + 1, ops.end(), iv, at);
+        ir::Op& p = pre.build(OpKind::Load, ops, ld->loc, {k_->type(ld->results[0])}, [&](ir::Op& x) { x.value = ld->value; });
+        first[static_cast<std::size_t>(d)].push_back(p.results[0]);
+      }
     }
     i = pre.position();
     loop = r.ops[i].get();
     ir::Region& b = loop->regions[0];
-    // In the body: the next index first, then the loads of the next iteration; the current tiles
-    // come in as loop-carried values.
+    // In the body: the index depth_ iterations ahead first, then the loads at it; the tiles of this
+    // iteration and the next depth_ - 1 come in as loop-carried values.
     InsertPoint head(*k_, b, 0);
-    const ValueId next = head.build(OpKind::Binary, {iv, step}, loop->loc, {k_->type(iv)}, [](ir::Op& x) {
-                           x.binary = ir::BinaryFn::Add;
-                         }).results[0];
+    ValueId next = iv;
+    for (int d = 0; d < depth_; ++d) next = add(head, next);
     ir::Builder nb(*k_);
     for (std::size_t j = 0; j < loads.size(); ++j) {
       ir::Op* ld = loads[j];
       const ValueId cur = ld->results[0];
-      const ValueId arg = nb.new_value(k_->type(cur));
-      const ValueId out = nb.new_value(k_->type(cur));
-      replace_uses(*k_, cur, arg);  // SSA: cur is used only inside the body
+      std::vector<ValueId> args;
+      for (int d = 0; d < depth_; ++d) {
+        args.push_back(nb.new_value(k_->type(cur)));
+        loop->operands.push_back(first[static_cast<std::size_t>(d)][j]);
+        b.args.push_back(args.back());
+        loop->results.push_back(nb.new_value(k_->type(cur)));
+      }
+      replace_uses(*k_, cur, args[0]);  // SSA: cur is used only inside the body
       std::replace(ld->operands.begin() + 1, ld->operands.end(), iv, next);
-      loop->operands.push_back(first[j]);
-      b.args.push_back(arg);
-      loop->results.push_back(out);
-      b.ops.back()->operands.push_back(cur);  // the yield carries the next tile
+      // The yield shifts: level d + 1 becomes level d, the new tile the last level.
+      for (int d = 1; d < depth_; ++d) b.ops.back()->operands.push_back(args[static_cast<std::size_t>(d)]);
+      b.ops.back()->operands.push_back(cur);
     }
-    // Move the loads right after `next` (their operands are the invariants and `next`).
+    // Move the loads right after the index computation (their operands are the invariants and `next`).
     std::vector<std::unique_ptr<ir::Op>> moved;
     for (ir::Op* ld : loads)
       for (std::size_t j = 0; j < b.ops.size(); ++j)
@@ -125,11 +140,12 @@ class LoopPrefetch : public Pass {
           b.ops.erase(b.ops.begin() + static_cast<std::ptrdiff_t>(j));
           break;
         }
-    b.ops.insert(b.ops.begin() + 1, std::make_move_iterator(moved.begin()), std::make_move_iterator(moved.end()));
+    b.ops.insert(b.ops.begin() + depth_, std::make_move_iterator(moved.begin()), std::make_move_iterator(moved.end()));
     if (!k_->layouts.empty()) k_->layouts.resize(k_->values.size());
   }
 
   ir::Kernel* k_ = nullptr;
+  int depth_ = 1;
 };
 
 }  // namespace

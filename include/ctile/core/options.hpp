@@ -24,6 +24,9 @@ struct KernelOptions {
   // Every ct.mma on the CUDA cores (the portable path) even where the tensor cores apply: for
   // comparisons and for results that must not depend on the matrix units' summation order.
   bool simt_mma = false;
+  // How many iterations ahead the loop-prefetch pass issues the loads of a K loop (1..3, each
+  // level holds one more set of tiles in registers); 0: the compiler chooses (1).
+  int loop_prefetch = 0;
 
   friend bool operator==(const KernelOptions&, const KernelOptions&) = default;
   friend auto operator<=>(const KernelOptions&, const KernelOptions&) = default;
@@ -33,7 +36,7 @@ struct KernelOptions {
   // Throws UserError naming `kernel` and the option when an option is out of range.
   void validate(const std::string& kernel) const;
   // These options with the environment's overrides applied (CTILE_WARPS, CTILE_STAGES,
-  // CTILE_BLOCKS_PER_CTA, CTILE_FAST_MATH, CTILE_SIMT_MMA; a malformed value is a UserError).
+  // CTILE_BLOCKS_PER_CTA, CTILE_FAST_MATH, CTILE_SIMT_MMA, CTILE_LOOP_PREFETCH; a malformed value is a UserError).
   KernelOptions with_env_overrides() const;
 };
 

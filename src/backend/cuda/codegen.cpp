@@ -1084,6 +1084,7 @@ ir::Kernel lower(const ir::Kernel& k, const CodegenOptions& opt) {
   if (opt.options.warps) o.warps = opt.options.warps;
   if (opt.options.stages) o.stages = opt.options.stages;
   if (opt.options.blocks_per_cta) o.blocks_per_cta = opt.options.blocks_per_cta;
+  if (opt.options.loop_prefetch) o.loop_prefetch = opt.options.loop_prefetch;
   o.fast_math = o.fast_math || opt.options.fast_math;
   o.simt_mma = o.simt_mma || opt.options.simt_mma;
   o.validate(k.name);

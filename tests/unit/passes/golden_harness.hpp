@@ -66,6 +66,7 @@ inline Case parse_case(const std::string& text) {
         else if (o == "simt_mma") c.ctx.options.simt_mma = true;
         else if (o.rfind("warps=", 0) == 0) c.ctx.options.warps = std::stoi(o.substr(6));
         else if (o.rfind("stages=", 0) == 0) c.ctx.options.stages = std::stoi(o.substr(7));
+        else if (o.rfind("loop_prefetch=", 0) == 0) c.ctx.options.loop_prefetch = std::stoi(o.substr(14));
         else if (o.rfind("blocks_per_cta=", 0) == 0) c.ctx.options.blocks_per_cta = std::stoi(o.substr(15));
         else throw std::runtime_error("unknown option " + o);
       }
