@@ -75,7 +75,7 @@ class PartitionView {
     return Index(detail::emit_partition_count(v_, axis, l), l);
   }
   std::array<std::int64_t, N> tile_shape() const { return detail::to_array<N>(tile_); }
-  ir::ValueId value() const { return v_; }
+  ir::ValueId value() const { return v_; }  // doc: internal (the IR value)
 
  private:
   ir::ValueId v_;
@@ -88,7 +88,7 @@ class TensorParamBase {
  public:
   static_assert(N >= 1 && N <= kMaxRank, "ctile: tensor parameters have rank 1..6");
   explicit TensorParamBase(ir::ValueId v) : v_(v) {}
-  ir::ValueId value() const { return v_; }
+  ir::ValueId value() const { return v_; }  // doc: internal (the IR value)
 
   // Run-time extent along `axis`, and all extents.
   Index extent(int axis, std::source_location l = std::source_location::current()) const {
@@ -176,7 +176,7 @@ class Mut {
   Index count(int axis, std::source_location l = std::source_location::current()) const {
     return Index(detail::emit_partition_count(v_, axis, l), l);
   }
-  ir::ValueId value() const { return v_; }
+  ir::ValueId value() const { return v_; }  // doc: internal (the IR value)
 
  private:
   template <std::size_t... I>

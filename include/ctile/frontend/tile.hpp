@@ -192,7 +192,7 @@ class IndexArg {
   IndexArg(const Tile<I>& t) : v_(t.value()) {}  // NOLINT
   template <std::integral I>
   IndexArg(I v) : lit_(true), literal_(static_cast<std::int64_t>(v)) {}  // NOLINT
-  ir::ValueId resolve(const SourceLoc& loc) const {
+  ir::ValueId resolve(const SourceLoc& loc) const {  // doc: internal (the tracer's)
     return lit_ ? detail::emit_constant(ir::Scalar::of_int(literal_), DType::i64, {}, loc) : v_;
   }
 
