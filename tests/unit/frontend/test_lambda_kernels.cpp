@@ -3,6 +3,7 @@
 // tests/compile_fail/lambda_kernel_captures.cpp.)
 #include <cstdint>
 #include <random>
+#include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -71,4 +72,14 @@ TEST(LambdaKernels, WarmUpAndBindTakeALambda) {
   (void)x2;
   const auto out = std::move(z).unpartition().to_host();
   for (int i = 0; i < 64; ++i) EXPECT_EQ(out[static_cast<std::size_t>(i)], static_cast<float>(i) + 1.0f);
+}
+
+TEST(LambdaKernels, AnUnnamedLambdaIsNamedByWhereItIsDefined) {
+  // The static invoker's symbol, read like a function name: the enclosing function and the
+  // lambda's number, without parameter lists.
+  const auto fill2d = [](ct::Mut<float, 2> z) { z.store(1.0f); };
+  const std::string m = EXPECT_USER_ERROR(ct::launch(fill2d, ct::zeros<float>({16}, ct::cpu()).partition({16})).sync(),
+                                          "launch of kernel 'LambdaKernels_AnUnnamedLambdaIsNamedByWhereItIsDefined_Test::"
+                                          "TestBody::{lambda#1}', argument 0");
+  EXPECT_EQ(m.find("ctile::Mut<"), std::string::npos) << m;
 }
