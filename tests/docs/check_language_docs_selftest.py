@@ -16,6 +16,8 @@ fixture_root = here / "fixtures" / "root"
 scratch = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else "/tmp") / "check_language_docs_selftest"
 shutil.rmtree(scratch, ignore_errors=True)
 scratch.mkdir(parents=True)
+no_links = scratch / "no_links"  # a project without README or docs/: cases 2-5 test the coverage alone
+no_links.mkdir()
 complete = (here / "fixtures" / "complete.md").read_text()
 failures = []
 
@@ -52,23 +54,26 @@ got = set(r.stdout.split())
 expect(r.returncode == 0 and got == want,
        f"--list: missing {sorted(want - got)}, unexpected {sorted(got - want)}", r)
 
-# 2. A complete reference passes.
-r = check_doc("complete", complete)
+# 2. A complete reference passes (alone, and with the fixture project's links into it).
+r = check_doc("complete", complete, root=no_links)
 expect(r.returncode == 0, "the complete reference must pass", r)
+r = check_doc("complete", complete)
+expect(r.returncode == 0, "the complete reference and the fixture project's links must pass", r)
 
 # 3. One undocumented name fails, naming it and where it is declared.
-r = check_doc("missing", complete.replace("`ct::free_fn(x)`, ", ""))
+r = check_doc("missing", complete.replace("`ct::free_fn(x)`, ", ""), root=no_links)
 expect(r.returncode == 1, "a reference without free_fn must fail", r)
 expect("free_fn  (" in r.stderr and "widget.hpp:" in r.stderr, "the failure must name free_fn and its file:line", r)
 expect("constrained  (" not in r.stderr, "only the missing name is reported", r)
 
 # 4. A member counts only as Class::member: `shown` alone does not document Widget::shown.
-r = check_doc("unqualified", complete.replace("`Widget<T>::shown(s)`", "`shown(s)`"))
-expect(r.returncode == 1 and "Widget::shown" in r.stderr, "an unqualified member name must not count", r)
+r = check_doc("unqualified", complete.replace("`Widget<T>::shown(s)`", "`shown(s)`"), root=no_links)
+expect(r.returncode == 1 and "  Widget::shown  (" in r.stderr, "an unqualified member name must not count", r)
 
 # 5. A name in prose or in a code block is not an entry.
-r = check_doc("prose", complete.replace("`made_by_macro`", "") + "\nText about `made_by_macro`.\n\n```\nmade_by_macro\n```\n")
-expect(r.returncode == 1 and "made_by_macro" in r.stderr, "a mention in prose must not count as an entry", r)
+r = check_doc("prose", complete.replace("`made_by_macro`", "") + "\nText about `made_by_macro`.\n\n```\nmade_by_macro\n```\n",
+              root=no_links)
+expect(r.returncode == 1 and "  made_by_macro  (" in r.stderr, "a mention in prose must not count as an entry", r)
 
 # 6. A missing reference file is an error, not a pass.
 r = run("--doc", str(here / "fixtures" / "no_such_file.md"))
@@ -90,4 +95,4 @@ expect(r.returncode == 1 and "uses_widget.md: a tile-kernel tutorial that links 
 if failures:
     print("check_language_docs self-test FAILED:\n" + "\n".join(failures), file=sys.stderr)
     sys.exit(1)
-print("check_language_docs self-test: 8 cases behave as required")
+print("check_language_docs self-test: 9 cases behave as required")
