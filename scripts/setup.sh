@@ -22,9 +22,10 @@ have clang-tidy || have clang-tidy-14 || missing+=(clang-tidy)
 have clang++-14 || have clang++ || missing+=(clang-14)
 # CLI11: header-only, with the CMake package config that find_package(CLI11) uses.
 [[ -f /usr/include/CLI/CLI.hpp ]] || missing+=(libcli11-dev)
+have python3 || missing+=(python3)  # the docs checks (scripts/check_language_docs.py)
 
 if [[ ${#missing[@]} -eq 0 ]]; then
-  echo "setup: cmake, ninja, g++, GoogleTest, clang-tidy, clang++ and CLI11 are installed"
+  echo "setup: cmake, ninja, g++, GoogleTest, clang-tidy, clang++, CLI11 and python3 are installed"
   exit 0
 fi
 

@@ -21,6 +21,26 @@ bool cuda_available() { return platform::cuda::driver_status().api != nullptr; }
 
 std::string cuda_unavailable_reason() { return platform::cuda::driver_status().reason; }
 
+namespace {
+// The fallback notice is one short line: the reason without its parenthesised details and its
+// hint after `;` (cuda_unavailable_reason() and `ctile doctor` have them).
+std::string short_reason(const std::string& r) {
+  std::string out;
+  int depth = 0;
+  for (const char c : r) {
+    if (c == '(') ++depth;
+    else if (c == ')' && depth > 0) --depth;
+    else if (depth == 0 && c == ';') break;
+    else if (depth == 0) out += c;
+  }
+  std::string squeezed;  // "a (x) b" left "a  b"
+  for (const char c : out)
+    if (!(c == ' ' && (squeezed.empty() || squeezed.back() == ' '))) squeezed += c;
+  while (!squeezed.empty() && squeezed.back() == ' ') squeezed.pop_back();
+  return squeezed.empty() ? r : squeezed;
+}
+}  // namespace
+
 int cuda_device_count() { return platform::cuda::driver_status().device_count; }
 
 Device default_device() {
@@ -39,8 +59,8 @@ Device default_device() {
   static std::once_flag noticed;
   std::call_once(noticed, [] {
     if (!platform::cuda::quiet())
-      std::fprintf(stderr, "ctile: no usable GPU (%s); running on the CPU backend (set CTILE_BACKEND=cpu or CTILE_QUIET=1 to "
-                           "silence this)\n", cuda_unavailable_reason().c_str());
+      std::fprintf(stderr, "ctile: no usable GPU (%s); using the CPU (CTILE_QUIET=1 hides this)\n",
+                   short_reason(cuda_unavailable_reason()).c_str());
   });
   return cpu();
 }

@@ -196,15 +196,34 @@ std::string readable(const std::string& mangled) {
   std::free(dem);
   for (std::size_t p; (p = name.find("(anonymous namespace)::")) != std::string::npos;) name.erase(p, 23);
   if (name.rfind("void ", 0) == 0) name.erase(0, 5);  // templates demangle with their return type
-  int depth = 0;
+  // Parameter lists go (a lambda kernel is its closure's static invoker, whose name also holds the
+  // enclosing function's: "S::run(int)::{lambda(ctile::Mut<float, 1>)#1}::_FUN(...)" becomes
+  // "S::run::{lambda#1}"); template arguments stay.
+  for (std::size_t p; (p = name.find("::operator()")) != std::string::npos;) name.replace(p, 12, "::operator@");
+  std::string out;
+  int angle = 0;
   for (std::size_t i = 0; i < name.size(); ++i) {
-    if (name[i] == '<') ++depth;
-    else if (name[i] == '>') --depth;
-    else if (name[i] == '(' && depth == 0) {
-      name.resize(i);
-      break;
+    const char c = name[i];
+    if (c == '<') ++angle;
+    else if (c == '>') --angle;
+    if (c == '(' && angle == 0) {
+      int d = 0;
+      for (; i < name.size(); ++i) {
+        if (name[i] == '(') ++d;
+        else if (name[i] == ')' && --d == 0) break;
+      }
+      if (i >= name.size()) break;  // unbalanced: keep what came before
+      for (const char* q : {" const", " volatile", " &&", " &", " noexcept"})
+        if (name.compare(i + 1, std::strlen(q), q) == 0) i += std::strlen(q);
+      continue;
     }
+    out += c;
   }
+  name = out;
+  for (const char* invoker : {"::_FUN", "::operator@"})
+    if (const std::size_t n = std::strlen(invoker); name.size() > n && name.compare(name.size() - n, n, invoker) == 0)
+      name.resize(name.size() - n);
+  for (std::size_t p; (p = name.find("::operator@")) != std::string::npos;) name.replace(p, 11, "::operator()");
   return name;
 }
 

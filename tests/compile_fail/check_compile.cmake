@@ -21,7 +21,7 @@
 #                 and before any other error) whose text matches: clang's terse messages ("too few
 #                 arguments to function call") name the function only in a note.
 # A case has exactly one misuse block. On a mismatch the command and the compiler's output are
-# printed. COMPAT_DIR goes first on the system include path (tests/compat: <source_location> for
+# printed. COMPAT_DIR goes first on the system include path (tools/lint/compat: <source_location> for
 # clang 14 with GCC 12's libstdc++). PCH is ctile.hpp precompiled (GCC: the header whose .gch sits
 # beside it, used with -include; clang: the .pch, used with -include-pch); it is used only while it
 # is newer than every header under INCLUDE_DIR, so a stale one never decides a case.

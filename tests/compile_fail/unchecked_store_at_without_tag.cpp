@@ -1,6 +1,6 @@
 // expect-gcc: ^no matching function for call to .ctile::UncheckedMut<float, 1>::store_at\(<brace-enclosed initializer list>, ctile::Tile<float>&\).$
-// expect-clang: ^too few arguments to function call, expected at least 3, have 2$
-// expect-note-clang: ^.store_at. declared here$
+// expect-clang: ^no matching member function for call to .store_at.$
+// expect-note-clang: ^candidate function not viable: requires at least 3 arguments, but 2 were provided$
 // UncheckedMut<T, N>::store_at writes one element at an arbitrary index: tagged like scatter.
 #include <ctile/ctile.hpp>
 

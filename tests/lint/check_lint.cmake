@@ -1,7 +1,7 @@
 # Runs clang-tidy's bugprone-use-after-move check, as an error, and checks the outcome. Run by
 # CTest through `cmake -P`:
 #
-#   cmake -DCLANG_TIDY=<clang-tidy> -DINCLUDE_DIR=<repo>/include -DCOMPAT_DIR=<repo>/tests/compat
+#   cmake -DCLANG_TIDY=<clang-tidy> -DINCLUDE_DIR=<repo>/include -DCOMPAT_DIR=<repo>/tools/lint/compat
 #         -DMODE=flag  -DSOURCE=<file.cpp>                    -P check_lint.cmake
 #         -DMODE=clean -DROOT=<repo> -DGLOBS=<glob,glob...>    -P check_lint.cmake
 #
@@ -13,7 +13,7 @@
 #             `// NOLINTNEXTLINE(bugprone-use-after-move)`.
 #
 # COMPAT_DIR goes first on the system include path: it supplies <source_location> to clang-tidy 14,
-# whose parser cannot use GCC 12's (see tests/compat/source_location).
+# whose parser cannot use GCC 12's (see tools/lint/compat/source_location).
 cmake_minimum_required(VERSION 3.25)
 
 if(NOT CLANG_TIDY)

@@ -51,8 +51,9 @@ class Range {
   Range(ir::ValueId lb, ir::ValueId ub, ir::ValueId step, SourceLoc loc)
       : lb_(lb), ub_(ub), step_(step), loc_(std::move(loc)) {}
 
-  class Sentinel {};
-  class Iterator {
+  // The range-for protocol (begin() opens the loop, the iterator's != closes it).
+  class Sentinel {};  // doc: internal
+  class Iterator {  // doc: internal
    public:
     explicit Iterator(detail::LoopTrace* t) : t_(t) {}
     Index operator*() const { return Index(t_->induction_variable(), SourceLoc{}); }
@@ -72,11 +73,11 @@ class Range {
     bool entered_ = false;
   };
 
-  Iterator begin() {
+  Iterator begin() {  // doc: internal
     trace_ = std::make_unique<detail::LoopTrace>(lb_, ub_, step_, loc_);
     return Iterator(trace_.get());
   }
-  Sentinel end() { return {}; }
+  Sentinel end() { return {}; }  // doc: internal
 
  private:
   ir::ValueId lb_, ub_, step_;

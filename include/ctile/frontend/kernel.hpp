@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -75,6 +76,36 @@ struct param_traits<Const<T>> {
 };
 
 std::string param_kind_name(ParamSpec::Kind k);
+
+// A kernel written as a lambda. A lambda without captures converts to a function pointer, but
+// template argument deduction never considers conversions, so a template taking `void (*)(P...)`
+// does not accept the lambda itself (hence the old `+[](...) {...}` idiom). The launch entry points
+// take the lambda as a class type and convert it here. Kernels are traced through a function
+// pointer, so a lambda that captures (or has `auto` parameters) cannot be one.
+template <class F>
+struct is_kernel_function_pointer : std::false_type {};
+template <class... P>
+struct is_kernel_function_pointer<void (*)(P...)> : std::true_type {};
+
+template <class F>
+concept KernelLambda = std::is_class_v<F> && requires(const F& f) { +f; } &&
+                       is_kernel_function_pointer<decltype(+std::declval<const F&>())>::value;
+
+template <class F>
+inline constexpr bool always_false = false;
+
+// The function pointer of a kernel lambda; any other class type is a compile error that says why.
+template <class F>
+auto kernel_function(const F& f) {
+  if constexpr (KernelLambda<F>) {
+    return +f;
+  } else {
+    static_assert(always_false<F>,
+                  "ctile: a kernel lambda must not capture anything and must not have auto parameters (kernels are "
+                  "traced through a function pointer): pass values as Scalar<T> or Const<T> parameters");
+    return static_cast<void (*)()>(nullptr);
+  }
+}
 
 // Creates the kernel, its parameters and the trace context; `run` calls the user's function.
 struct TraceSession {

@@ -75,7 +75,7 @@ class PartitionView {
     return Index(detail::emit_partition_count(v_, axis, l), l);
   }
   std::array<std::int64_t, N> tile_shape() const { return detail::to_array<N>(tile_); }
-  ir::ValueId value() const { return v_; }
+  ir::ValueId value() const { return v_; }  // doc: internal (the IR value)
 
  private:
   ir::ValueId v_;
@@ -88,7 +88,7 @@ class TensorParamBase {
  public:
   static_assert(N >= 1 && N <= kMaxRank, "ctile: tensor parameters have rank 1..6");
   explicit TensorParamBase(ir::ValueId v) : v_(v) {}
-  ir::ValueId value() const { return v_; }
+  ir::ValueId value() const { return v_; }  // doc: internal (the IR value)
 
   // Run-time extent along `axis`, and all extents.
   Index extent(int axis, std::source_location l = std::source_location::current()) const {
@@ -155,9 +155,13 @@ class Mut {
     store(Tile<T>::full({}, static_cast<T>(v), l), l);
   }
   // Stores `v[e]` at piece-relative coordinates idx[.][e]; coordinates outside the piece are dropped.
-  void scatter(const std::array<IndexArg, N>& idx, const Tile<T>& v,
+  // `v` may be a literal (it broadcasts to the indices' shape).
+  template <detail::OperandFor<T> V>
+  void scatter(const std::array<IndexArg, N>& idx, const V& v,
                std::source_location l = std::source_location::current()) const {
-    detail::emit_scatter_piece(v_, detail::resolve_indices(idx, l), v.value(), l);
+    const std::vector<ir::ValueId> at = detail::resolve_indices(idx, l);
+    const Tile<T> tv = detail::as_tile<T>(v, l);
+    detail::emit_scatter_piece(v_, at, tv.value(), l);
   }
 
   std::array<std::int64_t, N> tile_shape() const { return detail::to_array<N>(tile_); }
@@ -172,7 +176,7 @@ class Mut {
   Index count(int axis, std::source_location l = std::source_location::current()) const {
     return Index(detail::emit_partition_count(v_, axis, l), l);
   }
-  ir::ValueId value() const { return v_; }
+  ir::ValueId value() const { return v_; }  // doc: internal (the IR value)
 
  private:
   template <std::size_t... I>
@@ -191,10 +195,14 @@ class Atomic : public TensorParamBase<T, N> {
   static constexpr int rank = N;
   using TensorParamBase<T, N>::TensorParamBase;
 
+  // The value operands may be literals (they broadcast to the indices' shape): counts.add({i}, 1).
 #define CTILE_ATOMIC_FN(NAME, KIND)                                                                    \
-  Tile<T> NAME(const std::array<IndexArg, N>& idx, const Tile<T>& v,                                   \
+  template <detail::OperandFor<T> V>                                                                   \
+  Tile<T> NAME(const std::array<IndexArg, N>& idx, const V& v,                                         \
                std::source_location l = std::source_location::current()) const {                       \
-    return Tile<T>(detail::emit_atomic_rmw(ir::AtomicKind::KIND, this->value(), detail::resolve_indices(idx, l), v.value(), l), l); \
+    const std::vector<ir::ValueId> at = detail::resolve_indices(idx, l);                               \
+    const Tile<T> tv = detail::as_tile<T>(v, l);                                                       \
+    return Tile<T>(detail::emit_atomic_rmw(ir::AtomicKind::KIND, this->value(), at, tv.value(), l), l); \
   }
   CTILE_ATOMIC_FN(add, Add)
   CTILE_ATOMIC_FN(max, Max)
@@ -202,10 +210,13 @@ class Atomic : public TensorParamBase<T, N> {
   CTILE_ATOMIC_FN(exchange, Exch)
 #undef CTILE_ATOMIC_FN
 
-  Tile<T> compare_exchange(const std::array<IndexArg, N>& idx, const Tile<T>& expected, const Tile<T>& desired,
+  template <detail::OperandFor<T> E, detail::OperandFor<T> D>
+  Tile<T> compare_exchange(const std::array<IndexArg, N>& idx, const E& expected, const D& desired,
                            std::source_location l = std::source_location::current()) const {
-    return Tile<T>(detail::emit_atomic_cas(this->value(), detail::resolve_indices(idx, l), expected.value(),
-                                           desired.value(), l), l);
+    const std::vector<ir::ValueId> at = detail::resolve_indices(idx, l);
+    const Tile<T> e = detail::as_tile<T>(expected, l);  // in order: argument order is unspecified
+    const Tile<T> d = detail::as_tile<T>(desired, l);
+    return Tile<T>(detail::emit_atomic_cas(this->value(), at, e.value(), d.value(), l), l);
   }
 };
 
@@ -231,6 +242,23 @@ class UncheckedMut : public TensorParamBase<T, N> {
   void store_at(unchecked_t, const std::array<IndexArg, N>& idx, const Tile<T>& v,
                 std::source_location l = std::source_location::current()) const {
     detail::emit_scatter_unchecked(this->value(), detail::resolve_indices(idx, l), v.value(), l);
+  }
+  // The same with a literal value (it broadcasts to the indices' shape).
+  template <detail::LiteralFor<T> U>
+  void scatter(unchecked_t u, const std::array<IndexArg, N>& idx, U v,
+               std::source_location l = std::source_location::current()) const {
+    scatter(u, idx, detail::as_tile<T>(v, l), l);
+  }
+  template <detail::LiteralFor<T> U>
+  void scatter(unchecked_t u, const IndexArg& idx, U v, std::source_location l = std::source_location::current()) const
+    requires(N == 1)
+  {
+    scatter(u, std::array<IndexArg, 1>{idx}, detail::as_tile<T>(v, l), l);
+  }
+  template <detail::LiteralFor<T> U>
+  void store_at(unchecked_t u, const std::array<IndexArg, N>& idx, U v,
+                std::source_location l = std::source_location::current()) const {
+    store_at(u, idx, detail::as_tile<T>(v, l), l);
   }
 };
 

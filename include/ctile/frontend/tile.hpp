@@ -1,7 +1,10 @@
 // Tile<T>: a traced n-d value of element type T (a scalar is a rank-0 tile). The element type is a
 // template parameter, so mixing element types without an explicit `.to<U>()` does not compile;
 // shapes are trace-time values checked while tracing. Literals of the same kind (integers with
-// integer tiles, floating-point numbers with float tiles) combine with tiles directly.
+// integer tiles, floating-point numbers with float tiles) combine with tiles directly, on either
+// side, in every operator and every element-wise function (`v * 2.0f`, `2.0f < v`,
+// `maximum(v, 0.0f)`, `fma(a, 2.0f, 1.0f)`, `where(c, 0.0f, v)`): the literal becomes a scalar
+// tile of the tile's element type. The full list is docs/language.md.
 #pragma once
 
 #include <array>
@@ -105,6 +108,15 @@ class Tile : public detail::TileBase {
   template <detail::LiteralFor<T> U>                                                                    \
   friend Tile operator OP(detail::Located<Tile> a, U b) {                                               \
     return Tile(detail::emit_binary_scalar(ir::BinaryFn::FN, a.x.value(), detail::to_scalar(b), false, a.loc), a.loc); \
+  }                                                                                                     \
+  template <detail::LiteralFor<T> U>                                                                    \
+  friend Tile operator OP(U a, detail::Located<Tile> b) {                                               \
+    return Tile(detail::emit_binary_scalar(ir::BinaryFn::FN, b.x.value(), detail::to_scalar(a), true, b.loc), b.loc); \
+  }                                                                                                     \
+  template <class R>                                                                                    \
+  Tile& operator OP##=(const R & r) {                                                                   \
+    *this = *this OP r;                                                                                 \
+    return *this;                                                                                       \
   }
   CTILE_TILE_BITOP(&, And)
   CTILE_TILE_BITOP(|, Or)
@@ -130,6 +142,11 @@ class Tile : public detail::TileBase {
   template <detail::LiteralFor<T> U>                                                                    \
   friend Tile<bool> operator OP(detail::Located<Tile> a, U b) {                                         \
     return Tile<bool>(detail::emit_cmp_scalar(ir::CmpPred::PRED, a.x.value(), detail::to_scalar(b), a.loc), a.loc); \
+  }                                                                                                     \
+  template <detail::LiteralFor<T> U>                                                                    \
+  friend Tile<bool> operator OP(U a, detail::Located<Tile> b) {                                         \
+    const ir::ValueId c = detail::emit_constant(detail::to_scalar(a), dtype, {}, b.loc);                \
+    return Tile<bool>(detail::emit_cmp(ir::CmpPred::PRED, c, b.x.value(), b.loc), b.loc);              \
   }
   CTILE_TILE_CMP(==, Eq)
   CTILE_TILE_CMP(!=, Ne)
@@ -151,6 +168,20 @@ class Scalar : public Tile<T> {
 // i64 scalars: block ids, extents, loop counters.
 using Index = Tile<std::int64_t>;
 
+namespace detail {
+// An operand of a DSL function whose tiles have element type T: a Tile<T> (or a Scalar<T>
+// parameter), or a literal of T's kind.
+template <class X, class T>
+concept OperandFor = std::derived_from<X, Tile<T>> || LiteralFor<X, T>;
+
+// The operand as a tile: a literal becomes a rank-0 constant of T (it broadcasts like any tile).
+template <Element T, class X>
+Tile<T> as_tile(const X& x, const std::source_location& l) {
+  if constexpr (std::derived_from<X, Tile<T>>) return x;
+  else return Tile<T>(emit_constant(to_scalar(x), dtype_of<T>, {}, l), l);
+}
+}  // namespace detail
+
 // An index argument: an integer scalar or tile (of any integer type), or an integer literal.
 // Tile loads take scalar indices; gather, scatter and atomics take index tiles (scalars broadcast).
 class IndexArg {
@@ -161,7 +192,7 @@ class IndexArg {
   IndexArg(const Tile<I>& t) : v_(t.value()) {}  // NOLINT
   template <std::integral I>
   IndexArg(I v) : lit_(true), literal_(static_cast<std::int64_t>(v)) {}  // NOLINT
-  ir::ValueId resolve(const SourceLoc& loc) const {
+  ir::ValueId resolve(const SourceLoc& loc) const {  // doc: internal (the tracer's)
     return lit_ ? detail::emit_constant(ir::Scalar::of_int(literal_), DType::i64, {}, loc) : v_;
   }
 
@@ -256,41 +287,86 @@ inline Tile<bool> logical_not(const Tile<bool>& x, std::source_location l = std:
   return Tile<bool>(detail::emit_unary(ir::UnaryFn::Not, x.value(), l), l);
 }
 
+// Binary element-wise functions. A tile of T on one side and a literal of T's kind on the other
+// works on either side, like the operators.
 #define CTILE_BINARY_FN(NAME, FN)                                                                   \
   template <Element T>                                                                              \
   Tile<T> NAME(const Tile<T>& a, const std::type_identity_t<Tile<T>>& b,                            \
                std::source_location l = std::source_location::current()) {                          \
     return Tile<T>(detail::emit_binary(ir::BinaryFn::FN, a.value(), b.value(), l), l);              \
+  }                                                                                                 \
+  template <Element T, detail::LiteralFor<T> U>                                                     \
+  Tile<T> NAME(const Tile<T>& a, U b, std::source_location l = std::source_location::current()) {  \
+    return NAME(a, detail::as_tile<T>(b, l), l);                                                    \
+  }                                                                                                 \
+  template <Element T, detail::LiteralFor<T> U>                                                     \
+  Tile<T> NAME(U a, const Tile<T>& b, std::source_location l = std::source_location::current()) {  \
+    return NAME(detail::as_tile<T>(a, l), b, l);                                                    \
   }
 CTILE_BINARY_FN(maximum, Max)
 CTILE_BINARY_FN(minimum, Min)
 CTILE_BINARY_FN(pow, Pow)
 #undef CTILE_BINARY_FN
 
-template <Element T>
-Tile<T> maximum(const Tile<T>& a, const std::type_identity_t<Tile<T>>& b, NanPolicy n,
-                std::source_location l = std::source_location::current()) {
-  return Tile<T>(detail::emit_binary(ir::BinaryFn::Max, a.value(), b.value(), l, {ir::Rounding::Default, false, n.propagate}), l);
-}
-template <Element T>
-Tile<T> minimum(const Tile<T>& a, const std::type_identity_t<Tile<T>>& b, NanPolicy n,
-                std::source_location l = std::source_location::current()) {
-  return Tile<T>(detail::emit_binary(ir::BinaryFn::Min, a.value(), b.value(), l, {ir::Rounding::Default, false, n.propagate}), l);
-}
+// maximum / minimum with a NaN policy; either operand may be a literal.
+#define CTILE_MINMAX_NAN_FN(NAME, FN)                                                               \
+  template <Element T>                                                                              \
+  Tile<T> NAME(const Tile<T>& a, const std::type_identity_t<Tile<T>>& b, NanPolicy n,               \
+               std::source_location l = std::source_location::current()) {                          \
+    return Tile<T>(                                                                                 \
+        detail::emit_binary(ir::BinaryFn::FN, a.value(), b.value(), l, {ir::Rounding::Default, false, n.propagate}), l); \
+  }                                                                                                 \
+  template <Element T, detail::LiteralFor<T> U>                                                     \
+  Tile<T> NAME(const Tile<T>& a, U b, NanPolicy n, std::source_location l = std::source_location::current()) { \
+    return NAME(a, detail::as_tile<T>(b, l), n, l);                                                 \
+  }                                                                                                 \
+  template <Element T, detail::LiteralFor<T> U>                                                     \
+  Tile<T> NAME(U a, const Tile<T>& b, NanPolicy n, std::source_location l = std::source_location::current()) { \
+    return NAME(detail::as_tile<T>(a, l), b, n, l);                                                 \
+  }
+CTILE_MINMAX_NAN_FN(maximum, Max)
+CTILE_MINMAX_NAN_FN(minimum, Min)
+#undef CTILE_MINMAX_NAN_FN
+
 // a / b with a chosen precision (plain `/` uses the default: correctly rounded).
 template <Element T>
 Tile<T> div(const Tile<T>& a, const std::type_identity_t<Tile<T>>& b, Precision p,
             std::source_location l = std::source_location::current()) {
   return Tile<T>(detail::emit_binary(ir::BinaryFn::Div, a.value(), b.value(), l, {p.rounding, p.ftz, false}), l);
 }
-
-template <Element T>
-Tile<T> fma(const Tile<T>& a, const std::type_identity_t<Tile<T>>& b, const std::type_identity_t<Tile<T>>& c,
-            std::source_location l = std::source_location::current()) {
-  return Tile<T>(detail::emit_fma(a.value(), b.value(), c.value(), l), l);
+template <Element T, detail::LiteralFor<T> U>
+Tile<T> div(const Tile<T>& a, U b, Precision p, std::source_location l = std::source_location::current()) {
+  return div(a, detail::as_tile<T>(b, l), p, l);
+}
+template <Element T, detail::LiteralFor<T> U>
+Tile<T> div(U a, const Tile<T>& b, Precision p, std::source_location l = std::source_location::current()) {
+  return div(detail::as_tile<T>(a, l), b, p, l);
 }
 
-// where(cond, a, b): element-wise select; the three shapes broadcast.
+// fma(a, b, c) = a * b + c, rounded once. Any operand but all three may be a literal; the first
+// tile among them gives the element type.
+// (Literals become constants left to right: the order of function arguments is unspecified, and the
+// IR must not depend on the compiler.)
+template <Element T, detail::OperandFor<T> B, detail::OperandFor<T> C>
+Tile<T> fma(const Tile<T>& a, const B& b, const C& c, std::source_location l = std::source_location::current()) {
+  const Tile<T> tb = detail::as_tile<T>(b, l);
+  const Tile<T> tc = detail::as_tile<T>(c, l);
+  return Tile<T>(detail::emit_fma(a.value(), tb.value(), tc.value(), l), l);
+}
+template <Element T, detail::LiteralFor<T> A, detail::OperandFor<T> C>
+Tile<T> fma(A a, const Tile<T>& b, const C& c, std::source_location l = std::source_location::current()) {
+  const Tile<T> ta = detail::as_tile<T>(a, l);
+  return fma(ta, b, c, l);
+}
+template <Element T, detail::LiteralFor<T> A, detail::LiteralFor<T> B>
+Tile<T> fma(A a, B b, const Tile<T>& c, std::source_location l = std::source_location::current()) {
+  const Tile<T> ta = detail::as_tile<T>(a, l);
+  const Tile<T> tb = detail::as_tile<T>(b, l);
+  return fma(ta, tb, c, l);
+}
+
+// where(cond, a, b): element-wise select; the three shapes broadcast. Either branch may be a
+// literal.
 template <Element T>
 Tile<T> where(const Tile<bool>& c, const Tile<T>& a, const std::type_identity_t<Tile<T>>& b,
               std::source_location l = std::source_location::current()) {
@@ -298,7 +374,22 @@ Tile<T> where(const Tile<bool>& c, const Tile<T>& a, const std::type_identity_t<
 }
 template <Element T, detail::LiteralFor<T> U>
 Tile<T> where(const Tile<bool>& c, const Tile<T>& a, U b, std::source_location l = std::source_location::current()) {
-  return where(c, a, Tile<T>::full({}, static_cast<T>(b), l), l);
+  return where(c, a, detail::as_tile<T>(b, l), l);
+}
+template <Element T, detail::LiteralFor<T> U>
+Tile<T> where(const Tile<bool>& c, U a, const Tile<T>& b, std::source_location l = std::source_location::current()) {
+  return where(c, detail::as_tile<T>(a, l), b, l);
+}
+// Both branches literals: the element type is named (`where<float>(c, 1, 0)`), or it is the
+// literals' common type when they have the same one (`where(c, 1.0f, 0.0f)` is a Tile<float>).
+template <class T = void, class U, class V>
+  requires(std::is_void_v<T> ? (std::is_same_v<U, V> && detail::LiteralFor<U, U>)
+                             : (detail::LiteralFor<U, T> && detail::LiteralFor<V, T>))
+auto where(const Tile<bool>& c, U a, V b, std::source_location l = std::source_location::current()) {
+  using E = std::conditional_t<std::is_void_v<T>, U, T>;
+  const Tile<E> ta = detail::as_tile<E>(a, l);
+  const Tile<E> tb = detail::as_tile<E>(b, l);
+  return where(c, ta, tb, l);
 }
 
 // ---- shape manipulation ----

@@ -262,6 +262,10 @@ template <class... P>
 Kernel<P...> as_kernel(void (*fn)(P...)) {
   return Kernel<P...>{fn, kernel_name_of(reinterpret_cast<const void*>(fn))};
 }
+template <KernelLambda F>
+auto as_kernel(const F& f) {
+  return as_kernel(kernel_function(f));
+}
 
 template <class... P, class... A>
 WarmUpResult warm_up_kernel(const Device& d, const Kernel<P...>& k, const WarmUpOptions& opt, const A&... specs) {

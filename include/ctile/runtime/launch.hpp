@@ -41,6 +41,12 @@ template <class... P>
 Kernel<P...> kernel(void (*fn)(P...), std::string name) {
   return Kernel<P...>{fn, std::move(name)};
 }
+// A lambda kernel (no captures): ctile::kernel([](ct::Mut<float, 1> z) {...}, "fill").
+template <class F>
+  requires std::is_class_v<F>
+auto kernel(const F& f, std::string name) {
+  return kernel(detail::kernel_function(f), std::move(name));
+}
 
 namespace detail {
 
@@ -154,6 +160,11 @@ KernelCacheStats kernel_cache_stats_of(const void* fn);  // one kernel function
 template <class... P>
 KernelCacheStats kernel_cache_stats(void (*fn)(P...)) {
   return kernel_cache_stats_of(reinterpret_cast<const void*>(fn));
+}
+template <class F>
+  requires std::is_class_v<F>
+KernelCacheStats kernel_cache_stats(const F& f) {
+  return kernel_cache_stats(detail::kernel_function(f));
 }
 inline std::size_t kernel_cache_size() { return kernel_cache_stats().specialisations; }
 
@@ -386,6 +397,12 @@ auto launch(void (*fn)(P...), A... args) {
   static_assert((detail::check_argument<P, A>() && ...));
   return Launch<void(P...), A...>(fn, detail::intern_kernel_name(reinterpret_cast<const void*>(fn), nullptr),
                                   std::tuple<A...>(std::move(args)...));
+}
+// A lambda kernel (no captures), without the unary `+` (detail::kernel_function says why).
+template <class F, class... A>
+  requires std::is_class_v<F>
+auto launch(const F& f, A... args) {
+  return launch(detail::kernel_function(f), std::move(args)...);
 }
 
 }  // namespace ctile

@@ -139,6 +139,10 @@ TEST(NoDriverNotice, SaysOnceWhyTheCpuIsUsed) {
   EXPECT_CONTAINS(err, "ctile: no usable GPU");
   EXPECT_CONTAINS(err, "cannot be loaded");
   EXPECT_EQ(err.find("no usable GPU"), err.rfind("no usable GPU")) << "said more than once: " << err;
+  // One short line: the dlopen details and the hint stay in cuda_unavailable_reason().
+  EXPECT_EQ(err.find('\n'), err.size() - 1) << err;
+  EXPECT_LE(err.size(), 150u) << err;  // with the 27-character library path of this test
+  EXPECT_EQ(err.find("shared object"), std::string::npos) << err;
 }
 
 TEST(NoDriverQuiet, CtileQuietSilencesTheNotice) {

@@ -3,8 +3,15 @@
 // skips) without NVRTC: CI has it.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <optional>
 #include <string>
 
 #include <ctile/ctile.hpp>
@@ -152,3 +159,74 @@ TEST(CompileOnly, ArchitectureTheInstalledNvrtcDoesNotKnow) {
 }
 
 }  // namespace
+
+namespace {
+// Sets an environment variable for one scope.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    if (value) ::setenv(name, value, 1);
+    else ::unsetenv(name);
+  }
+  ~ScopedEnv() {
+    if (old_) ::setenv(name_, old_->c_str(), 1);
+    else ::unsetenv(name_);
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+ct::CompileOnlyResult compile_vector_add() {
+  return ct::compile_only(ct::kernel(vector_add, "vector_add"), ct::CompileOptions{.arch = "sm_80"},
+                          spec::partition<float>({4096}, {1024}), spec::shared<float>({4096}), spec::shared<float>({4096}));
+}
+
+std::string read_file(const std::filesystem::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(f), {});
+}
+}  // namespace
+
+// The dump and timing variables work with compile_only as with a launch's compile.
+TEST(CompileOnly, DumpAndTimingVariablesToStderr) {
+  ScopedEnv dir("CTILE_DUMP_DIR", nullptr);
+  ScopedEnv ir("CTILE_DUMP_IR", "1"), cu("CTILE_DUMP_CUDA", "1"), ptx("CTILE_DUMP_PTX", "1"), t("CTILE_TIMINGS", "1");
+  testing::internal::CaptureStderr();
+  const auto r = compile_vector_add();
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_TRUE(has(err, r.ir)) << err.substr(0, 2000);
+  EXPECT_TRUE(has(err, "// ---- ctile: CUDA source of kernel 'vector_add' (entry " + r.entry + ") ----\n" + r.cuda_source))
+      << err.substr(0, 2000);
+  EXPECT_TRUE(has(err, "// ---- ctile: PTX of kernel 'vector_add' (entry " + r.entry + ") ----\n" + r.ptx)) << err.substr(0, 2000);
+  EXPECT_TRUE(has(err, "ctile: timings of kernel 'vector_add' (compile_only, sm_80): trace ")) << err.substr(0, 2000);
+  EXPECT_TRUE(has(err, " ms, codegen ")) << err;
+  EXPECT_TRUE(has(err, " ms, nvrtc ")) << err;
+}
+
+TEST(CompileOnly, DumpDirGetsTheSourceAndPtxFiles) {
+  const std::filesystem::path d =
+      std::filesystem::temp_directory_path() / ("ctile_dump_" + std::to_string(::getpid()) + "_compile_only");
+  std::filesystem::remove_all(d);
+  ScopedEnv dir("CTILE_DUMP_DIR", d.c_str());
+  ScopedEnv cu("CTILE_DUMP_CUDA", "1"), ptx("CTILE_DUMP_PTX", "1"), q("CTILE_QUIET", "1");
+  ScopedEnv ir("CTILE_DUMP_IR", nullptr), t("CTILE_TIMINGS", nullptr);
+  testing::internal::CaptureStderr();
+  const auto r = compile_vector_add();
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "");  // quiet: no "wrote ..." lines
+  EXPECT_EQ(read_file(d / (r.entry + ".cu")), r.cuda_source);
+  EXPECT_EQ(read_file(d / (r.entry + ".ptx")), r.ptx);
+  std::filesystem::remove_all(d);
+}
+
+TEST(CompileOnly, NothingOnStderrWithoutTheVariables) {
+  ScopedEnv ir("CTILE_DUMP_IR", nullptr), cu("CTILE_DUMP_CUDA", nullptr), ptx("CTILE_DUMP_PTX", nullptr),
+      t("CTILE_TIMINGS", "0");
+  testing::internal::CaptureStderr();
+  (void)compile_vector_add();
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
+}
