@@ -344,6 +344,7 @@ class Parser {
       else if (key == "stages") o.stages = v;
       else if (key == "blocks_per_cta") o.blocks_per_cta = v;
       else if (key == "loop_prefetch") o.loop_prefetch = v;
+      else if (key == "min_ctas_per_sm") o.min_ctas_per_sm = v;
       else fail(cat("unknown kernel option '", key, "'"));
     } while (try_char(','));
     expect('}');

@@ -27,6 +27,10 @@ struct KernelOptions {
   // How many iterations ahead the loop-prefetch pass issues the loads of a K loop (1..3, each
   // level holds one more set of tiles in registers); 0: the compiler chooses (1).
   int loop_prefetch = 0;
+  // Occupancy target: at least this many CTAs resident per SM (1..8), passed to ptxas as
+  // __launch_bounds__'s minimum, which then limits the registers per thread to fit (spilling if it
+  // must); 0: no target (ptxas uses the registers it wants).
+  int min_ctas_per_sm = 0;
 
   friend bool operator==(const KernelOptions&, const KernelOptions&) = default;
   friend auto operator<=>(const KernelOptions&, const KernelOptions&) = default;
@@ -36,7 +40,8 @@ struct KernelOptions {
   // Throws UserError naming `kernel` and the option when an option is out of range.
   void validate(const std::string& kernel) const;
   // These options with the environment's overrides applied (CTILE_WARPS, CTILE_STAGES,
-  // CTILE_BLOCKS_PER_CTA, CTILE_FAST_MATH, CTILE_SIMT_MMA, CTILE_LOOP_PREFETCH; a malformed value is a UserError).
+  // CTILE_BLOCKS_PER_CTA, CTILE_FAST_MATH, CTILE_SIMT_MMA, CTILE_LOOP_PREFETCH, CTILE_MIN_CTAS; a malformed
+  // value is a UserError).
   KernelOptions with_env_overrides() const;
 };
 

@@ -390,7 +390,9 @@ class Emitter {
   void emit_kernel() {
     const ir::KernelTarget& t = k_.target;
     const int W = t.warps, B = t.blocks_per_cta;
-    open("extern \"C\" __global__ void __launch_bounds__(" + std::to_string(32 * W * B) + ") " + entry_ +
+    const int min_ctas = k_.options.min_ctas_per_sm;  // an occupancy target: ptxas fits the registers to it
+    open("extern \"C\" __global__ void __launch_bounds__(" + std::to_string(32 * W * B) +
+         (min_ctas > 0 ? ", " + std::to_string(min_ctas) : std::string()) + ") " + entry_ +
          "(const __grid_constant__ " + entry_ + "_params p) {");
     line("CT_DYNAMIC_SMEM(ct_smem_cta);");
     line("ct::Team<" + std::to_string(W) + ", " + std::to_string(B) + "> team;");
@@ -1085,6 +1087,7 @@ ir::Kernel lower(const ir::Kernel& k, const CodegenOptions& opt) {
   if (opt.options.stages) o.stages = opt.options.stages;
   if (opt.options.blocks_per_cta) o.blocks_per_cta = opt.options.blocks_per_cta;
   if (opt.options.loop_prefetch) o.loop_prefetch = opt.options.loop_prefetch;
+  if (opt.options.min_ctas_per_sm) o.min_ctas_per_sm = opt.options.min_ctas_per_sm;
   o.fast_math = o.fast_math || opt.options.fast_math;
   o.simt_mma = o.simt_mma || opt.options.simt_mma;
   o.validate(k.name);

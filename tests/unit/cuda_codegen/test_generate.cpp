@@ -253,5 +253,54 @@ TEST(Generate, WarpsOptionIsAPowerOfTwoFrom1To32) {
   }
 }
 
+TEST(Generate, OccupancyTargetGoesToLaunchBounds) {
+  CodegenOptions o = sm90();
+  o.options.min_ctas_per_sm = 2;
+  const auto g = generate(*copy_kernel(DType::f32, {256}), o);
+  EXPECT_NE(g.source.find("__launch_bounds__(128, 2) ctile_copy("), std::string::npos) << g.source;
+  for (int bad : {9, -1}) {
+    o.options.min_ctas_per_sm = bad;
+    try {
+      generate(*copy_kernel(DType::f32, {256}), o);
+      ADD_FAILURE() << "no error for min_ctas_per_sm = " << bad;
+    } catch (const UserError& e) {
+      EXPECT_NE(std::string(e.what()).find("compile option min_ctas_per_sm = " + std::to_string(bad)), std::string::npos)
+          << e.what();
+    }
+  }
+}
+
+// The tensor-core path: the mma is marked, the source calls the tensor-core product, and the
+// simt_mma option takes the CUDA-core path instead.
+TEST(Generate, BFloat16ProductsRunOnTheTensorCores) {
+  KB kb("mm", 2);
+  const ValueId a = kb.tensor("a", DType::bf16, 2), b = kb.tensor("b", DType::bf16, 2);
+  const ValueId o = kb.piece("out", DType::f32, {128, 128});
+  const ValueId i = kb.block_id(0), j = kb.block_id(1);
+  const auto pa = kb.partition(a, {128, 32});
+  const auto pb = kb.partition(b, {32, 128});
+  auto res = kb.for_(kb.i64c(0), kb.count(pa, 1), kb.i64c(1), {kb.fconst(DType::f32, {128, 128}, 0.0)},
+                     [&](ValueId kk, std::vector<ValueId> cv) {
+                       return std::vector<ValueId>{kb.mma(kb.load(pa, {i, kk}), kb.load(pb, {kk, j}), cv[0])};
+                     });
+  kb.store_piece(o, res[0]);
+  const auto k = kb.finish();
+  const ir::Kernel g = ctile::backend::cuda::lower(*k, sm90());
+  int tc = 0;
+  ir::walk(g.body, [&](const ir::Op& op) { tc += op.kind == ir::OpKind::Mma && op.tensor_core; });
+  EXPECT_EQ(tc, 1);
+  EXPECT_EQ(g.target.warps, 8);
+  const auto src = generate(*k, sm90()).source;
+  EXPECT_NE(src.find("ct::mma_tc<"), std::string::npos) << src;
+  EXPECT_NE(src.find("ct::stage_rows<"), std::string::npos) << src;
+  CodegenOptions simt = sm90();
+  simt.options.simt_mma = true;
+  const auto s2 = generate(*k, simt).source;
+  EXPECT_EQ(s2.find("ct::mma_tc<"), std::string::npos);
+  EXPECT_NE(s2.find("ct::mma<"), std::string::npos);
+  // sm_75 has no m16n8k16 bf16: the CUDA cores.
+  EXPECT_EQ(generate(*k, CodegenOptions{75, {}}).source.find("ct::mma_tc<"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace cuda_codegen_test

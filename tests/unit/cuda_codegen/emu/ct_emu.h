@@ -23,7 +23,7 @@
 #define __device__
 #define __host__
 #define __forceinline__ inline
-#define __launch_bounds__(n)
+#define __launch_bounds__(...)
 #define __grid_constant__
 #define __align__(n) alignas(n)
 
