@@ -166,7 +166,7 @@ double emit(const char* impl, const char* what, const char* unit, const Samples&
 }
 
 struct Results {
-  double raw_enqueue = -1, raw_sync = -1, raw_calls = -1, raw_calls_waited = -1;
+  double raw_enqueue = -1, raw_sync = -1, raw_calls = -1, raw_calls_waited = -1, raw_calls_polled = -1;
   double enqueue = -1, sync = -1, bound = -1;
   double graph_kernel_us = -1, graph_replay_host_us = -1, raw_graph_kernel_us = -1, raw_graph_ctile_mem_us = -1;
   double decode_eager = -1, decode_graph = -1;
@@ -290,30 +290,46 @@ void run_raw(Raw& r) {
       CTILE_CU(cuStreamSynchronize, (r.s), "after the enqueue repetition");
     }
     g_res.raw_calls = emit("raw_ctile_calls", "enqueue", "us/launch", calls, g_n);
-    // The same with a second thread that waits for each event in order with cuEventSynchronize,
-    // as ctile's completion thread does: the difference to raw_ctile_calls is what that thread's
-    // driver calls cost the launching thread (the driver's locks, cache lines), not ctile's code.
-    Samples waited;
-    for (int rep = 0; rep < g_reps; ++rep) {
-      std::atomic<int> recorded{0};
-      std::thread waiter([&] {
-        (void)d.cuCtxSetCurrent(r.ctx);
+    // The same with a second thread that waits for each event in order, as ctile's completion
+    // thread does (CTILE_COMPLETER_WAIT): with cuEventSynchronize ("sync"), or asking cuEventQuery
+    // with pauses of 1 us doubling up to 32 us ("poll"). The difference to raw_ctile_calls is what
+    // that thread's driver calls cost the launching thread (the driver's locks, cache lines), not
+    // ctile's code.
+    auto waited = [&](bool poll) {
+      Samples smp;
+      for (int rep = 0; rep < g_reps; ++rep) {
+        std::atomic<int> recorded{0};
+        std::thread waiter([&] {
+          (void)d.cuCtxSetCurrent(r.ctx);
+          for (int i = 0; i < g_n; ++i) {
+            while (recorded.load(std::memory_order_acquire) <= i) ct::detail::cpu_relax();
+            cu::CUevent ev = evs[static_cast<std::size_t>(i) % evs.size()];
+            if (!poll) {
+              (void)d.cuEventSynchronize(ev);
+              continue;
+            }
+            auto pause = std::chrono::microseconds(1);
+            while (d.cuEventQuery(ev) == cu::abi::CUDA_ERROR_NOT_READY) {
+              const auto until = Clock::now() + pause;
+              while (Clock::now() < until) ct::detail::cpu_relax();
+              if (pause < std::chrono::microseconds(32)) pause *= 2;
+            }
+          }
+        });
+        smp.start();
         for (int i = 0; i < g_n; ++i) {
-          while (recorded.load(std::memory_order_acquire) <= i) ct::detail::cpu_relax();
-          (void)d.cuEventSynchronize(evs[static_cast<std::size_t>(i) % evs.size()]);
+          (void)r.launch();
+          (void)d.cuEventRecord(evs[static_cast<std::size_t>(i) % evs.size()], r.s);
+          recorded.store(i + 1, std::memory_order_release);
         }
-      });
-      waited.start();
-      for (int i = 0; i < g_n; ++i) {
-        (void)r.launch();
-        (void)d.cuEventRecord(evs[static_cast<std::size_t>(i) % evs.size()], r.s);
-        recorded.store(i + 1, std::memory_order_release);
+        smp.stop(g_n);
+        waiter.join();
+        CTILE_CU(cuStreamSynchronize, (r.s), "after the enqueue repetition");
       }
-      waited.stop(g_n);
-      waiter.join();
-      CTILE_CU(cuStreamSynchronize, (r.s), "after the enqueue repetition");
-    }
-    g_res.raw_calls_waited = emit("raw_ctile_calls_waited", "enqueue", "us/launch", waited, g_n);
+      return smp;
+    };
+    g_res.raw_calls_waited = emit("raw_ctile_calls_waited", "enqueue", "us/launch", waited(false), g_n);
+    g_res.raw_calls_polled = emit("raw_ctile_calls_polled", "enqueue", "us/launch", waited(true), g_n);
     for (auto& e : evs) (void)d.cuEventDestroy_v2(e);
   }
   std::printf("# raw: kernel %s, %u block(s) of %u threads, %u bytes of dynamic shared memory, %zu-byte parameter block, %s\n",
@@ -544,9 +560,9 @@ void summary() {
                 r.raw_enqueue, r.enqueue, r.enqueue - r.raw_enqueue, verdict(r.enqueue - r.raw_enqueue <= 1.0),
                 r.enqueue - r.raw_calls);
   if (r.raw_calls_waited >= 0 && r.raw_calls >= 0)
-    std::printf("#   those driver calls with a thread waiting for each event (as ctile's completer does): %.2f us, "
-                "%+.2f us over the calls alone\n",
-                r.raw_calls_waited, r.raw_calls_waited - r.raw_calls);
+    std::printf("#   those driver calls with a thread waiting for each event (as ctile's completer does): %.2f us "
+                "with cuEventSynchronize, %.2f us polling cuEventQuery (%+.2f / %+.2f us over the calls alone)\n",
+                r.raw_calls_waited, r.raw_calls_polled, r.raw_calls_waited - r.raw_calls, r.raw_calls_polled - r.raw_calls);
   if (r.bound >= 0 && r.raw_enqueue >= 0)
     std::printf("# pre-bound launch, enqueue: %.2f us, bound - raw = %+.2f us (target <= +0.5: %s)\n", r.bound,
                 r.bound - r.raw_enqueue, verdict(r.bound - r.raw_enqueue <= 0.5));

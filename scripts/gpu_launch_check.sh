@@ -70,6 +70,11 @@ sed 's/^/    /' "$out/graph_step.log" >>"$summary"
 rm -f "$out/launch.jsonl"
 step "ctile_launch_overhead" "$out/launch_overhead.log" "$build/bench/ctile_launch_overhead" --out "$out/launch.jsonl"
 grep '^#' "$out/launch_overhead.log" | sed 's/^/    /' >>"$summary"
+# The same launch loops with the completion thread polling cuEventQuery instead of waiting in
+# cuEventSynchronize (CTILE_COMPLETER_WAIT=poll): which of the two costs the launching thread less.
+CTILE_COMPLETER_WAIT=poll step "ctile_launch_overhead, completer polling" "$out/launch_overhead_poll.log" \
+  "$build/bench/ctile_launch_overhead" --only enqueue,sync,bound
+grep -E '^# (cached|pre-bound|launch|  those)' "$out/launch_overhead_poll.log" | sed 's/^/    completer polling: /' >>"$summary"
 # ctile's own host cost on this machine's CPU: the same loops over the null driver (bench/null_cuda.cpp:
 # no GPU, no host cost of its own). Set against the real run it splits ctile - raw into ctile's code
 # and what the real driver adds to it (its locks, the completion thread's driver calls, caches).
