@@ -8,6 +8,7 @@
 // that is why writes through a DisjointSpan never race.
 //
 //   index_1d()                      ThreadIndex: the linear index of this thread in the grid
+//   index_1d_vec4()                 Vec4Index q: elements [4q, 4q + 4), for 16-byte vector stores
 //   grid_stride(n)                  ThreadIndex i, i + T, i + 2T ... < n (T: threads in the grid)
 //   index_2d()                      ThreadIndex2D (row, col): col from x, row from y (and z)
 //   tile_2d<R, C>()                 TileIndex: the elements of this block's R x C tile this
@@ -144,6 +145,21 @@ class ThreadIndex {
   i64 v_;
 };
 
+// This thread's four consecutive elements of a 1-D output, [4q, 4q + 4) for its linear index q
+// (index_1d_vec4()): the index space of 16-byte vector stores (DisjointSpan<T, Vec4Index>, for
+// 4-byte elements). The last group may stick out of the output; get_mut writes what is inside.
+class Vec4Index {
+ public:
+  CTILE_SIMT_TOKEN_RULES(Vec4Index)
+  i64 get() const { return q_; }          // q
+  i64 first() const { return 4 * q_; }    // the first of its elements
+
+ private:
+  friend struct detail::Access;
+  explicit Vec4Index(i64 q) : q_(q) {}
+  i64 q_;
+};
+
 // This thread's element of a 2-D output: col = block x * block_dim.x + thread x, row = the same
 // over y, with z folded into the rows (so it is unique in any launch shape).
 class ThreadIndex2D {
@@ -273,6 +289,7 @@ namespace detail {
 
 struct Access {
   static ThreadIndex thread_index(i64 v) { return ThreadIndex(v); }
+  static Vec4Index vec4_index(i64 q) { return Vec4Index(q); }
   static ThreadIndex2D thread_index_2d(i64 r, i64 c) { return ThreadIndex2D(r, c); }
   template <int R, int C, bool T>
   static TileIndex<R, C, T> tile_index(i64 r, i64 c, u32 tr, u32 tc) {
@@ -308,6 +325,9 @@ TileIndex<R, C, T> TileRange<R, C, T>::Iter::operator*() const {
 }
 
 inline ThreadIndex index_1d() { return detail::Access::thread_index(detail::linear_thread()); }
+// The same thread's four elements [4q, 4q + 4), q = its linear index: launch a quarter of the
+// threads (rounded up) and let each move 16 bytes at once.
+inline Vec4Index index_1d_vec4() { return detail::Access::vec4_index(detail::linear_thread()); }
 
 // The indices i, i + T, i + 2T, ... below n, where i is index_1d() and T the threads of the grid:
 // for (auto i : grid_stride(n)) out.get_mut(i).set(...);
