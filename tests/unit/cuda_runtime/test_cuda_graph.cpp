@@ -327,6 +327,59 @@ TEST_F(FakeGraphs, FirstUseOnAStreamWaitsForTheAllocationOnTheDevice) {
   EXPECT_EQ(b4.to_host()[9], 1.0f);
 }
 
+// Run alone with FAKE_CUDA_STREAM_ORDER=1 (cuda_runtime.stream_order_check): the fake's stream-order
+// check, which cuda_runtime.stream_order runs over the other tests of this file, against driver calls
+// that use and free a stream-ordered allocation on a stream that nothing orders (a host wait does
+// not), each next to its twin ordered by an event.
+TEST(StreamOrderCheck, UnorderedUsesAndFreesAreViolations) {
+  ASSERT_TRUE(ct::cuda_available()) << ct::cuda_unavailable_reason();
+  const cu::Driver& d = cu::drv();
+  cu::DeviceContext& dc = cu::DeviceContext::get(0);
+  cu::ScopedContext scope(dc.ctx());
+  cu::CUstream a = nullptr, b = nullptr;
+  cu::CUevent e = nullptr;
+  ASSERT_EQ(d.cuStreamCreate(&a, cu::abi::CU_STREAM_NON_BLOCKING), 0);
+  ASSERT_EQ(d.cuStreamCreate(&b, cu::abi::CU_STREAM_NON_BLOCKING), 0);
+  ASSERT_EQ(d.cuEventCreate(&e, cu::abi::CU_EVENT_DISABLE_TIMING), 0);
+  std::vector<float> host(256, 1.0f);
+  auto copy_on = [&](cu::CUstream s, cu::CUdeviceptr p) { ASSERT_EQ(d.cuMemcpyHtoDAsync_v2(p, host.data(), 1024, s), 0); };
+  const int v0 = fake.violations();
+  // Use before alloc: allocated on a, written on b after only a host wait.
+  cu::CUdeviceptr p = 0, q = 0;
+  ASSERT_EQ(d.cuMemAllocAsync(&p, 1024, a), 0);
+  ASSERT_EQ(d.cuStreamSynchronize(a), 0);
+  copy_on(b, p);
+  EXPECT_EQ(fake.violations(), v0 + 1);
+  // The twin: b waits for an event recorded on a after the allocation.
+  ASSERT_EQ(d.cuMemAllocAsync(&q, 1024, a), 0);
+  ASSERT_EQ(d.cuEventRecord(e, a), 0);
+  ASSERT_EQ(d.cuStreamWaitEvent(b, e, 0), 0);
+  copy_on(b, q);
+  EXPECT_EQ(fake.violations(), v0 + 1);
+  // Use after free: q was used on b; freeing it on a after a host wait only.
+  ASSERT_EQ(d.cuStreamSynchronize(b), 0);
+  ASSERT_EQ(d.cuMemFreeAsync(q, a), 0);
+  EXPECT_EQ(fake.violations(), v0 + 2);
+  // The twin: a waits for b's event after the use, then frees.
+  ASSERT_EQ(d.cuMemAllocAsync(&q, 1024, a), 0);
+  ASSERT_EQ(d.cuEventRecord(e, a), 0);
+  ASSERT_EQ(d.cuStreamWaitEvent(b, e, 0), 0);
+  copy_on(b, q);
+  ASSERT_EQ(d.cuEventRecord(e, b), 0);
+  ASSERT_EQ(d.cuStreamWaitEvent(a, e, 0), 0);
+  ASSERT_EQ(d.cuMemFreeAsync(q, a), 0);
+  EXPECT_EQ(fake.violations(), v0 + 2);
+  // Uses on the allocating stream itself need no event.
+  copy_on(a, p);
+  ASSERT_EQ(d.cuMemFreeAsync(p, a), 0);
+  EXPECT_EQ(fake.violations(), v0 + 2);
+  ASSERT_EQ(d.cuStreamSynchronize(a), 0);
+  ASSERT_EQ(d.cuStreamSynchronize(b), 0);
+  (void)d.cuEventDestroy_v2(e);
+  (void)d.cuStreamDestroy_v2(a);
+  (void)d.cuStreamDestroy_v2(b);
+}
+
 TEST(KernelGrid, BlocksPerLaunch) {
   // One block per tile block; several tile blocks per block (rounded up); a resident grid's cap.
   EXPECT_EQ(cu::blocks_for_grid(1000, 1, 0), 1000);
