@@ -199,7 +199,8 @@ void device_free(const char* what, CUdeviceptr p) {
 
 // ---- stream order (FAKE_CUDA_STREAM_ORDER=1) ----
 // What compute-sanitizer's --track-stream-ordered-races checks, for the operations whose memory the
-// fake knows (copies and fills, also as graph nodes; kernels' memory is unknown here): a stream-
+// fake knows (copies and fills, also as graph nodes, and graph kernel nodes' tensors while a test
+// keeps their parameters with fake_cuda_set_param_bytes; eager kernels' memory is unknown): a stream-
 // ordered allocation (cuMemAllocAsync) is used on another stream only once that stream is ordered
 // after the allocation through cuStreamWaitEvent, and freed (cuMemFreeAsync) only on a stream
 // ordered after every earlier use. A host wait (cuStreamSynchronize, cuEventSynchronize) orders
@@ -263,6 +264,18 @@ void order_use(const char* what, const void* s, CUdeviceptr p, std::size_t n) {
               what, static_cast<unsigned long long>(it->first));
   a.uses[sid] = order_tick(o, sid);
 }
+// A graph kernel node's parameter block, as far as fake_cuda_set_param_bytes kept it: every 8-byte
+// word that points into a stream-ordered allocation counts as a use of it (a kernel's memory is
+// otherwise unknown here; eager launches are not seen, as the size of their block is unknown).
+void order_use_params(const char* what, const void* s, const unsigned char* params, std::size_t n) {
+  if (!order_checked()) return;
+  for (std::size_t off = 0; off + 8 <= n; off += 8) {
+    CUdeviceptr v = 0;
+    std::memcpy(&v, params + off, 8);
+    if (v) order_use(what, s, v, 1);
+  }
+}
+
 void order_free(const void* s, CUdeviceptr p) {
   if (!order_checked()) return;
   Order& o = order();
@@ -1253,6 +1266,7 @@ CUresult cuGraphLaunch(CUgraphExec exec, CUstream stream) {
     switch (n.kind) {
       case FakeNode::Kernel:
         ++g_launches;
+        order_use_params("a graph's kernel node", stream, n.params.data(), n.params.size());
         stream->push([] {});
         break;
       case FakeNode::Memcpy:
