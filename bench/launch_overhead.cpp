@@ -21,7 +21,7 @@
 //                         eager launches vs a replay of the captured graph  target: graph >= 5x faster
 //
 //   ctile_launch_overhead [--n N] [--sync-n N] [--reps R] [--out FILE] [--cpu]
-//                         [--only enqueue|sync|bound|graph|decode]
+//                         [--only enqueue|sync|bound|graph|decode[,...]]
 //
 // Without a usable GPU it skips the raw halves and times ctile on the CPU backend (labelled "cpu"),
 // exiting 0; --cpu forces that. Without a GPU the whole benchmark also runs against a stand-in
@@ -30,6 +30,7 @@
 //       cost of its own, a clock for a GPU: ctile - raw is ctile's own host cost)
 // bench/callgrind_launch.sh counts the instructions of one chained launch that way.
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -38,6 +39,7 @@
 #include <ctime>
 #include <fstream>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -85,7 +87,18 @@ std::ofstream g_out;
 std::string g_device;
 bool g_gpu = false;
 
-bool want(const char* what) { return g_only.empty() || g_only == what; }
+// --only takes one part or a comma-separated list of them.
+bool want(const char* what) {
+  if (g_only.empty()) return true;
+  const std::string w = what;
+  for (std::size_t b = 0; b <= g_only.size();) {
+    std::size_t e = g_only.find(',', b);
+    if (e == std::string::npos) e = g_only.size();
+    if (g_only.compare(b, e - b, w) == 0) return true;
+    b = e + 1;
+  }
+  return false;
+}
 
 double us_since(Clock::time_point t0) { return std::chrono::duration<double, std::micro>(Clock::now() - t0).count(); }
 
@@ -153,9 +166,9 @@ double emit(const char* impl, const char* what, const char* unit, const Samples&
 }
 
 struct Results {
-  double raw_enqueue = -1, raw_sync = -1, raw_calls = -1;
+  double raw_enqueue = -1, raw_sync = -1, raw_calls = -1, raw_calls_waited = -1, raw_calls_polled = -1;
   double enqueue = -1, sync = -1, bound = -1;
-  double graph_kernel_us = -1, graph_replay_host_us = -1, raw_graph_kernel_us = -1;
+  double graph_kernel_us = -1, graph_replay_host_us = -1, raw_graph_kernel_us = -1, raw_graph_ctile_mem_us = -1;
   double decode_eager = -1, decode_graph = -1;
 };
 Results g_res;
@@ -176,6 +189,8 @@ struct Raw {
   std::vector<cu::CUdeviceptr> bufs;
   std::vector<std::byte> params;
   void* kp[1] = {nullptr};
+  std::vector<std::byte> params_ctile;  // the same kernel over ctile's tensors (their memory from ctile's pool)
+  void* kp_ctile[1] = {nullptr};
   unsigned blocks = 0, threads = 0, smem = 0;
   std::string entry, arch;
   cu::CUresult launch() { return d->cuLaunchKernel(fn, blocks, 1, 1, threads, 1, 1, smem, s, kp, nullptr); }
@@ -218,6 +233,8 @@ Raw make_raw(const ct::Partition<float>& z, const ct::Shared<float>& x) {
   cfg.kernel_name = name;
   r.params = cg::pack_params(*k, cfg, args);
   r.kp[0] = r.params.data();
+  r.params_ctile = cg::pack_params(*k, cfg, plan.args);  // plan.args point at z and x
+  r.kp_ctile[0] = r.params_ctile.data();
   r.blocks = static_cast<unsigned>(ct::numel(cfg.grid));
   r.threads = static_cast<unsigned>(gk.threads);
   r.smem = static_cast<unsigned>(gk.smem_bytes);
@@ -273,6 +290,46 @@ void run_raw(Raw& r) {
       CTILE_CU(cuStreamSynchronize, (r.s), "after the enqueue repetition");
     }
     g_res.raw_calls = emit("raw_ctile_calls", "enqueue", "us/launch", calls, g_n);
+    // The same with a second thread that waits for each event in order, as ctile's completion
+    // thread does (CTILE_COMPLETER_WAIT): with cuEventSynchronize ("sync"), or asking cuEventQuery
+    // with pauses of 1 us doubling up to 32 us ("poll"). The difference to raw_ctile_calls is what
+    // that thread's driver calls cost the launching thread (the driver's locks, cache lines), not
+    // ctile's code.
+    auto waited = [&](bool poll) {
+      Samples smp;
+      for (int rep = 0; rep < g_reps; ++rep) {
+        std::atomic<int> recorded{0};
+        std::thread waiter([&] {
+          (void)d.cuCtxSetCurrent(r.ctx);
+          for (int i = 0; i < g_n; ++i) {
+            while (recorded.load(std::memory_order_acquire) <= i) ct::detail::cpu_relax();
+            cu::CUevent ev = evs[static_cast<std::size_t>(i) % evs.size()];
+            if (!poll) {
+              (void)d.cuEventSynchronize(ev);
+              continue;
+            }
+            auto pause = std::chrono::microseconds(1);
+            while (d.cuEventQuery(ev) == cu::abi::CUDA_ERROR_NOT_READY) {
+              const auto until = Clock::now() + pause;
+              while (Clock::now() < until) ct::detail::cpu_relax();
+              if (pause < std::chrono::microseconds(32)) pause *= 2;
+            }
+          }
+        });
+        smp.start();
+        for (int i = 0; i < g_n; ++i) {
+          (void)r.launch();
+          (void)d.cuEventRecord(evs[static_cast<std::size_t>(i) % evs.size()], r.s);
+          recorded.store(i + 1, std::memory_order_release);
+        }
+        smp.stop(g_n);
+        waiter.join();
+        CTILE_CU(cuStreamSynchronize, (r.s), "after the enqueue repetition");
+      }
+      return smp;
+    };
+    g_res.raw_calls_waited = emit("raw_ctile_calls_waited", "enqueue", "us/launch", waited(false), g_n);
+    g_res.raw_calls_polled = emit("raw_ctile_calls_polled", "enqueue", "us/launch", waited(true), g_n);
     for (auto& e : evs) (void)d.cuEventDestroy_v2(e);
   }
   std::printf("# raw: kernel %s, %u block(s) of %u threads, %u bytes of dynamic shared memory, %zu-byte parameter block, %s\n",
@@ -281,7 +338,7 @@ void run_raw(Raw& r) {
 
 // The raw graph: kChain kernel nodes, each after the previous, the same function and parameters.
 // Device time of a replay per kernel (CUDA events), median over repetitions.
-void run_raw_graph(Raw& r) {
+void run_raw_graph(Raw& r, bool on_ctile_memory) {
   const cu::Driver& d = *r.d;
   if (!d.cuGraphCreate || !d.cuGraphLaunch) {
     std::printf("# raw graph: this driver has no graph entry points: skipped\n");
@@ -296,7 +353,7 @@ void run_raw_graph(Raw& r) {
   p.blockDimX = r.threads;
   p.blockDimY = p.blockDimZ = 1;
   p.sharedMemBytes = r.smem;
-  p.kernelParams = r.kp;
+  p.kernelParams = on_ctile_memory ? r.kp_ctile : r.kp;
   cu::CUgraphNode prev = nullptr;
   for (int i = 0; i < kChain; ++i) {
     cu::CUgraphNode n = nullptr;
@@ -320,7 +377,8 @@ void run_raw_graph(Raw& r) {
     if (d.cuEventElapsedTime) CTILE_CU(cuEventElapsedTime, (&ms, a, b), "reading the timer");
     dev.add(static_cast<double>(ms) * 1000.0 / kChain);
   }
-  g_res.raw_graph_kernel_us = emit("raw_graph_chain", "device_per_kernel", "us/kernel", dev, kChain);
+  if (on_ctile_memory) g_res.raw_graph_ctile_mem_us = emit("raw_graph_chain_ctile_memory", "device_per_kernel", "us/kernel", dev, kChain);
+  else g_res.raw_graph_kernel_us = emit("raw_graph_chain", "device_per_kernel", "us/kernel", dev, kChain);
   (void)d.cuEventDestroy_v2(a);
   (void)d.cuEventDestroy_v2(b);
   (void)d.cuGraphExecDestroy(exec);
@@ -501,6 +559,10 @@ void summary() {
                 "ctile - raw with ctile's driver calls = %+.2f us\n",
                 r.raw_enqueue, r.enqueue, r.enqueue - r.raw_enqueue, verdict(r.enqueue - r.raw_enqueue <= 1.0),
                 r.enqueue - r.raw_calls);
+  if (r.raw_calls_waited >= 0 && r.raw_calls >= 0)
+    std::printf("#   those driver calls with a thread waiting for each event (as ctile's completer does): %.2f us "
+                "with cuEventSynchronize, %.2f us polling cuEventQuery (%+.2f / %+.2f us over the calls alone)\n",
+                r.raw_calls_waited, r.raw_calls_polled, r.raw_calls_waited - r.raw_calls, r.raw_calls_polled - r.raw_calls);
   if (r.bound >= 0 && r.raw_enqueue >= 0)
     std::printf("# pre-bound launch, enqueue: %.2f us, bound - raw = %+.2f us (target <= +0.5: %s)\n", r.bound,
                 r.bound - r.raw_enqueue, verdict(r.bound - r.raw_enqueue <= 0.5));
@@ -515,6 +577,8 @@ void summary() {
     std::printf("#   the same graph built with raw driver calls: %.3f us per kernel; ctile / raw = %.3f (target <= 1.05: %s)\n",
                 r.raw_graph_kernel_us, r.graph_kernel_us / r.raw_graph_kernel_us,
                 verdict(r.graph_kernel_us / r.raw_graph_kernel_us <= 1.05));
+  if (r.raw_graph_ctile_mem_us > 0)
+    std::printf("#   the raw graph over ctile's tensors (ctile's pool memory): %.3f us per kernel\n", r.raw_graph_ctile_mem_us);
   if (r.decode_eager > 0 && r.decode_graph > 0)
     std::printf("# decode-like sequence of %d kernels: eager %.1f us, graph replay %.1f us, eager / graph = %.2fx (target >= 5: %s)\n",
                 kDecodeKernels, r.decode_eager, r.decode_graph, r.decode_eager / r.decode_graph,
@@ -541,7 +605,7 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--only")) g_only = next("--only");
     else {
       std::fprintf(stderr, "usage: %s [--n N] [--sync-n N] [--reps R] [--out FILE] [--cpu] "
-                           "[--only enqueue|sync|bound|graph|decode]\n", argv[0]);
+                           "[--only enqueue|sync|bound|graph|decode[,...]]\n", argv[0]);
       return 2;
     }
   }
@@ -561,9 +625,15 @@ int main(int argc, char** argv) {
     auto z = ct::zeros<float>({kElems}, d).partition({kElems});
     auto x = ct::ones<float>({kElems}, d).share();
     if (g_gpu && (want("enqueue") || want("sync") || want("bound") || want("graph"))) {
+      // The raw graph also runs over z and x: everything ctile queued on them (allocation, fill) is
+      // finished first, by a launch that waits.
+      if (want("graph")) std::tie(z, x) = ct::launch(add_one, std::move(z), std::move(x)).sync();
       Raw raw = make_raw(z, x);
       if (want("enqueue") || want("sync") || want("bound")) run_raw(raw);
-      if (want("graph")) run_raw_graph(raw);
+      if (want("graph")) {
+        run_raw_graph(raw, false);
+        run_raw_graph(raw, true);  // over ctile's tensors: tells a slower ctile graph from slower memory
+      }
       free_raw(raw);
     }
     if (want("enqueue") || want("sync") || want("bound")) run_ctile(d, z, x);

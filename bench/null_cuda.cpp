@@ -64,6 +64,7 @@ struct CUgraphNode_st {
 };
 struct CUgraph_st {
   int kernels = 0, copies = 0;
+  long edges = 0;  // dependencies given to the add-node calls (NULL_CUDA_GRAPH_REPORT prints them)
   std::vector<std::pair<CUhostFn, void*>> hosts;
   std::vector<CUgraphNode_st*> nodes;
   ~CUgraph_st() {
@@ -338,19 +339,27 @@ CUresult cuGraphDestroy(CUgraph g) {
   delete g;
   return kSuccess;
 }
-CUresult cuGraphAddKernelNode_v2(CUgraphNode* n, CUgraph g, const CUgraphNode*, std::size_t, const KernelNodeParams* p) {
+CUresult cuGraphAddKernelNode_v2(CUgraphNode* n, CUgraph g, const CUgraphNode*, std::size_t deps, const KernelNodeParams* p) {
   if (!p || !p->kernelParams || !p->kernelParams[0]) return kInvalidValue;
   ++g->kernels;
+  g->edges += static_cast<long>(deps);
+  if (g->kernels == 1)
+    if (const char* v = std::getenv("NULL_CUDA_GRAPH_REPORT"); v && *v && *v != '0')
+      std::fprintf(stderr, "null_cuda: first kernel node: function %p, grid %u x %u x %u, block %u x %u x %u, %u bytes of shared memory\n",
+                   static_cast<void*>(p->func), p->gridDimX, p->gridDimY, p->gridDimZ, p->blockDimX, p->blockDimY, p->blockDimZ,
+                   p->sharedMemBytes);
   *n = g->nodes.emplace_back(new CUgraphNode_st());
   return kSuccess;
 }
-CUresult cuGraphAddMemcpyNode(CUgraphNode* n, CUgraph g, const CUgraphNode*, std::size_t, const Memcpy3D*, CUcontext) {
+CUresult cuGraphAddMemcpyNode(CUgraphNode* n, CUgraph g, const CUgraphNode*, std::size_t deps, const Memcpy3D*, CUcontext) {
   ++g->copies;
+  g->edges += static_cast<long>(deps);
   *n = g->nodes.emplace_back(new CUgraphNode_st());
   return kSuccess;
 }
-CUresult cuGraphAddHostNode(CUgraphNode* n, CUgraph g, const CUgraphNode*, std::size_t, const HostNodeParams* p) {
+CUresult cuGraphAddHostNode(CUgraphNode* n, CUgraph g, const CUgraphNode*, std::size_t deps, const HostNodeParams* p) {
   g->hosts.emplace_back(p->fn, p->userData);
+  g->edges += static_cast<long>(deps);
   *n = g->nodes.emplace_back(new CUgraphNode_st());
   return kSuccess;
 }
@@ -359,6 +368,9 @@ CUresult cuGraphAddEmptyNode(CUgraphNode* n, CUgraph g, const CUgraphNode*, std:
   return kSuccess;
 }
 CUresult cuGraphInstantiateWithFlags(CUgraphExec* e, CUgraph g, unsigned long long) {
+  if (const char* v = std::getenv("NULL_CUDA_GRAPH_REPORT"); v && *v && *v != '0')
+    std::fprintf(stderr, "null_cuda: graph of %d kernel, %d copy and %zu host nodes, %ld edges\n", g->kernels, g->copies,
+                 g->hosts.size(), g->edges);
   *e = new CUgraphExec_st{g->kernels, g->copies, g->hosts};
   return kSuccess;
 }

@@ -19,6 +19,19 @@ CTILE_SIMT_KERNEL(simt_vector_add,
   out.get_mut(i).set(a.get_or(i, 0.0f) + b.get_or(i, 0.0f));
 })
 
+// out = a + b with 16-byte vectors: each thread adds four consecutive elements (index_1d_vec4()),
+// with one vector load from each input and one vector store when all four are inside and aligned,
+// element by element at the output's end (or for unaligned views). Launch ceil(n / 4) threads.
+CTILE_SIMT_KERNEL(simt_vector_add4,
+    (DisjointSpan<float, Vec4Index> out, Span<float> a, Span<float> b),
+    Contract().block(256),
+    (out.size() == a.size(), out.size() == b.size()),
+{
+  auto q = index_1d_vec4();
+  const Vec4<float> x = a.get_vec4_or(q, 0.0f), y = b.get_vec4_or(q, 0.0f);
+  out.get_mut(q).set(Vec4<float>{x.x + y.x, x.y + y.y, x.z + y.z, x.w + y.w});
+})
+
 // out[0] += the sum of x: each thread adds a grid-stride run of x (16-byte vector loads, four in
 // flight per thread, then the tail), the warp adds its 32 partial sums with shuffles, warp 0 adds
 // the warps' sums from shared memory, and one thread per block adds the block's sum to out[0]

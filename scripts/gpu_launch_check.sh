@@ -70,6 +70,18 @@ sed 's/^/    /' "$out/graph_step.log" >>"$summary"
 rm -f "$out/launch.jsonl"
 step "ctile_launch_overhead" "$out/launch_overhead.log" "$build/bench/ctile_launch_overhead" --out "$out/launch.jsonl"
 grep '^#' "$out/launch_overhead.log" | sed 's/^/    /' >>"$summary"
+# The same launch loops with the completion thread polling cuEventQuery instead of waiting in
+# cuEventSynchronize (CTILE_COMPLETER_WAIT=poll): which of the two costs the launching thread less.
+CTILE_COMPLETER_WAIT=poll step "ctile_launch_overhead, completer polling" "$out/launch_overhead_poll.log" \
+  "$build/bench/ctile_launch_overhead" --only enqueue,sync,bound
+grep -E '^# (cached|pre-bound|launch|  those)' "$out/launch_overhead_poll.log" | sed 's/^/    completer polling: /' >>"$summary"
+# ctile's own host cost on this machine's CPU: the same loops over the null driver (bench/null_cuda.cpp:
+# no GPU, no host cost of its own). Set against the real run it splits ctile - raw into ctile's code
+# and what the real driver adds to it (its locks, the completion thread's driver calls, caches).
+CTILE_LIBCUDA="$build/bench/libnull_cuda.so" NULL_CUDA_KERNEL_US=2 \
+  step "ctile_launch_overhead on the null driver" "$out/launch_overhead_null.log" \
+  "$build/bench/ctile_launch_overhead" --only enqueue,sync,bound
+grep -E '^# (cached|pre-bound|launch|  those)' "$out/launch_overhead_null.log" | sed 's/^/    null driver: /' >>"$summary"
 # The peer: torch's CUDA-graph replay of the same small kernels (informational; skipped without torch).
 timeout 300 python3 bench/torch_graph_peer.py --out "$out/launch.jsonl" >"$out/torch_graph_peer.log" 2>&1
 note "torch_graph_peer.py (peer, informational): exit $?"
@@ -89,7 +101,14 @@ if [[ "${SANITIZE:-1}" != 0 ]]; then
       timeout 900 "$san" --tool memcheck --leak-check full --track-stream-ordered-races all --error-exitcode 97 \
       --print-limit 100 "$gpu_test" runtime_
     note "    $(grep -E 'ERROR SUMMARY|LEAK SUMMARY' "$out/sanitizer_memcheck_full.log" | tr '\n' ' ')"
-    grep -m 20 -E '^========= [A-Z]' "$out/sanitizer_memcheck_full.log" | grep -v SUMMARY | sed 's/^/    /' >>"$summary"
+    # Each report with the test it happened in (the harness prints '[ RUN  ] name' first), then the
+    # whole first report (its host backtrace names the call: a launch, a graph, a copy or a free), so
+    # that the summary alone tells where to look even when the log does not come back.
+    awk '/^\[ RUN  \]/ { test = $4 } /^========= [A-Z]/ && !/SUMMARY|COMPUTE-SANITIZER/ && n < 20 { print "    " test ": " $0; n++ }' \
+      "$out/sanitizer_memcheck_full.log" >>"$summary"
+    awk '/^========= [A-Z]/ && !/SUMMARY|COMPUTE-SANITIZER/ { if (seen++) exit } seen { print "    | " $0 }' \
+      "$out/sanitizer_memcheck_full.log" | head -n 60 >>"$summary"
+    gzip -kf "$out/sanitizer_memcheck_full.log"  # the full log, smaller, in case the plain one is too big to come back
   fi
 fi
 finish

@@ -104,8 +104,23 @@ void vector_add() {
   const auto r = std::get<0>(rawl(ct::full<float>({n}, NAN, g_dev)).sync()).to_host();
   const std::string check = compare_exact(s, r);
   const std::string size = std::to_string(n) + " f32";
-  record("vector_add", "simt", size, bytes, time_chain(ct::zeros<float>({n}, g_dev), simt), check);
-  record("vector_add", "raw", size, bytes, time_chain(ct::zeros<float>({n}, g_dev), rawl), check);
+  record("vector_add_scalar", "simt", size, bytes, time_chain(ct::zeros<float>({n}, g_dev), simt), check);
+  record("vector_add_scalar", "raw", size, bytes, time_chain(ct::zeros<float>({n}, g_dev), rawl), check);
+  // The same sum with 16-byte vectors, four elements per thread (what torch.add does): the row
+  // set against torch.add.
+  const auto k4 = raw(simt_bench::kRawVectorAdd4, "raw_vector_add4");
+  const std::int64_t threads = (n + 3) / 4;
+  auto simt4 = [&](ct::Tensor<float> out) { return cs::prepare(simt_vector_add4, cs::cover(threads), std::move(out), a, b); };
+  auto raw4 = [&](ct::Tensor<float> out) {
+    return cs::launch_raw(ct::unchecked, k4, cs::grid((threads + 255) / 256), cs::Dims{256}, 0, std::move(out), a, b,
+                          static_cast<long>(n));
+  };
+  const auto s4 = std::get<0>(simt4(ct::full<float>({n}, NAN, g_dev)).sync()).to_host();
+  const auto r4 = std::get<0>(raw4(ct::full<float>({n}, NAN, g_dev)).sync()).to_host();
+  std::string check4 = compare_exact(s4, r4);
+  if (check4 == "ok" && compare_exact(s4, s) != "ok") check4 = "MISMATCH against the one-element-per-thread kernels";
+  record("vector_add", "simt", size, bytes, time_chain(ct::zeros<float>({n}, g_dev), simt4), check4);
+  record("vector_add", "raw", size, bytes, time_chain(ct::zeros<float>({n}, g_dev), raw4), check4);
 }
 
 void sum() {

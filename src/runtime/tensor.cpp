@@ -397,6 +397,20 @@ void gather(const TensorCore& c, std::byte* dst) {
   }
 }
 
+namespace {
+
+// The dependencies of a copy from the host into `s`: its pending work, and a stream-ordered
+// allocation's event every time. The platform picks the stream of such a copy itself (on a GPU
+// the memory stream for fresh memory, else the copy stream), so no stream may be noted in
+// `ordered` as having waited for the allocation: noting the copy stream there while the copy went
+// to the memory stream left a later copy on the copy stream unordered after the allocation.
+void deps_for_host_copy(Storage& s, Storage::Deps& deps) {
+  s.deps_for_write(deps, 0);
+  if (s.alloc_ready.native_ptr()) deps.push_back(s.alloc_ready);  // set at allocation, never changed
+}
+
+}  // namespace
+
 void fill_from_host(TensorCore& c, const std::byte* src) {
   CTILE_CHECK(c.contiguous() && c.offset == 0, "fill_from_host of a view");
   const std::int64_t bytes = c.numel() * dtype_size(c.dtype);
@@ -406,7 +420,7 @@ void fill_from_host(TensorCore& c, const std::byte* src) {
     return;
   }
   Storage::Deps deps;
-  c.storage->deps_for_write(deps, c.storage->platform->copy_order());
+  deps_for_host_copy(*c.storage, deps);
   Event ready = c.storage->platform->copy_from_host(c.data(), src, bytes, std::span<Event>(deps.data(), deps.size()));
   c.storage->record_write(ready);
 }
@@ -422,7 +436,7 @@ void copy_from_host_into(const TensorCore& c, const std::byte* src, std::string_
     return;
   }
   Storage::Deps deps;
-  s.deps_for_write(deps, s.platform->copy_order());
+  deps_for_host_copy(s, deps);
   for (const Event& e : deps)
     if (e.captured()) throw_captured_use(what);
   Event done = s.platform->copy_from_host(c.data(), src, bytes, std::span<Event>(deps.data(), deps.size()));

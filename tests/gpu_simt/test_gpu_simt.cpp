@@ -105,6 +105,21 @@ SIMT_GPU_TEST(example_simt_vector_add) {
   expect_equal(run(kGpu), run(kCpu), "simt_vector_add");
 }
 
+SIMT_GPU_TEST(example_simt_vector_add4) {
+  // 16-byte vectors: aligned views whose size is not a multiple of 4, and unaligned views (element
+  // by element), against the CPU backend.
+  const std::int64_t n = (std::int64_t{1} << 22) + 3;
+  for (const std::int64_t start : {std::int64_t{0}, std::int64_t{1}}) {
+    auto run = [&](ct::Device d) {
+      auto a = ct::rand<float>({n + 1}, seed(3), d).share().slice(0, start, start + n);
+      auto b = ct::rand<float>({n + 1}, seed(4), d).share().slice(0, start, start + n);
+      auto out = ct::full<float>({n + 1}, NAN, d).slice(0, start, start + n);  // poisoned
+      return std::get<0>(cs::prepare(simt_vector_add4, cs::cover((n + 3) / 4), std::move(out), a, b).sync()).to_host();
+    };
+    expect_equal(run(kGpu), run(kCpu), start == 0 ? "simt_vector_add4" : "simt_vector_add4, unaligned views");
+  }
+}
+
 SIMT_GPU_TEST(example_simt_sum) {
   for (std::int64_t n : {std::int64_t{1} << 23, (std::int64_t{1} << 20) + 5, std::int64_t{1000}}) {
     auto run = [&](ct::Device d) {

@@ -3,7 +3,8 @@
 //
 //   DisjointSpan<T, Idx>    1-D; Idx is the index space it is disjoint over: ThreadIndex (the
 //                           default: index_1d(), grid_stride()), BlockIndex (one element per
-//                           block: block_leader()) or WarpIndex (one per warp: warp_leader())
+//                           block: block_leader()), WarpIndex (one per warp: warp_leader()) or
+//                           Vec4Index (four consecutive elements per thread: index_1d_vec4())
 //   DisjointSpan2D<T, Idx>  2-D (rows x cols, row stride ld); Idx is ThreadIndex2D (index_2d())
 //                           or a TileIndex<R, C, transposed> (tile_2d(), tile_2d_transposed())
 //
@@ -26,7 +27,8 @@ namespace ctile::simt {
 namespace detail {
 template <class Idx>
 struct is_index_1d {
-  static constexpr bool value = same<Idx, ThreadIndex>::value || same<Idx, BlockIndex>::value || same<Idx, WarpIndex>::value;
+  static constexpr bool value = same<Idx, ThreadIndex>::value || same<Idx, BlockIndex>::value ||
+                                same<Idx, WarpIndex>::value || same<Idx, Vec4Index>::value;
 };
 template <class Idx>
 struct is_index_2d {
@@ -79,6 +81,79 @@ class DisjointSpan {
     const i64 k = i.get();
     if (!detail::token_valid(i) || !detail::in_range(k, d_.size)) return Maybe<T>();
     return detail::Access::make<Maybe<T>>(d_.data[k]);
+  }
+  detail::elem_ref<T> get_unchecked_mut(unchecked_t, i64 i) const {
+#if CTILE_SIMT_DEVICE
+    return d_.data[i];
+#else
+    if (!detail::in_range(i, d_.size)) detail::out_of_bounds("DisjointSpan::get_unchecked_mut", i, d_.size);
+    return detail::elem_ref<T>(d_.data + i, detail::Space::Global);
+#endif
+  }
+  T* data(unchecked_t) const { return d_.data; }
+
+ private:
+  friend struct detail::Access;
+  explicit DisjointSpan(const detail::SpanDesc<T>& d) : d_(d) {}
+  detail::SpanDesc<T> d_;
+};
+
+// The elements a Vec4Index names in a DisjointSpan<T, Vec4Index>: all four, the ones inside the
+// span (the output's last group), or none.
+template <class T>
+class MaybeMutVec4 {
+ public:
+  explicit operator bool() const { return n_ > 0; }
+  bool has_value() const { return n_ > 0; }
+  int count() const { return n_; }  // elements inside the span: 0 to 4
+  // Writes v.x, v.y, v.z, v.w into the elements there are (one 16-byte store when all four are
+  // there and element 4q is 16-byte aligned); returns whether it wrote any.
+  bool set(const Vec4<T>& v) const {
+#if CTILE_SIMT_DEVICE
+    if (n_ == 4 && ((u64)p_ % 16) == 0) {
+      *reinterpret_cast<uint4*>(p_) = make_uint4(detail::bit_cast<u32>(v.x), detail::bit_cast<u32>(v.y),
+                                                 detail::bit_cast<u32>(v.z), detail::bit_cast<u32>(v.w));
+      return true;
+    }
+#endif
+    const T e[4] = {v.x, v.y, v.z, v.w};
+    for (int k = 0; k < n_; ++k) p_[k] = e[k];
+    return n_ > 0;
+  }
+
+  MaybeMutVec4(const MaybeMutVec4&) = delete;  // it stays where get_mut() made it
+  MaybeMutVec4& operator=(const MaybeMutVec4&) = delete;
+  MaybeMutVec4* operator&() const = delete;
+
+ private:
+  friend struct detail::Access;
+  MaybeMutVec4(T* p, int n) : p_(p), n_(n) {}
+  T* p_;
+  int n_;
+};
+
+// A 1-D output written four elements at a time: the token q (index_1d_vec4()) names elements
+// [4q, 4q + 4), and get_mut(q) returns those of them inside the span. 4-byte elements only.
+template <class T>
+class DisjointSpan<T, Vec4Index> {
+  static_assert(detail::is_element<T>::value && sizeof(T) == 4,
+                "DisjointSpan<T, Vec4Index>: vector stores need a 4-byte element type (float, i32, u32)");
+
+ public:
+  DisjointSpan(const DisjointSpan&) = delete;  // one writer per element: pass it by reference
+  DisjointSpan& operator=(const DisjointSpan&) = delete;
+  DisjointSpan(DisjointSpan&&) = delete;
+  DisjointSpan& operator=(DisjointSpan&&) = delete;
+
+  i64 size() const { return d_.size; }
+  MaybeMutVec4<T> get_mut(const Vec4Index& q) const {
+    const i64 i = q.first();
+    const i64 left = d_.size - i;
+    const int n = (q.get() < 0 || left <= 0) ? 0 : left >= 4 ? 4 : static_cast<int>(left);
+#if !CTILE_SIMT_DEVICE
+    for (int k = 0; k < n; ++k) detail::note_write(d_.data + i + k);
+#endif
+    return detail::Access::make<MaybeMutVec4<T>>(d_.data + (n > 0 ? i : 0), n);
   }
   detail::elem_ref<T> get_unchecked_mut(unchecked_t, i64 i) const {
 #if CTILE_SIMT_DEVICE

@@ -8,6 +8,7 @@
 // that is why writes through a DisjointSpan never race.
 //
 //   index_1d()                      ThreadIndex: the linear index of this thread in the grid
+//   index_1d_vec4()                 Vec4Index q: elements [4q, 4q + 4), for 16-byte vector stores
 //   grid_stride(n)                  ThreadIndex i, i + T, i + 2T ... < n (T: threads in the grid)
 //   index_2d()                      ThreadIndex2D (row, col): col from x, row from y (and z)
 //   tile_2d<R, C>()                 TileIndex: the elements of this block's R x C tile this
@@ -34,9 +35,28 @@ namespace detail {
 #if CTILE_SIMT_DEVICE
 // The block extents are the contract's (the source defines them).
 inline constexpr u32 kBX = CTILE_SIMT_BLOCK_X, kBY = CTILE_SIMT_BLOCK_Y, kBZ = CTILE_SIMT_BLOCK_Z;
-inline u32 tid_x() { return kBX == 1 ? 0u : threadIdx.x; }
-inline u32 tid_y() { return kBY == 1 ? 0u : threadIdx.y; }
-inline u32 tid_z() { return kBZ == 1 ? 0u : threadIdx.z; }
+// Every launch runs blocks of exactly that shape (prepare() launches nothing else; .reqntid says so
+// to ptxas), so each coordinate is below its extent. The optimizer is told (NVVM does not take it
+// from .reqntid): it then folds the wrap-around tests of the index spaces (tile_2d's column step,
+// say) and unrolls their loops as it would a hand-written loop over threadIdx.
+inline u32 tid_x() {
+  if (kBX == 1) return 0u;
+  const u32 t = threadIdx.x;
+  __builtin_assume(t < kBX);
+  return t;
+}
+inline u32 tid_y() {
+  if (kBY == 1) return 0u;
+  const u32 t = threadIdx.y;
+  __builtin_assume(t < kBY);
+  return t;
+}
+inline u32 tid_z() {
+  if (kBZ == 1) return 0u;
+  const u32 t = threadIdx.z;
+  __builtin_assume(t < kBZ);
+  return t;
+}
 // The module is compiled per grid rank (1: y = z = 1, 2: z = 1, 3): the missing axes fold to 0.
 #if CTILE_SIMT_GRID_RANK >= 2
 inline u32 bid_y() { return blockIdx.y; }
@@ -123,6 +143,21 @@ class ThreadIndex {
   friend struct detail::Access;
   explicit ThreadIndex(i64 v) : v_(v) {}
   i64 v_;
+};
+
+// This thread's four consecutive elements of a 1-D output, [4q, 4q + 4) for its linear index q
+// (index_1d_vec4()): the index space of 16-byte vector stores (DisjointSpan<T, Vec4Index>, for
+// 4-byte elements). The last group may stick out of the output; get_mut writes what is inside.
+class Vec4Index {
+ public:
+  CTILE_SIMT_TOKEN_RULES(Vec4Index)
+  i64 get() const { return q_; }          // q
+  i64 first() const { return 4 * q_; }    // the first of its elements
+
+ private:
+  friend struct detail::Access;
+  explicit Vec4Index(i64 q) : q_(q) {}
+  i64 q_;
 };
 
 // This thread's element of a 2-D output: col = block x * block_dim.x + thread x, row = the same
@@ -223,6 +258,15 @@ class TileRange {
     u32 c_first, dr, dc;
     TileIndex<R, C, Transposed> operator*() const;
     Iter& operator++() {
+#if CTILE_SIMT_DEVICE
+      // A block at least C threads wide covers one column per tile row: the next element is a row
+      // down. The general step below gives the same, but the optimizer does not see it through the
+      // loop (the column is reset each time), so it would neither unroll nor strength-reduce.
+      if constexpr (detail::kBX >= static_cast<u32>(C)) {
+        r += dr;
+        return *this;
+      }
+#endif
       c += dc;
       if (c >= (u32)C) {
         c = c_first;
@@ -245,6 +289,7 @@ namespace detail {
 
 struct Access {
   static ThreadIndex thread_index(i64 v) { return ThreadIndex(v); }
+  static Vec4Index vec4_index(i64 q) { return Vec4Index(q); }
   static ThreadIndex2D thread_index_2d(i64 r, i64 c) { return ThreadIndex2D(r, c); }
   template <int R, int C, bool T>
   static TileIndex<R, C, T> tile_index(i64 r, i64 c, u32 tr, u32 tc) {
@@ -280,6 +325,9 @@ TileIndex<R, C, T> TileRange<R, C, T>::Iter::operator*() const {
 }
 
 inline ThreadIndex index_1d() { return detail::Access::thread_index(detail::linear_thread()); }
+// The same thread's four elements [4q, 4q + 4), q = its linear index: launch a quarter of the
+// threads (rounded up) and let each move 16 bytes at once.
+inline Vec4Index index_1d_vec4() { return detail::Access::vec4_index(detail::linear_thread()); }
 
 // The indices i, i + T, i + 2T, ... below n, where i is index_1d() and T the threads of the grid:
 // for (auto i : grid_stride(n)) out.get_mut(i).set(...);

@@ -78,7 +78,10 @@ struct param_type_name;
 template <class T, class I>
 struct param_type_name<DisjointSpan<T, I>> {
   static std::string get() {
-    std::string idx = same<I, ThreadIndex>::value ? "" : same<I, BlockIndex>::value ? ", BlockIndex" : ", WarpIndex";
+    std::string idx = same<I, ThreadIndex>::value  ? ""
+                      : same<I, BlockIndex>::value ? ", BlockIndex"
+                      : same<I, Vec4Index>::value  ? ", Vec4Index"
+                                                   : ", WarpIndex";
     return "DisjointSpan<" + std::string(dtype_name(dtype_of<T>)) + idx + ">";
   }
 };

@@ -115,6 +115,24 @@ class Span {
     return Vec4<T>{p[0], p[1], p[2], p[3]};
 #endif
   }
+  // The elements [4q, 4q + 4) of a Vec4Index q (of the output they are read for): one 16-byte load
+  // when all four are inside and element 0 is 16-byte aligned, else one by one, with `fallback`
+  // for those outside.
+  Vec4<T> get_vec4_or(const Vec4Index& q, T fallback) const {
+    static_assert(sizeof(T) == 4, "Span<T>::get_vec4_or: vector loads need a 4-byte element type");
+    const i64 i = q.first();
+    if ((u64)d_.data % 16 == 0 && i >= 0 && i <= d_.size - 4) {
+#if CTILE_SIMT_DEVICE
+      const uint4 v = __ldg(reinterpret_cast<const uint4*>(d_.data + i));
+      return Vec4<T>{detail::bit_cast<T>(v.x), detail::bit_cast<T>(v.y), detail::bit_cast<T>(v.z),
+                     detail::bit_cast<T>(v.w)};
+#else
+      return Vec4<T>{detail::load_ro(d_.data + i), detail::load_ro(d_.data + i + 1), detail::load_ro(d_.data + i + 2),
+                     detail::load_ro(d_.data + i + 3)};
+#endif
+    }
+    return Vec4<T>{get_or(i, fallback), get_or(i + 1, fallback), get_or(i + 2, fallback), get_or(i + 3, fallback)};
+  }
 
  private:
   friend struct detail::Access;

@@ -112,21 +112,30 @@ void release(int device, const Allocation& a, std::span<const Event> uses) noexc
     ScopedContext scope(dc.ctx());
     const CUstream ms = dc.mem_stream();
     std::lock_guard lk(dc.mem_mu());
+    // The events a stream-ordered free waits for stay alive (their CUevents are not recycled and
+    // recorded again elsewhere) until the memory stream has passed the free: the driver takes an
+    // event's record when cuStreamWaitEvent is called, but a tool that follows the waits as the
+    // stream runs them (compute-sanitizer's stream-ordered race tracking) must find the same record.
+    detail::KeepAlive waited;
     for (const Event& e : uses) {
       // Also when done: the device-side wait is what orders a stream-ordered free after the use (a
       // done event's CUevent is still held, so it cannot have been recorded again).
       detail::NativeEvent* ne = e.native_ptr();
       if (!ne) continue;  // host-side work: done by now (see the header)
       if (a.pooled ? ne->stream_id == dc.mem_stream_id() : e.done()) continue;  // ordered by the stream already, or done
-      if (a.pooled)
+      if (a.pooled) {
         (void)CTILE_CU_REPORT(cuStreamWaitEvent, (ms, ne->ev, abi::CU_EVENT_WAIT_DEFAULT),
                               "ordering the free of a tensor's memory after its last use on cuda:", device);
-      else
+        waited.push_back(e.native());
+      } else {
         (void)CTILE_CU_REPORT(cuEventSynchronize, (ne->ev), "waiting for the last use of a tensor's memory on cuda:", device);
+      }
     }
-    if (a.pooled)
+    if (a.pooled) {
       (void)CTILE_CU_REPORT(cuMemFreeAsync, (dptr(a.ptr), ms), "freeing a tensor's memory on cuda:", device);
-    else
+      if (!waited.empty())
+        (void)finish_on(dc, ms, dc.mem_stream_id(), dc.mem_completer(), std::move(waited), {}, "a free");
+    } else
       (void)CTILE_CU_REPORT(cuMemFree_v2, (dptr(a.ptr)), "freeing a tensor's memory on cuda:", device);
   } catch (...) {
     // Only reachable when the driver or the context is gone (at exit); nothing else can be done.

@@ -2,6 +2,9 @@
 
 #include <array>
 #include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
 #include <utility>
 
 #include "../platform.hpp"
@@ -136,6 +139,35 @@ const CurrentStream* current_stream() { return tls_current; }
 
 // ---- Completer --------------------------------------------------------------------------------
 
+namespace {
+
+// How the completion thread waits for a command's CUevent (CTILE_COMPLETER_WAIT, read once):
+// "sync" (the default) calls cuEventSynchronize, which waits inside the driver; "poll" asks with
+// cuEventQuery, pausing between questions (1 us, doubling up to 32 us), so that the thread spends
+// the wait outside the driver. Which costs the launching threads less depends on the driver's
+// locking; bench/launch_overhead.cpp and scripts/gpu_launch_check.sh measure both.
+bool poll_events() {
+  static const bool poll = [] {
+    const char* v = std::getenv("CTILE_COMPLETER_WAIT");
+    return v && std::strcmp(v, "poll") == 0;
+  }();
+  return poll;
+}
+
+CUresult wait_native(const Driver& d, CUevent ev) {
+  if (!poll_events()) return d.cuEventSynchronize(ev);
+  auto pause = std::chrono::microseconds(1);
+  for (;;) {
+    const CUresult r = d.cuEventQuery(ev);
+    if (r != abi::CUDA_ERROR_NOT_READY) return r;
+    const auto until = std::chrono::steady_clock::now() + pause;
+    while (std::chrono::steady_clock::now() < until) detail::cpu_relax();
+    if (pause < std::chrono::microseconds(32)) pause *= 2;
+  }
+}
+
+}  // namespace
+
 struct Completer::State {
   int device = 0;
   CUcontext ctx = nullptr;
@@ -242,7 +274,7 @@ void Completer::run(const std::shared_ptr<State>& st) {
     ++ticket;
     std::exception_ptr err = it.err;
     if (const detail::NativeEvent* ne = it.done.native_ptr()) {
-      const CUresult r = d.cuEventSynchronize(ne->ev);
+      const CUresult r = wait_native(d, ne->ev);
       if (r != 0 && !err) {
         try {
           throw_cuda_error(r, "cuEventSynchronize",

@@ -197,6 +197,121 @@ void device_free(const char* what, CUdeviceptr p) {
   std::free(reinterpret_cast<void*>(p));
 }
 
+// ---- stream order (FAKE_CUDA_STREAM_ORDER=1) ----
+// What compute-sanitizer's --track-stream-ordered-races checks, for the operations whose memory the
+// fake knows (copies and fills, also as graph nodes, and graph kernel nodes' tensors while a test
+// keeps their parameters with fake_cuda_set_param_bytes; eager kernels' memory is unknown): a stream-
+// ordered allocation (cuMemAllocAsync) is used on another stream only once that stream is ordered
+// after the allocation through cuStreamWaitEvent, and freed (cuMemFreeAsync) only on a stream
+// ordered after every earlier use. A host wait (cuStreamSynchronize, cuEventSynchronize) orders
+// nothing here, as for the driver. Vector clocks over streams, advanced when a call is made (the
+// order the driver defines).
+using Clock = std::map<std::uint64_t, std::uint64_t>;  // stream id -> operations of it seen
+struct Order {
+  std::mutex mu;
+  std::uint64_t next_stream = 1;
+  std::map<const void*, std::uint64_t> stream_ids;  // live CUstream -> id (ids are never reused)
+  std::map<std::uint64_t, Clock> streams;
+  std::map<const void*, Clock> events;  // the clock of an event's last record
+  struct Alloc {
+    std::size_t bytes = 0;
+    std::uint64_t stream = 0, pos = 0;
+    Clock uses;  // stream -> position of its last use
+  };
+  std::map<std::uintptr_t, Alloc> allocs;  // stream-ordered allocations by base
+};
+bool order_checked() {
+  static const bool on = env_int("FAKE_CUDA_STREAM_ORDER", 0) != 0;
+  return on;
+}
+Order& order() {
+  static auto* o = new Order();
+  return *o;
+}
+std::uint64_t order_stream(Order& o, const void* s) {  // o.mu held
+  auto [it, fresh] = o.stream_ids.try_emplace(s, 0);
+  if (fresh) it->second = o.next_stream++;
+  return it->second;
+}
+std::uint64_t order_tick(Order& o, std::uint64_t sid) { return ++o.streams[sid][sid]; }  // o.mu held
+void order_stream_gone(const void* s) {
+  if (!order_checked()) return;
+  Order& o = order();
+  std::lock_guard lk(o.mu);
+  o.stream_ids.erase(s);
+}
+void order_alloc(const void* s, CUdeviceptr p, std::size_t bytes) {
+  if (!order_checked()) return;
+  Order& o = order();
+  std::lock_guard lk(o.mu);
+  const std::uint64_t sid = order_stream(o, s);
+  o.allocs[static_cast<std::uintptr_t>(p)] = Order::Alloc{bytes, sid, order_tick(o, sid), {}};
+}
+void order_use(const char* what, const void* s, CUdeviceptr p, std::size_t n) {
+  if (!order_checked() || n == 0) return;
+  Order& o = order();
+  std::lock_guard lk(o.mu);
+  auto it = o.allocs.upper_bound(static_cast<std::uintptr_t>(p));
+  if (it == o.allocs.begin()) return;
+  --it;
+  Order::Alloc& a = it->second;
+  if (p >= it->first + a.bytes) return;  // not a stream-ordered allocation
+  const std::uint64_t sid = order_stream(o, s);
+  Clock& c = o.streams[sid];
+  if (sid != a.stream && c[a.stream] < a.pos)
+    violation("stream-ordered race: %s uses the allocation at 0x%llx on a stream that is not ordered after its "
+              "cuMemAllocAsync (use before alloc: a host wait does not order it)",
+              what, static_cast<unsigned long long>(it->first));
+  a.uses[sid] = order_tick(o, sid);
+}
+// A graph kernel node's parameter block, as far as fake_cuda_set_param_bytes kept it: every 8-byte
+// word that points into a stream-ordered allocation counts as a use of it (a kernel's memory is
+// otherwise unknown here; eager launches are not seen, as the size of their block is unknown).
+void order_use_params(const char* what, const void* s, const unsigned char* params, std::size_t n) {
+  if (!order_checked()) return;
+  for (std::size_t off = 0; off + 8 <= n; off += 8) {
+    CUdeviceptr v = 0;
+    std::memcpy(&v, params + off, 8);
+    if (v) order_use(what, s, v, 1);
+  }
+}
+
+void order_free(const void* s, CUdeviceptr p) {
+  if (!order_checked()) return;
+  Order& o = order();
+  std::lock_guard lk(o.mu);
+  auto it = o.allocs.find(static_cast<std::uintptr_t>(p));
+  if (it == o.allocs.end()) return;
+  const std::uint64_t sid = order_stream(o, s);
+  const Clock& c = o.streams[sid];
+  for (const auto& [u, pos] : it->second.uses) {
+    if (u == sid) continue;
+    auto k = c.find(u);
+    if (k == c.end() || k->second < pos)
+      violation("stream-ordered race: cuMemFreeAsync of 0x%llx on a stream that is not ordered after its use on "
+                "another stream (use after free: a host wait does not order it)",
+                static_cast<unsigned long long>(p));
+  }
+  o.allocs.erase(it);
+}
+void order_record(const void* e, const void* s) {
+  if (!order_checked()) return;
+  Order& o = order();
+  std::lock_guard lk(o.mu);
+  const std::uint64_t sid = order_stream(o, s);
+  order_tick(o, sid);
+  o.events[e] = o.streams[sid];
+}
+void order_wait(const void* s, const void* e) {
+  if (!order_checked()) return;
+  Order& o = order();
+  std::lock_guard lk(o.mu);
+  auto it = o.events.find(e);
+  if (it == o.events.end()) return;  // never recorded: no ordering
+  Clock& c = o.streams[order_stream(o, s)];
+  for (const auto& [k, v] : it->second) c[k] = std::max(c[k], v);
+}
+
 // FAKE_CUDA_REPORT_AT_EXIT=1: what is still allocated when the library goes away (after the
 // program's exit handlers, ctile's device teardown among them).
 __attribute__((destructor)) void report_at_exit() {
@@ -641,6 +756,7 @@ CUresult cuStreamDestroy_v2(CUstream stream) {
       return kInvalidHandle;
     }
   }
+  order_stream_gone(stream);
   stream->destroy();
   return kSuccess;
 }
@@ -668,6 +784,7 @@ CUresult cuStreamWaitEvent(CUstream stream, CUevent event, unsigned int flags) {
     t = event->last;
   }
   ++g_waits;
+  order_wait(stream, event);
   if (t) stream->push([t] { t->wait(); });
   return kSuccess;
 }
@@ -697,6 +814,7 @@ CUresult cuEventRecord(CUevent event, CUstream stream) {
     std::lock_guard lk(event->mu);
     event->last = t;
   }
+  order_record(event, stream);
   stream->push([t] { t->set(); });
   return kSuccess;
 }
@@ -779,6 +897,7 @@ CUresult cuMemAllocAsync(CUdeviceptr* ptr, std::size_t bytes, CUstream stream) {
     return kInvalidHandle;
   }
   *ptr = device_alloc(bytes);
+  order_alloc(stream, *ptr, bytes);
   return kSuccess;
 }
 
@@ -789,6 +908,7 @@ CUresult cuMemFreeAsync(CUdeviceptr ptr, CUstream stream) {
     return kInvalidHandle;
   }
   if (!in_live(ptr, 1)) violation("cuMemFreeAsync of 0x%llx, which is not an allocation", ptr);
+  order_free(stream, ptr);
   stream->push([ptr] { device_free("cuMemFreeAsync", ptr); });
   return kSuccess;
 }
@@ -835,6 +955,7 @@ CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char value, std::size_t count
   FAKE_ENTRY("cuMemsetD8Async");
   if (!valid_stream(stream)) return kInvalidHandle;
   check_range("cuMemsetD8Async (enqueue)", dst, count);
+  order_use("cuMemsetD8Async", stream, dst, count);
   stream->push([=] {
     check_range("cuMemsetD8Async", dst, count);
     std::memset(reinterpret_cast<void*>(dst), value, count);
@@ -846,6 +967,7 @@ CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void* src, std::size_t byte
   FAKE_ENTRY("cuMemcpyHtoDAsync_v2");
   if (!valid_stream(stream)) return kInvalidHandle;
   check_range("cuMemcpyHtoDAsync (enqueue)", dst, bytes);
+  order_use("cuMemcpyHtoDAsync", stream, dst, bytes);
   if (is_pinned(src)) {  // DMA from pinned memory: read when it runs
     stream->push([=] {
       check_range("cuMemcpyHtoDAsync", dst, bytes);
@@ -866,6 +988,7 @@ CUresult cuMemcpyDtoHAsync_v2(void* dst, CUdeviceptr src, std::size_t bytes, CUs
   FAKE_ENTRY("cuMemcpyDtoHAsync_v2");
   if (!valid_stream(stream)) return kInvalidHandle;
   check_range("cuMemcpyDtoHAsync (enqueue)", src, bytes);
+  order_use("cuMemcpyDtoHAsync", stream, src, bytes);
   stream->push([=] {
     check_range("cuMemcpyDtoHAsync", src, bytes);
     std::memcpy(dst, reinterpret_cast<const void*>(src), bytes);
@@ -879,6 +1002,8 @@ CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, std::size_t byte
   if (!valid_stream(stream)) return kInvalidHandle;
   check_range("cuMemcpyDtoDAsync (enqueue, destination)", dst, bytes);
   check_range("cuMemcpyDtoDAsync (enqueue, source)", src, bytes);
+  order_use("cuMemcpyDtoDAsync (destination)", stream, dst, bytes);
+  order_use("cuMemcpyDtoDAsync (source)", stream, src, bytes);
   stream->push([=] {
     check_range("cuMemcpyDtoDAsync (destination)", dst, bytes);
     check_range("cuMemcpyDtoDAsync (source)", src, bytes);
@@ -1141,9 +1266,12 @@ CUresult cuGraphLaunch(CUgraphExec exec, CUstream stream) {
     switch (n.kind) {
       case FakeNode::Kernel:
         ++g_launches;
+        order_use_params("a graph's kernel node", stream, n.params.data(), n.params.size());
         stream->push([] {});
         break;
       case FakeNode::Memcpy:
+        order_use("a graph's memcpy node (source)", stream, n.src, n.bytes);
+        order_use("a graph's memcpy node (destination)", stream, n.dst, n.bytes);
         stream->push([n] {
           check_range("graph memcpy node (source)", n.src, n.bytes);
           check_range("graph memcpy node (destination)", n.dst, n.bytes);

@@ -82,6 +82,8 @@ Fake fake;
 bool have_nvrtc() { return ctile::backend::cuda::nvrtc() != nullptr; }
 
 void axpy(ct::Mut<float, 1> y, ct::Scalar<float> a, ct::Ref<float, 1> x) { y.store(a * ct::load_like(x, y) + y.load()); }
+void acc(ct::Mut<float, 1> z, ct::Ref<float, 1> x) { z.store(z.load() + ct::load_like(x, z)); }
+void add2(ct::Mut<float, 1> z, ct::Ref<float, 1> x, ct::Ref<float, 1> y) { z.store(ct::load_like(x, z) + ct::load_like(y, z)); }
 
 using P = ct::Partition<float>;
 using S = ct::Shared<float>;
@@ -309,6 +311,54 @@ TEST_F(FakeGraphs, ADroppedGraphFreesItsMemoryOnlyAfterTheReplay) {
   EXPECT_TRUE(fake.becomes(&Fake::live, live0)) << fake.live() << " allocations left";
 }
 
+TEST_F(FakeGraphs, AForkedGraphWithInputsThatChange) {
+  // The shape of the GPU suite's runtime_graph_inputs_change_between_replays (whose compute-sanitizer
+  // run reported stream-ordered races on two of its 32 KiB tensors): t0 = a + b and, on a forked
+  // lane, t1 = c a + t1; out = t0 + t1; out += in. Between replays a new input is copied in, a scalar
+  // changes and once the output is swapped; every tensor is dropped at the end. Under
+  // cuda_runtime.stream_order the fake sees every kernel node's tensors (the first 256 bytes of the
+  // parameter blocks: the grid and two tensor slots), copies and frees, and any of them that stream
+  // order and events do not order is a violation.
+  if (!have_nvrtc()) GTEST_SKIP() << "NVRTC is not available here";
+  const std::int64_t n = 8192;
+  fake.param_bytes(256);
+  {
+    auto s = ct::Stream::create(kGpu0);
+    auto a = ct::ones<float>({n}, kGpu0).share(), b = ct::full<float>({n}, 2.0f, kGpu0).share();
+    auto in = ct::zeros<float>({n}, kGpu0).share();
+    auto t0 = ct::zeros<float>({n}, kGpu0), t1 = ct::zeros<float>({n}, kGpu0), out = ct::zeros<float>({n}, kGpu0);
+    auto g = ct::capture(kGpu0, [&](ct::Capture& cap) {
+      auto f0 = ct::launch(add2, std::move(t0).partition({256}), a, b).async_on(cap.stream());
+      auto f1 = ct::launch(axpy, std::move(t1).partition({256}), 0.0f, a).async_on(cap.fork());
+      return ct::join(std::move(f0), std::move(f1))
+          .then([&](auto&& t) {
+            auto s0 = std::move(std::get<0>(std::get<0>(t))).unpartition().share();
+            auto s1 = std::move(std::get<0>(std::get<1>(t))).unpartition().share();
+            return ct::launch(add2, std::move(out).partition({256}), s0, s1);
+          })
+          .then([&](std::tuple<P, S, S>&& t) { return ct::launch(acc, std::move(std::get<0>(t)), std::move(in)); });
+    });
+    EXPECT_EQ(g.kernel_nodes(), 4u);
+    std::vector<float> host(static_cast<std::size_t>(n));
+    for (int step = 0; step < 5; ++step) {
+      std::fill(host.begin(), host.end(), static_cast<float>(step));
+      g.copy_in<1>(std::span<const float>(host));
+      g.set_scalar(1, 1, static_cast<float>(step));
+      if (step == 3) {
+        P old = g.swap<0>(ct::full<float>({n}, 1000.0f, kGpu0).partition({256}));
+        (void)std::move(old).unpartition().to_host();
+      }
+      g = std::move(g).replay(s).get();
+      (void)g.read<0>();
+      (void)g.read<1>();
+    }
+    auto [o, i2] = std::move(g).unwrap();
+    (void)std::move(o).unpartition().to_host();
+    s.synchronize();
+  }
+  fake.param_bytes(0);
+}
+
 TEST_F(FakeGraphs, FirstUseOnAStreamWaitsForTheAllocationOnTheDevice) {
   auto a = ct::ones<float>({256}, kGpu0).share();
   auto b = ct::zeros<float>({256}, kGpu0);
@@ -325,6 +375,59 @@ TEST_F(FakeGraphs, FirstUseOnAStreamWaitsForTheAllocationOnTheDevice) {
   auto [b4, a4] = ct::copy(std::move(b3), a3).sync_on(other);
   EXPECT_GE(fake.stream_waits(), w1 + 2);  // a new stream waits again
   EXPECT_EQ(b4.to_host()[9], 1.0f);
+}
+
+// Run alone with FAKE_CUDA_STREAM_ORDER=1 (cuda_runtime.stream_order_check): the fake's stream-order
+// check, which cuda_runtime.stream_order runs over the other tests of this file, against driver calls
+// that use and free a stream-ordered allocation on a stream that nothing orders (a host wait does
+// not), each next to its twin ordered by an event.
+TEST(StreamOrderCheck, UnorderedUsesAndFreesAreViolations) {
+  ASSERT_TRUE(ct::cuda_available()) << ct::cuda_unavailable_reason();
+  const cu::Driver& d = cu::drv();
+  cu::DeviceContext& dc = cu::DeviceContext::get(0);
+  cu::ScopedContext scope(dc.ctx());
+  cu::CUstream a = nullptr, b = nullptr;
+  cu::CUevent e = nullptr;
+  ASSERT_EQ(d.cuStreamCreate(&a, cu::abi::CU_STREAM_NON_BLOCKING), 0);
+  ASSERT_EQ(d.cuStreamCreate(&b, cu::abi::CU_STREAM_NON_BLOCKING), 0);
+  ASSERT_EQ(d.cuEventCreate(&e, cu::abi::CU_EVENT_DISABLE_TIMING), 0);
+  std::vector<float> host(256, 1.0f);
+  auto copy_on = [&](cu::CUstream s, cu::CUdeviceptr p) { ASSERT_EQ(d.cuMemcpyHtoDAsync_v2(p, host.data(), 1024, s), 0); };
+  const int v0 = fake.violations();
+  // Use before alloc: allocated on a, written on b after only a host wait.
+  cu::CUdeviceptr p = 0, q = 0;
+  ASSERT_EQ(d.cuMemAllocAsync(&p, 1024, a), 0);
+  ASSERT_EQ(d.cuStreamSynchronize(a), 0);
+  copy_on(b, p);
+  EXPECT_EQ(fake.violations(), v0 + 1);
+  // The twin: b waits for an event recorded on a after the allocation.
+  ASSERT_EQ(d.cuMemAllocAsync(&q, 1024, a), 0);
+  ASSERT_EQ(d.cuEventRecord(e, a), 0);
+  ASSERT_EQ(d.cuStreamWaitEvent(b, e, 0), 0);
+  copy_on(b, q);
+  EXPECT_EQ(fake.violations(), v0 + 1);
+  // Use after free: q was used on b; freeing it on a after a host wait only.
+  ASSERT_EQ(d.cuStreamSynchronize(b), 0);
+  ASSERT_EQ(d.cuMemFreeAsync(q, a), 0);
+  EXPECT_EQ(fake.violations(), v0 + 2);
+  // The twin: a waits for b's event after the use, then frees.
+  ASSERT_EQ(d.cuMemAllocAsync(&q, 1024, a), 0);
+  ASSERT_EQ(d.cuEventRecord(e, a), 0);
+  ASSERT_EQ(d.cuStreamWaitEvent(b, e, 0), 0);
+  copy_on(b, q);
+  ASSERT_EQ(d.cuEventRecord(e, b), 0);
+  ASSERT_EQ(d.cuStreamWaitEvent(a, e, 0), 0);
+  ASSERT_EQ(d.cuMemFreeAsync(q, a), 0);
+  EXPECT_EQ(fake.violations(), v0 + 2);
+  // Uses on the allocating stream itself need no event.
+  copy_on(a, p);
+  ASSERT_EQ(d.cuMemFreeAsync(p, a), 0);
+  EXPECT_EQ(fake.violations(), v0 + 2);
+  ASSERT_EQ(d.cuStreamSynchronize(a), 0);
+  ASSERT_EQ(d.cuStreamSynchronize(b), 0);
+  (void)d.cuEventDestroy_v2(e);
+  (void)d.cuStreamDestroy_v2(a);
+  (void)d.cuStreamDestroy_v2(b);
 }
 
 TEST(KernelGrid, BlocksPerLaunch) {

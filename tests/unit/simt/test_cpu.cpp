@@ -7,6 +7,7 @@
 #include <random>
 #include <vector>
 
+#include "../../../examples/simt_kernels.hpp"
 #include "helpers.hpp"
 #include "kernels.hpp"
 
@@ -108,6 +109,36 @@ TEST(SimtSpan, Vec4LoadsNeedAlignment) {
   auto shifted = x2.slice(0, 1, 41);
   auto [o2, s2] = cs::prepare(k_vec4, cs::cover(4), ct::zeros<float>({4}), shifted).sync();
   for (float f : o2.to_host()) EXPECT_EQ(f, -1.0f);
+}
+
+TEST(SimtSpan, Vec4StoresCoverTheTailAndUnalignedViews) {
+  // simt_vector_add4: a Vec4Index q names elements [4q, 4q + 4); the last group of an output whose
+  // size is not a multiple of 4 is written element by element, and so is an unaligned view. The
+  // race checker sees every element written once.
+  const std::uint64_t seed = fresh_seed();
+  for (const std::int64_t n : {std::int64_t{1}, std::int64_t{8}, std::int64_t{1001}}) {
+    auto ta = ct::rand<float>({n + 1}, seed), tb = ct::rand<float>({n + 1}, seed + 1);
+    const auto ha = ta.to_host(), hb = tb.to_host();
+    auto a = std::move(ta).share(), b = std::move(tb).share();
+    const std::int64_t threads = (n + 3) / 4;
+    // Aligned views, and views from element 1 (not 16-byte aligned) into an output that is not
+    // either (a slice of a larger buffer whose other elements must stay as they were).
+    auto [o, a2, b2] = cs::prepare(simt_examples::simt_vector_add4, cs::cover(threads), ct::full<float>({n}, -9.0f),
+                                   a.slice(0, 0, n), b.slice(0, 0, n))
+                           .race_check()
+                           .sync();
+    auto wide = ct::full<float>({n + 2}, -9.0f).slice(0, 1, n + 1);
+    auto [u, a3, b3] = cs::prepare(simt_examples::simt_vector_add4, cs::cover(threads), std::move(wide), a.slice(0, 1, n + 1),
+                                   b.slice(0, 1, n + 1))
+                           .race_check()
+                           .sync();
+    const auto v = o.to_host(), w = u.to_host();
+    for (std::int64_t i = 0; i < n; ++i) {
+      const auto k = static_cast<std::size_t>(i);
+      ASSERT_EQ(v[k], ha[k] + hb[k]) << "n " << n << ", element " << i;
+      ASSERT_EQ(w[k], ha[k + 1] + hb[k + 1]) << "n " << n << ", unaligned, element " << i;
+    }
+  }
 }
 
 TEST(SimtSpan, StridedTwoDimensionalInput) {

@@ -56,6 +56,7 @@ void check(const K& k) {
 TEST(SimtNvrtc, ExampleKernels) {
   using namespace simt_examples;
   check(simt_vector_add);
+  check(simt_vector_add4);
   check(simt_sum);
   check(simt_histogram);
   check(simt_stencil);
