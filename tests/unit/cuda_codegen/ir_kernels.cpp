@@ -179,7 +179,33 @@ void mma_case(std::vector<Case>& out, DType ab, DType acc, std::array<std::int64
                  }});
 }
 
+// The tensor-core product with an epilogue on the fragment registers (a broadcast bias row, a ReLU,
+// a conversion to bf16) and B given transposed ([N, K] tiles, permuted): the K loop, the fragment
+// layout meeting a broadcast and a permuted operand.
+void mma_epilogue_cases(std::vector<Case>& out) {
+  out.push_back({"mma_tc_bias_relu_bt_bf16", [] {
+                   KB kb("mma_epi", 2);
+                   const ValueId a = kb.tensor("a", DType::bf16, 2), bt = kb.tensor("bt", DType::bf16, 2);
+                   const ValueId bias = kb.tensor("bias", DType::f32, 1);
+                   const ValueId o = kb.piece("out", DType::bf16, {64, 64});
+                   const ValueId i = kb.block_id(0), j = kb.block_id(1);
+                   const auto pa = kb.partition(a, {64, 32});
+                   const auto pb = kb.partition(bt, {64, 32});
+                   auto res = kb.for_(kb.i64c(0), kb.count(pa, 1), kb.i64c(1), {kb.fconst(DType::f32, {64, 64}, 0.0)},
+                                      [&](ValueId kk, std::vector<ValueId> cv) {
+                                        const ValueId b = kb.permute(kb.load(pb, {j, kk}), {1, 0});
+                                        return std::vector<ValueId>{kb.mma(kb.load(pa, {i, kk}), b, cv[0])};
+                                      });
+                   const ValueId row = kb.reshape(kb.load(kb.partition(bias, {64}), {j}), {1, 64});
+                   const ValueId y = kb.binary(BinaryFn::Add, res[0], kb.broadcast(row, {64, 64}));
+                   const ValueId relu = kb.binary(BinaryFn::Max, y, kb.fconst(DType::f32, {64, 64}, 0.0));
+                   kb.store_piece(o, kb.convert(relu, DType::bf16));
+                   return kb.finish();
+                 }});
+}
+
 void mma_cases(std::vector<Case>& out) {
+  mma_epilogue_cases(out);
   const std::pair<DType, DType> combos[] = {{DType::f16, DType::f32}, {DType::f16, DType::f16}, {DType::bf16, DType::f32},
                                             {DType::f32, DType::f32}, {DType::f64, DType::f64}, {DType::i8, DType::i32},
                                             {DType::u8, DType::i32}};
