@@ -232,7 +232,7 @@ inline Inputs absolute_values(const Inputs& in) {
 struct Tolerance {
   bool exact = true;
   bool compare = true;       // false: the case only runs (order-dependent results, see declared_model)
-  bool signed_zeros = true;  // false: -0 and +0 match (the sign of a zero from float min/max is unspecified)
+  bool signed_zeros = true;  // false: -0 and +0 match (the sign of a zero from float min/max, or of a float sum of zeros, is unspecified)
   DType c = DType::f32;
   double ulps = 0, c_ulps = 0, mag = 0, scale = 0;
   double abs = 0;  // an absolute floor (f32 atomic adds flush subnormals on the GPU)
@@ -444,11 +444,19 @@ inline Tolerances tolerances(const std::string& name, const ir::Kernel& k, const
                                                                                     op->reduce == ir::ReduceKind::Max)))) ||
                 (op->kind == OpKind::AtomicRMW && is_float(k.type(op->operands[0]).dtype) &&
                  (op->atomic == ir::AtomicKind::Min || op->atomic == ir::AtomicKind::Max));
+    // A float sum of zeros is -0 only when every addend (and the identity, if it joins) is -0: the
+    // interpreter starts its sums at +0, the generated code's trees start at an element, so the
+    // sign of a zero sum is not compared (found as a rare failure of reduce_scan_f32 with special
+    // values).
+    bool zero_sum = false;
+    for (const ir::Op* op : ops)
+      zero_sum = zero_sum || (float_result(k, *op) && ((op->kind == OpKind::Reduce && op->reduce == ir::ReduceKind::Sum) ||
+                                                       op->kind == OpKind::Scan || op->kind == OpKind::Mma));
     if (declared_model(name, p.type.dtype, width, tol)) {
-      tol.signed_zeros = !min_max;
+      tol.signed_zeros = !min_max && !zero_sum;
       continue;
     }
-    tol.signed_zeros = !min_max;
+    tol.signed_zeros = !min_max && !zero_sum;
 
     std::vector<const ir::Op*> fns, accs, contracted;
     bool mono = true;
