@@ -50,8 +50,9 @@ std::shared_ptr<Storage> Storage::allocate(Device d, std::int64_t bytes, bool ze
   return s;
 }
 
-std::shared_ptr<Storage> Storage::borrow(Device d, void* p, std::int64_t bytes) {
+std::shared_ptr<Storage> Storage::borrow(Device d, void* p, std::int64_t bytes, std::shared_ptr<const void> keep_alive) {
   auto s = std::make_shared<Storage>();
+  s->keep_alive = std::move(keep_alive);
   s->device = d;
   s->platform = &platform::platform_for(d);
   s->host_accessible = s->platform->host_accessible();
@@ -259,8 +260,9 @@ std::shared_ptr<TensorCore> new_tensor(Shape s, DType dt, Device d, bool zeroed,
   return c;
 }
 
-std::shared_ptr<TensorCore> borrow_tensor(void* p, Shape s, Shape strides, DType dt, Device d) {
-  const std::string what = cat("Tensor<", dtype_name(dt), ">::borrow");
+std::shared_ptr<TensorCore> borrow_tensor(void* p, Shape s, Shape strides, DType dt, Device d,
+                                          std::shared_ptr<const void> keep_alive, std::string_view what_in) {
+  const std::string what = what_in.empty() ? cat("Tensor<", dtype_name(dt), ">::borrow") : std::string(what_in);
   const std::int64_t n = validate_shape(s, dt, what);
   if (strides.empty()) {
     strides = contiguous_strides(s);
@@ -281,7 +283,7 @@ std::shared_ptr<TensorCore> borrow_tensor(void* p, Shape s, Shape strides, DType
     throw UserError(cat(what, ": shape ", shape_str(s), " with strides ", shape_str(strides), " spans more than int64 bytes"));
   if (!p && n > 0) throw UserError(cat(what, ": null pointer for a tensor of shape ", shape_str(s)));
   auto c = std::make_shared<TensorCore>();
-  c->storage = Storage::borrow(d, p, bytes);
+  c->storage = Storage::borrow(d, p, bytes, std::move(keep_alive));
   c->shape = std::move(s);
   c->strides = std::move(strides);
   c->dtype = dt;

@@ -88,13 +88,17 @@ struct Storage {
   std::vector<std::uint64_t> ordered;  // streams (StreamImpl::order) that waited for alloc_ready on the device
   std::vector<Event> stream_uses;  // the latest native event of each stream that used the memory
   std::atomic<int> graph_writers{0}, graph_readers{0};
+  // What keeps borrowed memory alive (a framework's tensor, a DLPack producer's deleter): released
+  // by ~Storage, i.e. once no handle and no work in flight uses the memory.
+  std::shared_ptr<const void> keep_alive;
 
   // Fresh memory on `d`: 64-byte aligned (page aligned from 1 MiB; 256-byte aligned on a GPU),
   // zero-filled if `zeroed`. Throws UserError when the memory cannot be had, the device cannot be
   // used, or the calling thread is inside a graph capture (allocate before capturing).
   [[nodiscard]] static std::shared_ptr<Storage> allocate(Device d, std::int64_t bytes, bool zeroed);
-  // Foreign memory of `bytes` bytes at `p`, never freed by ctile.
-  [[nodiscard]] static std::shared_ptr<Storage> borrow(Device d, void* p, std::int64_t bytes);
+  // Foreign memory of `bytes` bytes at `p`, never freed by ctile (keep_alive is held instead).
+  [[nodiscard]] static std::shared_ptr<Storage> borrow(Device d, void* p, std::int64_t bytes,
+                                                       std::shared_ptr<const void> keep_alive = {});
 
   Storage() = default;
   Storage(const Storage&) = delete;
@@ -168,8 +172,11 @@ struct TensorCore {
 std::int64_t validate_shape(const Shape& s, DType dt, std::string_view what);
 // A new, owned, contiguous tensor.
 [[nodiscard]] std::shared_ptr<TensorCore> new_tensor(Shape s, DType dt, Device d, bool zeroed, std::string_view what);
-// A view of foreign memory (strides empty: contiguous).
-[[nodiscard]] std::shared_ptr<TensorCore> borrow_tensor(void* p, Shape s, Shape strides, DType dt, Device d);
+// A view of foreign memory (strides empty: contiguous), holding `keep_alive` while it is used.
+// `what` starts error messages (empty: "Tensor<T>::borrow").
+[[nodiscard]] std::shared_ptr<TensorCore> borrow_tensor(void* p, Shape s, Shape strides, DType dt, Device d,
+                                                        std::shared_ptr<const void> keep_alive = {},
+                                                        std::string_view what = {});
 // New views of `c`; they throw UserError (naming the problem) and leave `c` alone when invalid.
 // None reaches outside `c`'s elements. reshape_view works on any view whose strides allow the new
 // shape without a copy (contiguous ones always), slice_view takes [start, stop) of one axis,
@@ -320,6 +327,17 @@ class Tensor {
   // handle to it or any work on it exists.
   [[nodiscard]] static Tensor borrow(unchecked_t, T* ptr, Shape shape, Shape strides = {}, Device d = cpu()) {
     return Tensor(detail::borrow_tensor(ptr, std::move(shape), std::move(strides), dtype_of<T>, d));
+  }
+  // Foreign memory with its owner: `owner` (whatever keeps the memory alive: a framework's tensor,
+  // an allocation handle) is held by the tensor, its views and every launch that uses it, and
+  // released only when the last of them is done, so the memory cannot be freed under ctile's work.
+  // Still unchecked: `ptr` must lie inside what `owner` keeps alive, and nothing else may write it.
+  [[nodiscard]] static Tensor borrow(unchecked_t, std::shared_ptr<const void> owner, T* ptr, Shape shape,
+                                     Shape strides = {}, Device d = cpu()) {
+    if (!owner)
+      throw UserError(detail::cat("Tensor<", dtype_name(dtype_of<T>), ">::borrow with an owner: the owner is null ",
+                                  "(use the overload without one for memory that needs no owner)"));
+    return Tensor(detail::borrow_tensor(ptr, std::move(shape), std::move(strides), dtype_of<T>, d, std::move(owner)));
   }
 
   // Unsafe: the raw shared view and its storage (for the launch glue and backends). A second handle
