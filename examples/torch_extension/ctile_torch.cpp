@@ -14,7 +14,7 @@ namespace ct = ctile;
 
 // z = (x + bias) * alpha: z is this tile block's own piece; x and bias are read-only inputs that
 // may be any strided views (a transposed x, a broadcast bias row).
-void scaled_add(ct::Mut<float, 2> z, ct::Ref<float, 2> x, ct::Ref<float, 2> bias, ct::Scalar<float> alpha) {
+void scaled_add_kernel(ct::Mut<float, 2> z, ct::Ref<float, 2> x, ct::Ref<float, 2> bias, ct::Scalar<float> alpha) {
   z.store((ct::load_like(x, z) + ct::load_like(bias, z)) * alpha);
 }
 
@@ -81,7 +81,7 @@ at::Tensor scaled_add_out(at::Tensor out, const at::Tensor& x, const at::Tensor&
   auto xs = shared_of(x, s);
   auto bs = shared_of(bias, s).reshape({1, cols}).expand({rows, cols});  // a broadcast view: no copy
   auto zp = tensor_of(out, s).partition({16, 64});
-  finish(ct::launch(scaled_add, std::move(zp), xs, bs, static_cast<float>(alpha)).async_on(s), x);
+  finish(ct::launch(scaled_add_kernel, std::move(zp), xs, bs, static_cast<float>(alpha)).async_on(s), x);
   return out;
 }
 

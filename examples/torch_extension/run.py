@@ -28,7 +28,7 @@ def _build_dir():
 
 
 def build(verbose):
-    lib = os.environ.get("CTILE_LIB", os.path.join(ROOT, "build", "torch-ext", "src", "libctile.a"))
+    lib = os.path.abspath(os.environ.get("CTILE_LIB", os.path.join(ROOT, "build", "torch-ext", "src", "libctile.a")))
     if not os.path.exists(lib):
         sys.exit(f"run.py: {lib} does not exist: build it with scripts/gpu_torch_ext.sh (or set CTILE_LIB)")
     t0 = time.time()
@@ -46,12 +46,13 @@ def build(verbose):
 
 
 class Checks:
-    def __init__(self):
-        self.lines, self.failed = [], 0
+    def __init__(self, quiet=False):
+        self.lines, self.failed, self.quiet = [], 0, quiet
 
     def check(self, name, ok, detail=""):
         line = f"{'PASS' if ok else 'FAIL'}  {name}" + (f"  ({detail})" if detail else "")
-        print(line, flush=True)
+        if not self.quiet:
+            print(line, flush=True)
         self.lines.append(line)
         self.failed += 0 if ok else 1
 
@@ -92,6 +93,12 @@ def run(ext, dev, c, gen):
     s = randn(rows, 1000) * 4
     c.close(f"{dev}: softmax", ext.softmax(s, stream()), torch.softmax(s, dim=1), 1e-5, 1e-7)
 
+    # Self-test: the comparisons above can fail (a result off by 1e-3, a wrong pointer).
+    probe = Checks(quiet=True)
+    probe.close("selftest", z + 1e-3, want, 1e-6, 1e-6)
+    probe.check("selftest", ext.ctile_data_ptr(x[1:]) == x.data_ptr())
+    c.check(f"{dev}: self-test: a wrong result and a moved pointer fail their checks", probe.failed == 2)
+
     # A bad input is ctile's UserError, raised to Python as a RuntimeError that names the problem.
     try:
         ext.scaled_add(x.double(), bias, alpha, stream())
@@ -103,6 +110,7 @@ def run(ext, dev, c, gen):
         # torch's work queued just before the call (on a side stream) comes first, and torch's work
         # after it sees the result: all three are ordered on the same stream, with no host wait.
         side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())  # x is ready before the side stream uses it
         with torch.cuda.stream(side):
             torch.cuda._sleep(50_000_000)  # a long kernel ahead of ours on the stream
             y = x * 3  # written by torch right before ctile reads it
