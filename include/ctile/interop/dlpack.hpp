@@ -31,6 +31,7 @@
 #include <memory>
 #include <string>
 #include <type_traits>
+#include <utility>
 
 #include "ctile/core/dtype.hpp"
 #include "ctile/core/unchecked.hpp"

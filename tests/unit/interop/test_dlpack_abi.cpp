@@ -14,8 +14,26 @@
 
 namespace dl = ctile::dlpack;
 
-#define CTILE_SAME_FIELD(A, B, f) \
-  static_assert(offsetof(A, f) == offsetof(B, f) && sizeof(A::f) == sizeof(B::f), #A "::" #f " differs from the system header")
+#define CTILE_FIELD_MATCHES(A, B, f) (offsetof(A, f) == offsetof(B, f) && sizeof(A::f) == sizeof(B::f))
+#define CTILE_SAME_FIELD(A, B, f) static_assert(CTILE_FIELD_MATCHES(A, B, f), #A "::" #f " differs from the system header")
+
+// Self-test: the field check fails for a declaration whose field moved (a padding word before
+// `ndim`) or changed size (a 64-bit `ndim`).
+namespace selftest {
+struct Moved {
+  void* data;
+  ::DLDevice device;
+  std::int32_t pad[2];
+  std::int32_t ndim;
+};
+struct Wider {
+  void* data;
+  ::DLDevice device;
+  std::int64_t ndim;
+};
+}  // namespace selftest
+static_assert(!CTILE_FIELD_MATCHES(selftest::Moved, ::DLTensor, ndim));
+static_assert(!CTILE_FIELD_MATCHES(selftest::Wider, ::DLTensor, ndim));
 
 static_assert(sizeof(dl::DLDevice) == sizeof(::DLDevice));
 CTILE_SAME_FIELD(dl::DLDevice, ::DLDevice, device_type);
@@ -36,10 +54,17 @@ static_assert(sizeof(dl::DLManagedTensor) == sizeof(::DLManagedTensor));
 CTILE_SAME_FIELD(dl::DLManagedTensor, ::DLManagedTensor, dl_tensor);
 CTILE_SAME_FIELD(dl::DLManagedTensor, ::DLManagedTensor, manager_ctx);
 CTILE_SAME_FIELD(dl::DLManagedTensor, ::DLManagedTensor, deleter);
-static_assert(dl::kDLCPU == ::kDLCPU && dl::kDLCUDA == ::kDLCUDA && dl::kDLCUDAHost == ::kDLCUDAHost &&
-              dl::kDLCUDAManaged == ::kDLCUDAManaged);
-static_assert(dl::kDLInt == ::kDLInt && dl::kDLUInt == ::kDLUInt && dl::kDLFloat == ::kDLFloat &&
-              dl::kDLOpaqueHandle == ::kDLOpaqueHandle && dl::kDLBfloat == ::kDLBfloat && dl::kDLComplex == ::kDLComplex);
+#define CTILE_SAME_CODE(name) static_assert(int(dl::name) == int(::name), #name " differs from the system header")
+CTILE_SAME_CODE(kDLCPU);
+CTILE_SAME_CODE(kDLCUDA);
+CTILE_SAME_CODE(kDLCUDAHost);
+CTILE_SAME_CODE(kDLCUDAManaged);
+CTILE_SAME_CODE(kDLInt);
+CTILE_SAME_CODE(kDLUInt);
+CTILE_SAME_CODE(kDLFloat);
+CTILE_SAME_CODE(kDLOpaqueHandle);
+CTILE_SAME_CODE(kDLBfloat);
+CTILE_SAME_CODE(kDLComplex);
 static_assert(dl::ManagedLike<::DLManagedTensor>, "the system's DLManagedTensor is accepted by from_dlpack");
 #ifdef DLPACK_FLAG_BITMASK_READ_ONLY
 static_assert(sizeof(dl::DLManagedTensorVersioned) == sizeof(::DLManagedTensorVersioned));
@@ -52,7 +77,7 @@ static_assert(dl::kFlagReadOnly == DLPACK_FLAG_BITMASK_READ_ONLY && dl::kFlagIsC
 static_assert(dl::VersionedLike<::DLManagedTensorVersioned>);
 #endif
 #if DLPACK_VERSION >= 80 || defined(DLPACK_MAJOR_VERSION)
-static_assert(dl::kDLBool == ::kDLBool);
+CTILE_SAME_CODE(kDLBool);
 #endif
 
 namespace {
