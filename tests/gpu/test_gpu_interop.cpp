@@ -76,7 +76,7 @@ GPU_TEST(runtime_dlpack_round_trip_of_device_memory) {
   CHECK(m->dl_tensor.data == addr) << "the export copied";
   auto back = ct::from_dlpack_shared<float>(m, s);
   CHECK(back.core(ct::unchecked)->data() == addr) << "the import copied";
-  auto [z, b2] = ct::launch(add2, ct::zeros<float>({64, 64}, gpu()).partition({16, 16}), back.permute({1, 0}), back).sync_on(s);
+  auto [z, bt, b2] = ct::launch(add2, ct::zeros<float>({64, 64}, gpu()).partition({16, 16}), back.permute({1, 0}), back).sync_on(s);
   const auto got = std::move(z).unpartition().to_host();
   std::vector<float> want(h.size());
   for (std::size_t i = 0; i < 64; ++i)
