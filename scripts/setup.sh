@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what building and testing ctile needs (Debian/Ubuntu, apt-get): cmake, ninja, g++,
 # GoogleTest, clang-tidy, clang++ (the compile_fail suite checks every case under GCC and clang) and
-# CLI11 (the `ctile` tool's command line). Installs only what is missing; does nothing when all is present.
+# CLI11 (the `ctile` tool's command line) and the DLPack header (a test checks ctile's own DLPack ABI
+# declarations against it). Installs only what is missing; does nothing when all is present.
 # Uses sudo only when not run as root.
 set -euo pipefail
 
@@ -23,9 +24,11 @@ have clang++-14 || have clang++ || missing+=(clang-14)
 # CLI11: header-only, with the CMake package config that find_package(CLI11) uses.
 [[ -f /usr/include/CLI/CLI.hpp ]] || missing+=(libcli11-dev)
 have python3 || missing+=(python3)  # the docs checks (scripts/check_language_docs.py)
+# DLPack: header only; tests/unit/interop compares ctile's declarations of its ABI with it.
+[[ -f /usr/include/dlpack/dlpack.h ]] || missing+=(libdlpack-dev)
 
 if [[ ${#missing[@]} -eq 0 ]]; then
-  echo "setup: cmake, ninja, g++, GoogleTest, clang-tidy, clang++, CLI11 and python3 are installed"
+  echo "setup: cmake, ninja, g++, GoogleTest, clang-tidy, clang++, CLI11, python3 and the DLPack header are installed"
   exit 0
 fi
 

@@ -8,6 +8,7 @@
 //   runtime/   devices, streams, events, tensors, partitions, shared handles, futures, launch,
 //              compile_only / warm_up
 //   simt/      SIMT kernels: per-thread kernels with safe types, launch contracts, raw CUDA kernels
+//   interop/   DLPack import and export (zero-copy tensors from and to other frameworks)
 #pragma once
 
 #include "ctile/core/dtype.hpp"
@@ -18,6 +19,7 @@
 #include "ctile/frontend/kernel.hpp"
 #include "ctile/frontend/params.hpp"
 #include "ctile/frontend/tile.hpp"
+#include "ctile/interop/dlpack.hpp"
 #include "ctile/ir/ir.hpp"
 #include "ctile/runtime/bind.hpp"
 #include "ctile/runtime/compile.hpp"

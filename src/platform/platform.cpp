@@ -14,6 +14,11 @@ std::uint64_t new_stream_order() {
   return next.fetch_add(1, std::memory_order_relaxed);
 }
 
+std::shared_ptr<StreamImpl> DevicePlatform::wrap_stream(void*, std::shared_ptr<const void>) {
+  throw UserError(detail::cat("wrapping a native stream on ", device().str(),
+                              ": this device has no native streams (only CUDA streams can be wrapped)"));
+}
+
 DevicePlatform& platform_for(Device d) {
   switch (d.kind) {
     case DeviceKind::Cpu:

@@ -65,6 +65,10 @@ class DevicePlatform {
 
   // ---- streams and graphs
   [[nodiscard]] virtual std::shared_ptr<StreamImpl> create_stream() = 0;
+  // A stream over a native stream someone else made (a CUstream; 0 is the legacy default stream):
+  // never destroyed by ctile; `keep_alive` is held until the last handle and its work are gone.
+  // Platforms without native streams refuse (UserError).
+  [[nodiscard]] virtual std::shared_ptr<StreamImpl> wrap_stream(void* native, std::shared_ptr<const void> keep_alive);
   [[nodiscard]] virtual std::unique_ptr<GraphBuilder> graph_builder() = 0;
 };
 

@@ -2,6 +2,8 @@
 // compiled kernel per specialisation), dependency tracking and enqueueing.
 #include "ctile/runtime/launch.hpp"
 
+#include <typeinfo>
+
 #include <cxxabi.h>
 #include <dlfcn.h>
 #include <elf.h>
@@ -35,6 +37,19 @@ void plan_error(const char* action, const std::string& kernel, int arg, const st
   const std::string head = std::string(action) + " of kernel '" + kernel + "'";
   if (arg < 0) throw UserError(head + ": " + msg);
   throw UserError(head + ", argument " + std::to_string(arg) + " (" + param + "): " + msg);
+}
+
+void rethrow_at(const std::source_location& loc) {
+  try {
+    throw;
+  } catch (const UserError& e) {
+    if (e.where().known()) throw;
+    const SourceLoc at(loc);
+    if (typeid(e) == typeid(UserError)) throw UserError(e.message(), at);
+    if (typeid(e) == typeid(RaceError)) throw RaceError(e.message(), at);
+    if (typeid(e) == typeid(OutOfMemoryError)) throw OutOfMemoryError(e.message(), at);
+    throw;  // a UserError type this function does not know: unchanged rather than sliced
+  }
 }
 
 void launch_error(const std::string& kernel, int arg, const std::string& param, const std::string& msg) {

@@ -2,6 +2,7 @@ list(APPEND CTILE_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/capture.cpp
   ${CMAKE_CURRENT_LIST_DIR}/creation.cpp
   ${CMAKE_CURRENT_LIST_DIR}/device.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/dlpack.cpp
   ${CMAKE_CURRENT_LIST_DIR}/graph.cpp
   ${CMAKE_CURRENT_LIST_DIR}/pool.cpp
   ${CMAKE_CURRENT_LIST_DIR}/event.cpp

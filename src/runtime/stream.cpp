@@ -24,6 +24,10 @@ Event submit(StreamImpl& impl, detail::Command&& cmd, std::vector<Event>& wait_f
 
 Stream Stream::create(Device d) { return Stream(platform::platform_for(d).create_stream()); }
 
+Stream Stream::wrap_cuda(unchecked_t, int device, void* cu_stream, std::shared_ptr<const void> keep_alive) {
+  return Stream(platform::platform_for(Device{DeviceKind::Cuda, device}).wrap_stream(cu_stream, std::move(keep_alive)));
+}
+
 Device Stream::device() const {
   check_handle(impl_);
   return impl_->device();

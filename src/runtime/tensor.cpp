@@ -50,8 +50,9 @@ std::shared_ptr<Storage> Storage::allocate(Device d, std::int64_t bytes, bool ze
   return s;
 }
 
-std::shared_ptr<Storage> Storage::borrow(Device d, void* p, std::int64_t bytes) {
+std::shared_ptr<Storage> Storage::borrow(Device d, void* p, std::int64_t bytes, std::shared_ptr<const void> keep_alive) {
   auto s = std::make_shared<Storage>();
+  s->keep_alive = std::move(keep_alive);
   s->device = d;
   s->platform = &platform::platform_for(d);
   s->host_accessible = s->platform->host_accessible();
@@ -210,6 +211,13 @@ std::byte* TensorCore::data() const {
   return storage->ptr + bytes;
 }
 
+bool TensorCore::aliases_itself() const {
+  if (numel() <= 1) return false;
+  for (std::size_t i = 0; i < shape.size(); ++i)
+    if (shape[i] > 1 && strides[i] == 0) return true;
+  return false;
+}
+
 bool TensorCore::contiguous() const {
   if (numel() == 0) return true;
   std::int64_t expect = 1;
@@ -252,8 +260,9 @@ std::shared_ptr<TensorCore> new_tensor(Shape s, DType dt, Device d, bool zeroed,
   return c;
 }
 
-std::shared_ptr<TensorCore> borrow_tensor(void* p, Shape s, Shape strides, DType dt, Device d) {
-  const std::string what = cat("Tensor<", dtype_name(dt), ">::borrow");
+std::shared_ptr<TensorCore> borrow_tensor(void* p, Shape s, Shape strides, DType dt, Device d,
+                                          std::shared_ptr<const void> keep_alive, std::string_view what_in) {
+  const std::string what = what_in.empty() ? cat("Tensor<", dtype_name(dt), ">::borrow") : std::string(what_in);
   const std::int64_t n = validate_shape(s, dt, what);
   if (strides.empty()) {
     strides = contiguous_strides(s);
@@ -274,24 +283,117 @@ std::shared_ptr<TensorCore> borrow_tensor(void* p, Shape s, Shape strides, DType
     throw UserError(cat(what, ": shape ", shape_str(s), " with strides ", shape_str(strides), " spans more than int64 bytes"));
   if (!p && n > 0) throw UserError(cat(what, ": null pointer for a tensor of shape ", shape_str(s)));
   auto c = std::make_shared<TensorCore>();
-  c->storage = Storage::borrow(d, p, bytes);
+  c->storage = Storage::borrow(d, p, bytes, std::move(keep_alive));
   c->shape = std::move(s);
   c->strides = std::move(strides);
   c->dtype = dt;
   return c;
 }
 
-std::shared_ptr<TensorCore> reshape_view(const TensorCore& c, Shape s) {
-  const std::int64_t n = validate_shape(s, c.dtype, "reshape");
-  if (!c.contiguous())
-    throw UserError(cat("reshape of a non-contiguous tensor (", shape_and_strides(c), ") to ", shape_str(s),
-                        ": only contiguous tensors can be reshaped"));
+namespace {
+
+// Strides that give `to` the elements of view (`from`, `strides`) in row-major order without a
+// copy, or false. Each run of axes of `from` that is evenly strided (stride[i] = stride[i + 1] *
+// extent[i + 1]) behaves as one axis; the new axes must split such runs exactly.
+bool view_strides(const Shape& from, const Shape& strides, const Shape& to, Shape& out) {
+  out.assign(to.size(), 0);
+  if (from.empty()) {  // one element: every extent of `to` is 1
+    for (std::size_t i = 0; i < to.size(); ++i) out[i] = 1;
+    return true;
+  }
+  int v = static_cast<int>(to.size()) - 1;
+  std::int64_t base = strides.back(), run = 1, made = 1;
+  for (int d = static_cast<int>(from.size()) - 1; d >= 0; --d) {
+    run *= from[static_cast<std::size_t>(d)];
+    const bool run_ends = d == 0 || (from[static_cast<std::size_t>(d - 1)] != 1 &&
+                                     strides[static_cast<std::size_t>(d - 1)] != run * base);
+    if (!run_ends) continue;
+    while (v >= 0 && (made < run || to[static_cast<std::size_t>(v)] == 1)) {
+      out[static_cast<std::size_t>(v)] = made * base;
+      made *= to[static_cast<std::size_t>(v)];
+      --v;
+    }
+    if (made != run) return false;
+    if (d > 0) {
+      base = strides[static_cast<std::size_t>(d - 1)];
+      run = 1;
+      made = 1;
+    }
+  }
+  return v < 0;
+}
+
+}  // namespace
+
+std::shared_ptr<TensorCore> reshape_view(const TensorCore& c, Shape s, std::string_view what) {
+  const std::int64_t n = validate_shape(s, c.dtype, what);
   if (n != c.numel())
-    throw UserError(cat("reshape from ", shape_str(c.shape), " (", c.numel(), " elements) to ", shape_str(s), " (", n,
+    throw UserError(cat(what, " from ", shape_str(c.shape), " (", c.numel(), " elements) to ", shape_str(s), " (", n,
                         " elements): element counts differ"));
+  Shape st;
+  if (n == 0 || c.contiguous()) {
+    st = contiguous_strides(s);
+  } else if (!view_strides(c.shape, c.strides, s, st)) {
+    // (The extents and strides of a valid view bound every product formed above.)
+    throw UserError(cat(what, " of a non-contiguous view (", shape_and_strides(c), ") to ", shape_str(s),
+                        ": its elements are not evenly strided across the axes that would be merged or split, so "
+                        "the new shape needs a copy (reshape a contiguous copy, made by .to(device))"));
+  }
   auto v = std::make_shared<TensorCore>(c);
-  v->strides = contiguous_strides(s);
+  v->strides = std::move(st);
   v->shape = std::move(s);
+  return v;
+}
+
+std::shared_ptr<TensorCore> permute_view(const TensorCore& c, const std::vector<int>& order, std::string_view what) {
+  const std::size_t rank = c.shape.size();
+  const auto order_str = [&] {
+    std::string r = "({";
+    for (std::size_t i = 0; i < order.size(); ++i) r += (i ? ", " : "") + std::to_string(order[i]);
+    return r + "})";
+  };
+  if (order.size() != rank)
+    throw UserError(cat(what, order_str(), " of a tensor of shape ", shape_str(c.shape), ": the order names ",
+                        order.size(), " axes, the tensor has ", rank));
+  std::vector<bool> seen(rank, false);
+  for (std::size_t i = 0; i < rank; ++i) {
+    const int a = order[i];
+    if (a < 0 || static_cast<std::size_t>(a) >= rank)
+      throw UserError(cat(what, order_str(), " of a tensor of shape ", shape_str(c.shape), ": axis ", a,
+                          " is out of range for rank ", rank));
+    if (seen[static_cast<std::size_t>(a)])
+      throw UserError(cat(what, order_str(), " of a tensor of shape ", shape_str(c.shape), ": axis ", a,
+                          " appears twice; the order must name each axis once"));
+    seen[static_cast<std::size_t>(a)] = true;
+  }
+  auto v = std::make_shared<TensorCore>(c);
+  for (std::size_t i = 0; i < rank; ++i) {
+    v->shape[i] = c.shape[static_cast<std::size_t>(order[i])];
+    v->strides[i] = c.strides[static_cast<std::size_t>(order[i])];
+  }
+  return v;
+}
+
+std::shared_ptr<TensorCore> expand_view(const TensorCore& c, const Shape& s, std::string_view what) {
+  validate_shape(s, c.dtype, what);
+  const std::size_t rank = c.shape.size();
+  if (s.size() < rank)
+    throw UserError(cat(what, " of a tensor of shape ", shape_str(c.shape), " to ", shape_str(s), ": the target rank ",
+                        s.size(), " is lower than the tensor's rank ", rank));
+  const std::size_t lead = s.size() - rank;
+  auto v = std::make_shared<TensorCore>(c);
+  v->shape = s;
+  v->strides.assign(s.size(), 0);
+  for (std::size_t i = 0; i < rank; ++i) {
+    const std::int64_t have = c.shape[i], want = s[lead + i];
+    if (have == want) {
+      v->strides[lead + i] = c.strides[i];
+    } else if (have != 1) {
+      throw UserError(cat(what, " of a tensor of shape ", shape_str(c.shape), " to ", shape_str(s), ": axis ", i,
+                          " has extent ", have, ", which is neither 1 nor the target's ", want,
+                          " (only axes of extent 1 broadcast)"));
+    }
+  }
   return v;
 }
 

@@ -1,6 +1,6 @@
 // expect-gcc: ^no matching function for call to .ctile::Tensor<float>::borrow\(float\*, <brace-enclosed initializer list>\).$
-// expect-clang: ^too few arguments to function call, expected at least 3, have 2$
-// expect-note-clang: ^.borrow. declared here$
+// expect-clang: ^no matching function for call to .borrow.$
+// expect-note-clang: ^candidate function not viable: requires at least 3 arguments, but 2 were provided$
 // Wrapping foreign memory in a Tensor (ctile cannot see who else uses it) takes ctile::unchecked.
 #include <vector>
 

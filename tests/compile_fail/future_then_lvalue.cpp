@@ -1,6 +1,6 @@
 // expect-gcc: ^passing .ctile::Future<std::tuple<ctile::Partition<float> > >. as .this. argument discards qualifiers \[-fpermissive\]$
 // expect-clang: ^no matching member function for call to .then.$
-// expect-note-gcc: ^in call to .auto ctile::Future<R>::then\(F&&\) &&
+// expect-note-gcc: ^in call to .auto ctile::Future<R>::then\(F&&, std::source_location\) &&
 // expect-note-clang: ^candidate function template not viable: expects an rvalue for object argument$
 // Future::then() moves the payload into the follow-up, so it consumes the future: rvalues only.
 #include <ctile/ctile.hpp>

@@ -1,6 +1,6 @@
 // expect-gcc: ^passing .ctile::Launch<.*ctile::Partition<float> >. as .this. argument discards qualifiers \[-fpermissive\]$
 // expect-clang: ^.this. argument to member function .sync. is an lvalue, but function has rvalue ref-qualifier$
-// expect-note-gcc: ^in call to .*::sync\(\) &&
+// expect-note-gcc: ^in call to .*::sync\(std::source_location\) &&
 // Running a lazy launch hands its arguments to the work: sync() is callable on an rvalue only.
 #include <ctile/ctile.hpp>
 

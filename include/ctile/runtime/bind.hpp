@@ -18,6 +18,7 @@
 
 #include <memory>
 #include <optional>
+#include <source_location>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -41,6 +42,16 @@ Event submit_bound(BoundState& b, LaunchArgs& args, const std::optional<Shape>& 
                    const Event* after = nullptr);
 const std::string& bound_name(const BoundState& b);
 Device bound_device(const BoundState& b);
+
+// A stream and the file:line of the call that names it: the implicit conversion from a Stream
+// evaluates the default argument at the caller, so a call with a parameter pack after the stream
+// still learns where it was made.
+struct StreamAt {
+  const Stream& stream;
+  std::source_location loc;
+  StreamAt(const Stream& s, std::source_location l = std::source_location::current())  // NOLINT: implicit by design
+      : stream(s), loc(l) {}
+};
 }  // namespace detail
 
 template <class... P>
@@ -56,9 +67,16 @@ class [[nodiscard]] BoundLaunch {
   BoundLaunch& operator=(BoundLaunch&&) noexcept = default;
   BoundLaunch(const BoundLaunch&) = delete;
   BoundLaunch& operator=(const BoundLaunch&) = delete;
-  Future<std::tuple<A...>> async_on(const Stream& s) && { return k_->submit(s, std::move(args_), nullptr); }
-  Future<std::tuple<A...>> async_after(const Stream& s, const Event& after) && { return k_->submit(s, std::move(args_), &after); }
-  std::tuple<A...> sync_on(const Stream& s) && { return std::move(*this).async_on(s).get(); }
+  Future<std::tuple<A...>> async_on(const Stream& s, std::source_location loc = std::source_location::current()) && {
+    return k_->submit(s, std::move(args_), nullptr, loc);
+  }
+  Future<std::tuple<A...>> async_after(const Stream& s, const Event& after,
+                                       std::source_location loc = std::source_location::current()) && {
+    return k_->submit(s, std::move(args_), &after, loc);
+  }
+  std::tuple<A...> sync_on(const Stream& s, std::source_location loc = std::source_location::current()) && {
+    return std::move(*this).async_on(s, loc).get();
+  }
 
  private:
   K* k_;
@@ -76,12 +94,13 @@ class [[nodiscard]] BoundKernel {
   BoundKernel& operator=(const BoundKernel&) = delete;
 
   // Launches on `s` (a stream of the device it was bound for); the future owns the arguments until
-  // the work completes. Arguments as for launch().
+  // the work completes. Arguments as for launch(). A mismatched argument is a UserError at the
+  // caller's file:line.
   template <class... A>
-  [[nodiscard]] Future<std::tuple<A...>> operator()(const Stream& s, A... args) {
+  [[nodiscard]] Future<std::tuple<A...>> operator()(detail::StreamAt s, A... args) {
     static_assert(sizeof...(P) == sizeof...(A), "ctile::BoundKernel: the number of arguments differs from the kernel's parameters");
     static_assert((detail::check_argument<P, A>() && ...));
-    return submit(s, std::tuple<A...>(std::move(args)...), nullptr);
+    return submit(s.stream, std::tuple<A...>(std::move(args)...), nullptr, s.loc);
   }
   // The same call as a lazy operation (submitted by async_on, or by Future::then: then the launch
   // waits for the previous step itself). The BoundKernel must outlive it.
@@ -105,14 +124,18 @@ class [[nodiscard]] BoundKernel {
   template <class K, class... A>
   friend class BoundLaunch;
   template <class... A>
-  Future<std::tuple<A...>> submit(const Stream& s, std::tuple<A...> args, const Event* after) {
-    auto st = detail::make_pooled<FutureState<std::tuple<A...>>>();
-    st->payload.emplace(std::move(args));
-    detail::LaunchArgs la;
-    detail::collect_arguments<P...>(la, name(), *st->payload);
-    st->done = detail::submit_bound(b(), la, grid_, s, after);
-    st->stream = s;
-    return Future<std::tuple<A...>>(std::move(st));
+  Future<std::tuple<A...>> submit(const Stream& s, std::tuple<A...> args, const Event* after, const std::source_location& loc) {
+    try {
+      auto st = detail::make_pooled<FutureState<std::tuple<A...>>>();
+      st->payload.emplace(std::move(args));
+      detail::LaunchArgs la;
+      detail::collect_arguments<P...>(la, name(), *st->payload);
+      st->done = detail::submit_bound(b(), la, grid_, s, after);
+      st->stream = s;
+      return Future<std::tuple<A...>>(std::move(st));
+    } catch (...) {
+      detail::rethrow_at(loc);
+    }
   }
   detail::BoundState& b() const {
     if (!b_) throw UserError("use of a moved-from BoundKernel");

@@ -9,6 +9,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <source_location>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -91,17 +92,18 @@ class [[nodiscard]] Future {
   // and carries the first error of the chain. A follow-up launch waits for this step (it is
   // skipped, carrying the error, when this step failed before it was submitted). `f` may also return the Future of work it submitted
   // itself (a BoundKernel call, a graph replay): the chain continues with that.
+  // A follow-up launch that fails its checks throws a UserError at `loc`, the caller's file:line.
   template <class F>
-  [[nodiscard]] auto then(F&& f) && {
+  [[nodiscard]] auto then(F&& f, std::source_location loc = std::source_location::current()) && {
     Stream s = this->stream();
-    return std::move(*this).then_on(s, std::forward<F>(f));
+    return std::move(*this).then_on(s, std::forward<F>(f), loc);
   }
 
   // Like then(), but runs the follow-up on `next_stream`. The follow-up still sees this step's
   // results: every tensor it takes is ordered after this step's writes by its storage's events,
   // so moving ownership between streams cannot race.
   template <class F>
-  [[nodiscard]] auto then_on(const Stream& next_stream, F&& f) && {
+  [[nodiscard]] auto then_on(const Stream& next_stream, F&& f, std::source_location loc = std::source_location::current()) && {
     if constexpr (!std::is_invocable_v<F, R&&>) {
       static_assert(detail::dependent_false<F>, "Future<R>::then(f): f must be callable with R&& (the payload)");
     } else {
@@ -122,7 +124,10 @@ class [[nodiscard]] Future {
         // error: no join of the two events.
         auto st = std::move(*this).into_state();
         Op op = std::invoke(std::forward<F>(f), std::move(*st->payload));
-        return std::move(op).async_after(next_stream, st->done);
+        if constexpr (requires { std::move(op).async_after(next_stream, st->done, loc); })
+          return std::move(op).async_after(next_stream, st->done, loc);
+        else
+          return std::move(op).async_after(next_stream, st->done);
       } else {
         auto st = std::move(*this).into_state();
         Op op = std::invoke(std::forward<F>(f), std::move(*st->payload));

@@ -15,6 +15,7 @@
 
 #include <array>
 #include <optional>
+#include <source_location>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -128,6 +129,10 @@ struct LaunchPlan {
 };
 
 // Non-template parts of launching (src/runtime/launch.cpp).
+// Called inside a catch block: rethrows the error being handled, a UserError (of the same type:
+// RaceError, OutOfMemoryError, ...) that names no place yet at `loc`, the caller's file:line;
+// anything else (an error at the kernel's own line, an InternalError) unchanged.
+[[noreturn]] void rethrow_at(const std::source_location& loc);
 [[noreturn]] void launch_error(const std::string& kernel, int arg, const std::string& param, const std::string& msg);
 // The same with another verb: "<action> of kernel 'k', argument i (param): msg".
 [[noreturn]] void plan_error(const char* action, const std::string& kernel, int arg, const std::string& param,
@@ -344,25 +349,44 @@ class [[nodiscard]] Launch<void(P...), A...> {
   }
 
   // Submits to `stream` (or records into the graph capture it belongs to); the future owns the
-  // arguments until the work completes.
-  Future<Result> async_on(const Stream& stream) && {
-    detail::LaunchArgs la;
-    detail::collect_arguments<P...>(la, *name_, args_);
-    return std::move(*this).submit(la, stream);
+  // arguments until the work completes. An error found before anything is submitted (a bad
+  // argument, grid or device) is a UserError at `loc`: the caller's file:line.
+  Future<Result> async_on(const Stream& stream, std::source_location loc = std::source_location::current()) && {
+    try {
+      detail::LaunchArgs la;
+      detail::collect_arguments<P...>(la, *name_, args_);
+      return std::move(*this).submit(la, stream);
+    } catch (...) {
+      detail::rethrow_at(loc);
+    }
   }
   // async_on after one more event (for Future::then: the launch follows the previous step).
-  Future<Result> async_after(const Stream& stream, const Event& after) && {
-    detail::LaunchArgs la;
-    detail::collect_arguments<P...>(la, *name_, args_);
-    return std::move(*this).submit(la, stream, &after);
+  Future<Result> async_after(const Stream& stream, const Event& after,
+                             std::source_location loc = std::source_location::current()) && {
+    try {
+      detail::LaunchArgs la;
+      detail::collect_arguments<P...>(la, *name_, args_);
+      return std::move(*this).submit(la, stream, &after);
+    } catch (...) {
+      detail::rethrow_at(loc);
+    }
   }
   // Runs to completion and gives the arguments back.
-  Result sync_on(const Stream& stream) && { return std::move(*this).async_on(stream).get(); }
-  Result sync() && {
-    detail::LaunchArgs la;
-    detail::collect_arguments<P...>(la, *name_, args_);  // collected once: they also tell the device
-    const Stream s = default_stream(detail::launch_device(la));
-    return std::move(*this).submit(la, s).get();
+  Result sync_on(const Stream& stream, std::source_location loc = std::source_location::current()) && {
+    return std::move(*this).async_on(stream, loc).get();
+  }
+  Result sync(std::source_location loc = std::source_location::current()) && {
+    Future<Result> f = [&] {
+      try {
+        detail::LaunchArgs la;
+        detail::collect_arguments<P...>(la, *name_, args_);  // collected once: they also tell the device
+        const Stream s = default_stream(detail::launch_device(la));
+        return std::move(*this).submit(la, s);
+      } catch (...) {
+        detail::rethrow_at(loc);
+      }
+    }();
+    return std::move(f).get();
   }
 
  private:

@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <utility>
+#include <vector>
 
 #include "ctile/runtime/tensor.hpp"
 
@@ -45,13 +46,31 @@ class Shared {
     return reinterpret_cast<const T*>(c().data());
   }
 
-  // A read-only view of elements [start, stop) along `axis`; it counts as one more holder.
+  // Read-only views: no copy, the same memory, and each counts as one more holder (unshare()
+  // waits for every view to go). Each is checked against this handle's extents and strides and
+  // throws UserError naming the view, the shapes and the problem; this handle stays as it was.
+  // Elements [start, stop) along `axis`.
   [[nodiscard]] Shared slice(int axis, std::int64_t start, std::int64_t stop) const {
-    Shared s;
-    s.core_ = detail::slice_view(c(), axis, start, stop);
-    s.group_ = group_;
-    return s;
+    return view(detail::slice_view(c(), axis, start, stop));
   }
+  // The axes reordered: axis i of the view is axis order[i] of this handle (order is a
+  // permutation of 0..rank-1), e.g. permute({1, 0}) transposes a matrix.
+  [[nodiscard]] Shared permute(const std::vector<int>& order) const {
+    return view(detail::permute_view(c(), order, detail::cat("Shared<", dtype_name(dtype_of<T>), ">::permute")));
+  }
+  // Broadcast to `shape` (rank >= this rank; trailing axes line up): an axis of extent 1, or a new
+  // leading axis, is repeated with stride 0; the other extents must be equal. The view reads every
+  // element many times, so unshare() of it is refused.
+  [[nodiscard]] Shared expand(const Shape& shape) const {
+    return view(detail::expand_view(c(), shape, detail::cat("Shared<", dtype_name(dtype_of<T>), ">::expand")));
+  }
+  // The same elements, row-major, with another shape of the same element count: any handle whose
+  // strides allow it without a copy (contiguous ones always; a permuted or sliced one when the
+  // merged or split axes stay evenly strided).
+  [[nodiscard]] Shared reshape(Shape shape) const {
+    return view(detail::reshape_view(c(), std::move(shape), detail::cat("Shared<", dtype_name(dtype_of<T>), ">::reshape")));
+  }
+  [[nodiscard]] bool contiguous() const { return c().contiguous(); }
 
   // Handles (copies and views of the handle made by share()) alive now, this one included.
   [[nodiscard]] long holders() const {
@@ -70,6 +89,11 @@ class Shared {
       throw UserError(detail::cat("Shared<", dtype_name(dtype_of<T>), ">::unshare of a tensor of shape ",
                                   shape_str(core.shape), ": ", others, " other holder", others == 1 ? "" : "s",
                                   " (copies or views of this shared handle) still exist; drop them first"));
+    if (core.aliases_itself())
+      throw UserError(detail::cat("Shared<", dtype_name(dtype_of<T>), ">::unshare of a view of shape ",
+                                  shape_str(core.shape), " with strides ", shape_str(core.strides),
+                                  ": it reaches some elements through several indices (a broadcast made by expand), so "
+                                  "it cannot become a mutable tensor; unshare the handle it was expanded from"));
     if (core.storage->has_pending_reads())
       throw UserError(detail::cat("Shared<", dtype_name(dtype_of<T>), ">::unshare of a tensor of shape ",
                                   shape_str(core.shape),
@@ -96,6 +120,15 @@ class Shared {
   const detail::TensorCore& c() const {
     if (!core_) detail::throw_moved_from("Shared", dtype_of<T>, "or empty: default-constructed or unshared");
     return *core_;
+  }
+  // A view in this handle's group; a Tensor's slice parent stays behind (only Tensor::unslice
+  // gives it back, and a shared handle has no mutable parent).
+  Shared view(std::shared_ptr<detail::TensorCore> v) const {
+    v->parent.reset();
+    Shared s;
+    s.core_ = std::move(v);
+    s.group_ = group_;
+    return s;
   }
   const std::shared_ptr<const detail::TensorCore>& c_ptr() const {
     c();

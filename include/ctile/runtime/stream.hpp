@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "ctile/core/unchecked.hpp"
 #include "ctile/runtime/device.hpp"
 #include "ctile/runtime/event.hpp"
 
@@ -87,6 +88,14 @@ class Stream {
   // away after it has run every command already submitted; a CUDA stream is a non-blocking
   // CUstream whose events complete on a completion thread, drained the same way.
   [[nodiscard]] static Stream create(Device d = default_device());
+  // A ctile stream over a CUstream someone else made (a framework's stream, e.g. torch's
+  // at::cuda::getCurrentCUDAStream().stream(); nullptr is the legacy default stream) on cuda:device,
+  // in the device's primary context (the one the CUDA runtime and torch use). ctile's work on it is
+  // ordered with the owner's work on it, both ways. ctile never destroys it; it holds `keep_alive`
+  // until the last handle and every command submitted to it are gone. Unchecked: the stream must
+  // live at least that long (keep_alive can see to it) and belong to that device.
+  [[nodiscard]] static Stream wrap_cuda(unchecked_t, int device, void* cu_stream,
+                                        std::shared_ptr<const void> keep_alive = {});
 
   [[nodiscard]] Device device() const;
 

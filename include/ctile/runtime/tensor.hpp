@@ -88,13 +88,17 @@ struct Storage {
   std::vector<std::uint64_t> ordered;  // streams (StreamImpl::order) that waited for alloc_ready on the device
   std::vector<Event> stream_uses;  // the latest native event of each stream that used the memory
   std::atomic<int> graph_writers{0}, graph_readers{0};
+  // What keeps borrowed memory alive (a framework's tensor, a DLPack producer's deleter): released
+  // by ~Storage, i.e. once no handle and no work in flight uses the memory.
+  std::shared_ptr<const void> keep_alive;
 
   // Fresh memory on `d`: 64-byte aligned (page aligned from 1 MiB; 256-byte aligned on a GPU),
   // zero-filled if `zeroed`. Throws UserError when the memory cannot be had, the device cannot be
   // used, or the calling thread is inside a graph capture (allocate before capturing).
   [[nodiscard]] static std::shared_ptr<Storage> allocate(Device d, std::int64_t bytes, bool zeroed);
-  // Foreign memory of `bytes` bytes at `p`, never freed by ctile.
-  [[nodiscard]] static std::shared_ptr<Storage> borrow(Device d, void* p, std::int64_t bytes);
+  // Foreign memory of `bytes` bytes at `p`, never freed by ctile (keep_alive is held instead).
+  [[nodiscard]] static std::shared_ptr<Storage> borrow(Device d, void* p, std::int64_t bytes,
+                                                       std::shared_ptr<const void> keep_alive = {});
 
   Storage() = default;
   Storage(const Storage&) = delete;
@@ -143,18 +147,23 @@ struct TensorCore {
   Shape shape;
   Shape strides;  // elements
   DType dtype = DType::f32;
+  // The tensor this view was sliced from by Tensor::slice (null otherwise): only
+  // Tensor::unslice gives it back, so nothing else can reach it while the slice lives.
+  std::shared_ptr<TensorCore> parent;
   std::uint64_t id = new_core_id();
   // tensor_facts() of this view, computed on first use (bit 0 set once there; the rest packed).
   mutable std::atomic<std::uint32_t> facts_cache{0};
 
   TensorCore() = default;
   TensorCore(const TensorCore& o)  // a copy is another view: a new id
-      : storage(o.storage), offset(o.offset), shape(o.shape), strides(o.strides), dtype(o.dtype) {}
+      : storage(o.storage), offset(o.offset), shape(o.shape), strides(o.strides), dtype(o.dtype), parent(o.parent) {}
   TensorCore& operator=(const TensorCore&) = delete;
 
   [[nodiscard]] backend::TensorArg arg() const;
   [[nodiscard]] std::byte* data() const;  // address of element 0 (the storage plus offset)
   [[nodiscard]] bool contiguous() const;  // row-major dense (extents of 1 may have any stride)
+  // Two indices reach the same element (a stride of 0 on an axis of extent > 1: an expand view).
+  [[nodiscard]] bool aliases_itself() const;
   [[nodiscard]] std::int64_t numel() const { return ctile::numel(shape); }
 };
 
@@ -163,11 +172,21 @@ struct TensorCore {
 std::int64_t validate_shape(const Shape& s, DType dt, std::string_view what);
 // A new, owned, contiguous tensor.
 [[nodiscard]] std::shared_ptr<TensorCore> new_tensor(Shape s, DType dt, Device d, bool zeroed, std::string_view what);
-// A view of foreign memory (strides empty: contiguous).
-[[nodiscard]] std::shared_ptr<TensorCore> borrow_tensor(void* p, Shape s, Shape strides, DType dt, Device d);
+// A view of foreign memory (strides empty: contiguous), holding `keep_alive` while it is used.
+// `what` starts error messages (empty: "Tensor<T>::borrow").
+[[nodiscard]] std::shared_ptr<TensorCore> borrow_tensor(void* p, Shape s, Shape strides, DType dt, Device d,
+                                                        std::shared_ptr<const void> keep_alive = {},
+                                                        std::string_view what = {});
 // New views of `c`; they throw UserError (naming the problem) and leave `c` alone when invalid.
-[[nodiscard]] std::shared_ptr<TensorCore> reshape_view(const TensorCore& c, Shape s);
+// None reaches outside `c`'s elements. reshape_view works on any view whose strides allow the new
+// shape without a copy (contiguous ones always), slice_view takes [start, stop) of one axis,
+// permute_view reorders the axes (view axis i is axis order[i] of `c`), expand_view broadcasts
+// axes of extent 1 (and new leading axes) to `s` with stride 0. `what` starts the messages.
+[[nodiscard]] std::shared_ptr<TensorCore> reshape_view(const TensorCore& c, Shape s, std::string_view what = "reshape");
 [[nodiscard]] std::shared_ptr<TensorCore> slice_view(const TensorCore& c, int axis, std::int64_t start, std::int64_t stop);
+[[nodiscard]] std::shared_ptr<TensorCore> permute_view(const TensorCore& c, const std::vector<int>& order,
+                                                       std::string_view what = "permute");
+[[nodiscard]] std::shared_ptr<TensorCore> expand_view(const TensorCore& c, const Shape& s, std::string_view what = "expand");
 // Validates a partition's tile shape against the tensor: same rank, every extent a power of two.
 void check_tile_shape(const TensorCore& c, const Shape& tile);
 // Copies the elements, row-major, to host memory `dst` (numel * element size bytes), from any
@@ -244,12 +263,28 @@ class Tensor {
     return Tensor(std::move(v));
   }
   // Elements [start, stop) along `axis`. Consumes the tensor: the view shares its storage, but
-  // the source is gone, so nothing aliases the view.
+  // the source is gone, so nothing aliases the view. The source travels inside the slice (through
+  // partitions, launches and futures) and unslice() gives it back.
   [[nodiscard]] Tensor slice(int axis, std::int64_t start, std::int64_t stop) && {
     auto v = detail::slice_view(c(), axis, start, stop);
-    core_.reset();
+    v->parent = std::move(core_);
     return Tensor(std::move(v));
   }
+  // The tensor this one was sliced from, whole (consumes the slice; a slice of a slice gives back
+  // the first slice). UserError, and the tensor stays, when it is not a slice: made by
+  // std::move(t).slice(...), possibly reshaped, partitioned, launched or shared and unshared since.
+  [[nodiscard]] Tensor unslice() && {
+    const auto& core = c();
+    if (!core.parent)
+      throw UserError(detail::cat("Tensor<", dtype_name(dtype_of<T>), ">::unslice of a tensor of shape ",
+                                  shape_str(core.shape), ": it is not a slice (made by std::move(t).slice(...)), so ",
+                                  "there is no parent to give back"));
+    auto parent = core.parent;
+    core_.reset();
+    return Tensor(std::move(parent));
+  }
+  // Whether unslice() has a parent to give back.
+  [[nodiscard]] bool is_slice() const { return c().parent != nullptr; }
 
   // Calling a consuming member on an lvalue does not compile: spell the transfer, std::move(t).
   Partition<T> partition(Shape) & = delete;        // use std::move(t).partition(...)
@@ -260,6 +295,8 @@ class Tensor {
   Tensor reshape(Shape) const& = delete;           // use std::move(t).reshape(...)
   Tensor slice(int, std::int64_t, std::int64_t) & = delete;       // use std::move(t).slice(...)
   Tensor slice(int, std::int64_t, std::int64_t) const& = delete;  // use std::move(t).slice(...)
+  Tensor unslice() & = delete;                                      // use std::move(t).unslice()
+  Tensor unslice() const& = delete;                                 // use std::move(t).unslice()
 
   // The same elements on device `d` (consumes the tensor): a contiguous copy, or the tensor itself
   // when it already lives on `d`. A copy is ordered after pending writes (a GPU-to-GPU copy runs
@@ -290,6 +327,17 @@ class Tensor {
   // handle to it or any work on it exists.
   [[nodiscard]] static Tensor borrow(unchecked_t, T* ptr, Shape shape, Shape strides = {}, Device d = cpu()) {
     return Tensor(detail::borrow_tensor(ptr, std::move(shape), std::move(strides), dtype_of<T>, d));
+  }
+  // Foreign memory with its owner: `owner` (whatever keeps the memory alive: a framework's tensor,
+  // an allocation handle) is held by the tensor, its views and every launch that uses it, and
+  // released only when the last of them is done, so the memory cannot be freed under ctile's work.
+  // Still unchecked: `ptr` must lie inside what `owner` keeps alive, and nothing else may write it.
+  [[nodiscard]] static Tensor borrow(unchecked_t, std::shared_ptr<const void> owner, T* ptr, Shape shape,
+                                     Shape strides = {}, Device d = cpu()) {
+    if (!owner)
+      throw UserError(detail::cat("Tensor<", dtype_name(dtype_of<T>), ">::borrow with an owner: the owner is null ",
+                                  "(use the overload without one for memory that needs no owner)"));
+    return Tensor(detail::borrow_tensor(ptr, std::move(shape), std::move(strides), dtype_of<T>, d, std::move(owner)));
   }
 
   // Unsafe: the raw shared view and its storage (for the launch glue and backends). A second handle

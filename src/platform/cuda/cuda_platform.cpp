@@ -46,6 +46,9 @@ class CudaPlatform final : public DevicePlatform {
   std::uint64_t copy_order() const override { return dc_.copy_stream_id(); }
 
   std::shared_ptr<StreamImpl> create_stream() override { return make_stream(index_); }
+  std::shared_ptr<StreamImpl> wrap_stream(void* native, std::shared_ptr<const void> keep_alive) override {
+    return make_foreign_stream(index_, static_cast<CUstream>(native), std::move(keep_alive));
+  }
   std::unique_ptr<GraphBuilder> graph_builder() override { return make_graph_builder(index_); }
 
  private:

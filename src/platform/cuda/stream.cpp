@@ -337,11 +337,23 @@ class CudaStream final : public StreamImpl {
     current_.owner = this;
   }
 
+  // Over a foreign stream (Stream::wrap_cuda): the same, but the CUstream is never destroyed.
+  CudaStream(int device, CUstream foreign, std::shared_ptr<const void> keep_alive)
+      : dc_(DeviceContext::get(device)), id_(new_stream_id()), s_(foreign), owned_(false), keep_alive_(std::move(keep_alive)) {
+    ScopedContext scope(dc_.ctx());
+    completer_ = std::make_unique<Completer>(device, dc_.ctx());
+    current_.stream = s_;
+    current_.device = device;
+    current_.id = id_;
+    current_.owner = this;
+  }
+
   ~CudaStream() override {
     // Every command has been queued already (submit queues it); let the completer finish their
     // events, unless the last handle is dropped by the completer itself (then it finishes alone
     // after we are gone).
     completer_.reset();
+    if (!owned_) return;  // a foreign stream stays; keep_alive_ goes after the completer has finished
     try {
       ScopedContext scope(dc_.ctx());
       (void)CTILE_CU_REPORT(cuStreamDestroy_v2, (s_), "destroying a stream on cuda:", dc_.index());
@@ -494,6 +506,8 @@ class CudaStream final : public StreamImpl {
   DeviceContext& dc_;
   std::uint64_t id_;
   CUstream s_ = nullptr;
+  bool owned_ = true;                       // false: a foreign CUstream (never destroyed here)
+  std::shared_ptr<const void> keep_alive_;  // what keeps a foreign stream alive
   CurrentStream current_;
   std::mutex mu_;
   std::unique_ptr<Completer> completer_;
@@ -502,5 +516,8 @@ class CudaStream final : public StreamImpl {
 }  // namespace
 
 std::shared_ptr<StreamImpl> make_stream(int device) { return std::make_shared<CudaStream>(device); }
+std::shared_ptr<StreamImpl> make_foreign_stream(int device, CUstream s, std::shared_ptr<const void> keep_alive) {
+  return std::make_shared<CudaStream>(device, s, std::move(keep_alive));
+}
 
 }  // namespace ctile::platform::cuda

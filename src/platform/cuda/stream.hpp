@@ -107,5 +107,9 @@ const CurrentStream* current_stream();
 
 // A new CUDA stream (non-blocking with respect to the legacy default stream) on cuda:device.
 std::shared_ptr<StreamImpl> make_stream(int device);
+// A ctile stream over `s`, a CUstream of cuda:device's primary context that someone else created
+// (null: the legacy default stream). ctile never destroys it; `keep_alive` is released with the
+// last handle, after every command submitted to it has completed.
+std::shared_ptr<StreamImpl> make_foreign_stream(int device, CUstream s, std::shared_ptr<const void> keep_alive);
 
 }  // namespace ctile::platform::cuda

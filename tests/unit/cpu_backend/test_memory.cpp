@@ -53,6 +53,22 @@ TEST(CpuMemory, StridedViews) {
   EXPECT_EQ(poisoned, out.size() - static_cast<std::size_t>(R * C));
 }
 
+TEST(CpuMemory, BroadcastViewsWithStrideZero) {
+  // Shared::expand views: a row read for every row (strides [0, 1]) and a column read for every
+  // column (strides [1, 0]); extents not multiples of the tile, so the pad and mask paths see them.
+  const std::int64_t R = 37, C = 53;
+  auto row = random_floats(static_cast<std::size_t>(C), 3);
+  auto col = random_floats(static_cast<std::size_t>(R), 4);
+  std::vector<float> out_r(static_cast<std::size_t>(R * C), kPoison), out_c(static_cast<std::size_t>(R * C), kPoison);
+  launch(affine_kernel(), {ceil_div(R, 8), ceil_div(C, 16)}, {targ(row.data(), DType::f32, {R, C}, {0, 1}), targ(out_r, {R, C})});
+  launch(affine_kernel(), {ceil_div(R, 8), ceil_div(C, 16)}, {targ(col.data(), DType::f32, {R, C}, {1, 0}), targ(out_c, {R, C})});
+  for (std::int64_t i = 0; i < R; ++i)
+    for (std::int64_t j = 0; j < C; ++j) {
+      ASSERT_EQ(out_r[static_cast<std::size_t>(i * C + j)], std::fma(row[static_cast<std::size_t>(j)], 2.0f, 1.0f)) << i << "," << j;
+      ASSERT_EQ(out_c[static_cast<std::size_t>(i * C + j)], std::fma(col[static_cast<std::size_t>(i)], 2.0f, 1.0f)) << i << "," << j;
+    }
+}
+
 TEST(CpuMemory, PaddingValueAndNegativeIndices) {
   // out piece [8] of a [24] tensor: block 0 loads tile index -1 (all pad), block 1 tile 0 of a
   // 5-element input (5 values + 3 pad), block 2 tile 1 (all pad). Pad 7.5 for f32 and 9 for i32.

@@ -607,3 +607,94 @@ TEST_F(FakeGpu, ManyThreadsCreateCopyAndFree) {
   EXPECT_EQ(bad.load(), 0);
   expect_no_leaks();
 }
+
+// ---- interop: a foreign CUstream (Stream::wrap_cuda) and DLPack tensors of device memory ----
+
+namespace {
+
+// A CUstream made by "someone else" (a framework) in the primary context of cuda:0.
+cu::CUstream foreign_stream() {
+  int dev = 0;
+  cu::CUcontext ctx = nullptr;
+  cu::CUstream s = nullptr;
+  EXPECT_EQ(fake.sym<int (*)(int*, int)>("cuDeviceGet")(&dev, 0), 0);
+  EXPECT_EQ(fake.sym<int (*)(cu::CUcontext*, int)>("cuDevicePrimaryCtxRetain")(&ctx, dev), 0);
+  EXPECT_EQ(fake.sym<int (*)(cu::CUcontext)>("cuCtxPushCurrent_v2")(ctx), 0);
+  EXPECT_EQ(fake.sym<int (*)(cu::CUstream*, unsigned)>("cuStreamCreate")(&s, 1u), 0);
+  EXPECT_EQ(fake.sym<int (*)(cu::CUcontext*)>("cuCtxPopCurrent_v2")(&ctx), 0);
+  return s;
+}
+int fake_stream_call(const char* fn, cu::CUstream s) { return fake.sym<int (*)(cu::CUstream)>(fn)(s); }
+
+struct SlowWrite {
+  std::atomic<int>* flag;
+  static void run(void* p) {
+    auto* w = static_cast<SlowWrite*>(p);
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    w->flag->store(1);
+    delete w;
+  }
+};
+
+}  // namespace
+
+TEST_F(FakeGpu, AForeignStreamOrdersCtilesWorkAndIsNeverDestroyed) {
+  cu::CUstream raw = foreign_stream();
+  std::atomic<int> producer_done{0};
+  std::weak_ptr<int> watch;
+  {
+    auto owner = std::make_shared<int>(7);
+    watch = owner;
+    auto s = ct::Stream::wrap_cuda(ct::unchecked, 0, raw, owner);
+    owner.reset();
+    EXPECT_EQ(s.device(), kGpu0);
+    // The owner's work on its stream (a slow "kernel"), then ctile's: ctile's runs after it.
+    fake.enqueue(raw, &SlowWrite::run, new SlowWrite{&producer_done});
+    std::atomic<int> seen{-1};
+    ct::Event e = s.host([&] { seen = producer_done.load(); });
+    // ctile work on the stream: a copy through it, checked element by element.
+    auto src = ct::arange<float>(1000, kGpu0).share();
+    auto [dst, src2] = ct::copy(ct::zeros<float>({1000}, kGpu0), src).sync_on(s);
+    EXPECT_EQ(dst.to_host(), src2.to_host());
+    e.wait();
+    EXPECT_EQ(seen.load(), 1) << "ctile's task ran before the work already on the foreign stream";
+    EXPECT_FALSE(watch.expired());
+  }
+  for (int i = 0; i < 2000 && !watch.expired(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  EXPECT_TRUE(watch.expired()) << "the keep-alive outlived the last handle";
+  // ctile did not destroy the stream: it is still valid for its owner (the fake counts misuse).
+  EXPECT_EQ(fake_stream_call("cuStreamSynchronize", raw), 0);
+  EXPECT_EQ(fake_stream_call("cuStreamDestroy_v2", raw), 0);
+  expect_no_leaks();
+}
+
+TEST_F(FakeGpu, ADLPackTensorOfDeviceMemoryRoundTrips) {
+  cu::CUstream raw = foreign_stream();
+  {
+    auto s = ct::Stream::wrap_cuda(ct::unchecked, 0, raw);
+    auto t = ct::arange<float>(256, kGpu0);
+    const void* addr = t.core(ct::unchecked)->data();
+    ctile::dlpack::DLManagedTensorVersioned* m = ct::to_dlpack(std::move(t), s);  // the consumer's stream waits
+    EXPECT_EQ(m->dl_tensor.device.device_type, ctile::dlpack::kDLCUDA);
+    EXPECT_EQ(m->dl_tensor.device.device_id, 0);
+    EXPECT_EQ(m->dl_tensor.data, addr);
+    EXPECT_TRUE(fake.is_device(m->dl_tensor.data, 256 * sizeof(float)));
+    auto back = ct::from_dlpack_shared<float>(m, s);  // the producer's stream orders ctile's reads
+    EXPECT_EQ(back.core(ct::unchecked)->data(), addr);
+    const auto h = back.to_host();
+    for (int i = 0; i < 256; ++i) ASSERT_EQ(h[static_cast<std::size_t>(i)], static_cast<float>(i));
+    // A consumer stream of another device: refused, and the tensor stays with the caller.
+    auto z = ct::zeros<float>({4}, kGpu0);
+    const auto cpu_stream = ct::Stream::create(ct::cpu());
+    EXPECT_CONTAINS(user_error_of([&] { (void)ct::to_dlpack(std::move(z), cpu_stream); }),
+                    "to_dlpack<f32>: the consumer stream runs on cpu:0 but the tensor lives on cuda:0");
+    EXPECT_TRUE(z.valid());  // NOLINT(bugprone-use-after-move): a failed hand-over takes nothing
+  }
+  EXPECT_EQ(fake_stream_call("cuStreamSynchronize", raw), 0);
+  EXPECT_EQ(fake_stream_call("cuStreamDestroy_v2", raw), 0);
+  expect_no_leaks();
+}
+
+TEST_F(FakeGpu, WrappingAStreamOfANonexistentDeviceIsAUserError) {
+  EXPECT_CONTAINS(user_error_of([] { (void)ct::Stream::wrap_cuda(ct::unchecked, 5, nullptr); }), "cuda:5 does not exist");
+}
