@@ -125,8 +125,11 @@ step "configure (Release)" "$out/configure.log" \
   cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCTILE_GPU_TESTS=ON -DCTILE_GPU_ONLY_TESTS="$gpu_only" \
   -DCTILE_BUILD_TESTS="$tests_flag" -DCTILE_BUILD_EXAMPLES=ON -DCTILE_BUILD_BENCH=ON "${gtest_args[@]}" ||
   { tail -n 30 "$out/configure.log"; exit 1; }
-examples="$(sed -n 's/^set(CTILE_EXAMPLES \([^$]*\))$/\1/p' examples/CMakeLists.txt | head -n 1)"
-targets=(test_gpu ctile_bench ctile_launch_overhead $examples)
+# The example list may span lines: everything from "set(CTILE_EXAMPLES" to the first ")".
+examples="$(awk '/^set\(CTILE_EXAMPLES /{f=1; sub(/^set\(CTILE_EXAMPLES /, "")} f{p=index($0, ")"); if (p) {print substr($0, 1, p-1); exit} print}' \
+  examples/CMakeLists.txt | tr -s ' \n' '  ')"
+[[ -n "${examples// /}" ]] || { echo "gpu_run: no examples found in examples/CMakeLists.txt" >&2; exit 2; }
+targets=(test_gpu test_gpu_simt ctile_bench ctile_launch_overhead $examples)
 [[ $gpu_only == OFF ]] && targets+=(test_cuda_codegen_gpu)
 if [[ "${CPU_SUITES:-0}" == 1 && $gpu_only == OFF ]]; then
   step "build (everything)" "$out/build.log" cmake --build "$build" -j "$jobs" || { tail -n 40 "$out/build.log"; exit 1; }

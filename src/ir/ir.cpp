@@ -73,6 +73,10 @@ void clone_region(const Region& from, Region& to) {
     c->sync_after = op->sync_after;
     c->grid_indices = op->grid_indices;
     c->tensor_core = op->tensor_core;
+    c->ring_slots = op->ring_slots;
+    c->ring_slot = op->ring_slot;
+    c->ring_ahead = op->ring_ahead;
+    c->async_wait = op->async_wait;
     c->regions.resize(op->regions.size());
     for (std::size_t i = 0; i < op->regions.size(); ++i) clone_region(op->regions[i], c->regions[i]);
     to.ops.push_back(std::move(c));

@@ -473,6 +473,19 @@ class Parser {
         if (v.size() != 2) fail("smem takes [offset, bytes]");
         op.smem_offset = v[0];
         op.smem_bytes = v[1];
+      } else if (key == "ring") {
+        // ring = [slots, slot] or [slots, +ahead] (a load inside a loop: slot (iteration + ahead) % slots)
+        expect('[');
+        op.ring_slots = static_cast<int>(parse_int());
+        expect(',');
+        skip_space();
+        if (try_char('+')) op.ring_ahead = static_cast<int>(parse_int());
+        else op.ring_slot = static_cast<int>(parse_int());
+        expect(']');
+        if (op.ring_slots <= 0 || op.ring_slot >= op.ring_slots || op.ring_ahead < 0) fail("ring takes [slots > 0, slot < slots] or [slots, +ahead]");
+      } else if (key == "async_wait") {
+        op.async_wait = static_cast<int>(parse_int());
+        if (op.async_wait < 0) fail("async_wait must not be negative");
       } else fail(cat("unknown attribute '", key, "'"));
     } while (try_char(','));
     expect('}');

@@ -131,6 +131,10 @@ class Printer {
     if (op.grid_indices) more("grid_indices");
     if (op.tensor_core) more("tensor_core");
     if (op.smem_offset >= 0) more("smem = [" + std::to_string(op.smem_offset) + ", " + std::to_string(op.smem_bytes) + "]");
+    if (op.ring_slots > 0)
+      more("ring = [" + std::to_string(op.ring_slots) + ", " +
+           (op.ring_slot >= 0 ? std::to_string(op.ring_slot) : "+" + std::to_string(op.ring_ahead)) + "]");
+    if (op.async_wait >= 0) more("async_wait = " + std::to_string(op.async_wait));
     return a.str();
   }
 

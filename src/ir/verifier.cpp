@@ -221,6 +221,12 @@ class Verifier {
         continue;
       }
       if (!defined_[v]) continue;  // left over by a pass (no op defines it)
+      if (l.is_shared()) {
+        // A tile in shared memory (the operand of a tensor-core mma): row-major rows of the last extent.
+        if (ty.shape.size() != 2 || l.row != ty.shape.back() || l.pad < 0)
+          kfail(cat("value %", v, " of type ", type_str(ty), " has layout ", layout_str(l), ": a shared layout needs rows of the last extent"));
+        continue;
+      }
       const std::string m = check_dist(l, numel(ty.shape), t.warps);
       if (!m.empty()) kfail(cat("value %", v, " of type ", type_str(ty), " has layout ", layout_str(l), ": ", m));
     }
@@ -232,6 +238,20 @@ class Verifier {
       if (!(L(a) == L(b)))
         fail(op, cat(what, " %", a, " has layout ", layout_str(L(a)), " but %", b, " has ", layout_str(L(b))));
     };
+    // Shared-layout values are made by loads (asynchronous copies) and loops that carry them, and
+    // read only by tensor-core mmas (as A or B) and the loops that carry them.
+    auto shared = [&](ValueId v) { return k_.type(v).is_tile() && L(v).is_shared(); };
+    for (std::size_t j = 0; j < op.operands.size(); ++j)
+      if (shared(op.operands[j]) && !((op.kind == OpKind::Mma && op.tensor_core && j < 2) ||
+                                      (op.kind == OpKind::For && j >= 3) || op.kind == OpKind::Yield))
+        fail(op, cat("operand %", op.operands[j], " has the shared layout ", layout_str(L(op.operands[j])),
+                     ": only a tensor-core mma or a loop may use it"));
+    for (ValueId r : op.results)
+      if (shared(r) && op.kind != OpKind::Load && op.kind != OpKind::LoadPiece && op.kind != OpKind::For)
+        fail(op, cat("result %", r, " has a shared layout: only a load or a loop may make one"));
+    if (op.kind == OpKind::If || op.kind == OpKind::While)
+      for (ValueId r : op.results)
+        if (shared(r)) fail(op, cat("result %", r, " has a shared layout: a branch or a while loop may not carry one"));
     switch (op.kind) {
       case OpKind::Unary: case OpKind::Binary: case OpKind::Fma: case OpKind::Cmp: case OpKind::Select:
       case OpKind::Convert: case OpKind::Reshape: case OpKind::Scan:

@@ -18,8 +18,16 @@
 // (ir::mma_accumulator), the op is marked tensor_core, and a loop that carries the accumulator
 // carries it in that layout (so no conversion runs per iteration); the kernel's warps are chosen
 // for the largest such product (4 to 8 warps, warp tiles of 64 x 32 where the tile allows).
+//
+// Operands in shared memory: a tensor-core mma reads A and B from shared memory. A tile that only
+// such mmas read, loaded from a read-only tensor, goes there directly: its load takes a shared
+// layout (row-major, ir::kMmaRowPad elements after every row) and becomes an asynchronous copy
+// (cp.async), and a loop that carries such tiles for the mma (loop-prefetch's pipeline) carries them
+// in that layout. No register holds them and no staging copy runs; smem-alloc gives each chain of
+// carried tiles its ring of buffers.
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "ctile/ir/op_info.hpp"
 #include "passes.hpp"
@@ -53,6 +61,7 @@ class LayoutAssignment : public Pass {
     if (k.gpu_level()) return;
     k_ = &k;
     choose_target(k, ctx);
+    find_shared_operands(k);
     k.layouts.assign(k.values.size(), Layout{});
     pending_.assign(k.values.size(), 0);
     for (const ir::Param& p : k.params)
@@ -135,6 +144,109 @@ class LayoutAssignment : public Pass {
     return ir::mma_accumulator(s[0], s[1], warps_);
   }
   const ir::Type& k_type(ValueId v) const { return k_->type(v); }
+
+  // ---- operands in shared memory ----
+  static Layout shared_operand(const ir::Type& t) {
+    Layout l;
+    l.kind = ir::LayoutKind::Shared;
+    l.row = t.shape.back();
+    l.pad = ir::kMmaRowPad;
+    return l;
+  }
+  // True when `v` (a load's source) is a read-only tensor or a partition of one.
+  bool read_only(ValueId v, const Defs& defs) const {
+    const ir::Type& t = k_->type(v);
+    if (t.kind == ir::TypeKind::Tensor) return t.access == ir::Access::Read;
+    if (t.kind != ir::TypeKind::Partition) return false;
+    const ir::Op* d = defs.of(v);
+    return d && d->kind == OpKind::MakePartition && read_only(d->operands[0], defs);
+  }
+  // The values that live in shared memory (shared_): loads of read-only tensors and the tiles loops
+  // carry, each read only by tensor-core mmas (as A or B) and by loops that carry it in shared
+  // memory too. A fixed point: start from every candidate, drop those with another use.
+  void find_shared_operands(const ir::Kernel& k) {
+    shared_.clear();
+    if (sm_ < 80 || simt_mma_) return;
+    struct Use {
+      const ir::Op* op;
+      std::size_t j;
+      const ir::Op* loop;  // a yield's loop (null elsewhere)
+      const ir::Region* region;
+    };
+    struct Carry {
+      const ir::Op* loop;
+      std::size_t j;
+    };
+    std::map<ValueId, std::vector<Use>> uses;
+    std::map<ValueId, Carry> carried;  // region arguments and results of loops, with their slot
+    // Where each candidate is defined: its uses must be ops of that region's top level (so the
+    // mma's barrier runs whenever the tile is loaded: smem-alloc's rings rely on it).
+    std::map<ValueId, const ir::Region*> where;
+    const Defs defs(k);
+    auto half = [&](ValueId v) {
+      const ir::Type& t = k.type(v);
+      return t.is_tile() && t.shape.size() == 2 && (t.dtype == DType::bf16 || t.dtype == DType::f16);
+    };
+    std::function<void(const ir::Region&, const ir::Op*)> scan = [&](const ir::Region& r, const ir::Op* parent) {
+      for (const auto& up : r.ops) {
+        const ir::Op& op = *up;
+        for (std::size_t j = 0; j < op.operands.size(); ++j)
+          uses[op.operands[j]].push_back(
+              {&op, j, op.kind == OpKind::Yield && parent && parent->kind == OpKind::For ? parent : nullptr, &r});
+        // Loads at the top level of the kernel or of a loop body (not inside a branch).
+        const bool top = !parent || parent->kind == OpKind::For;
+        if (op.kind == OpKind::Load && top && half(op.results[0]) && read_only(op.operands[0], defs)) {
+          shared_.insert(op.results[0]);
+          where[op.results[0]] = &r;
+        }
+        if (op.kind == OpKind::For && top)
+          for (std::size_t j = 0; j < op.results.size(); ++j)
+            if (half(op.results[j])) {
+              shared_.insert(op.results[j]);
+              shared_.insert(op.regions[0].args[1 + j]);
+              carried[op.results[j]] = carried[op.regions[0].args[1 + j]] = Carry{&op, j};
+              where[op.results[j]] = &r;
+              where[op.regions[0].args[1 + j]] = &op.regions[0];
+            }
+        for (const ir::Region& sub : op.regions) scan(sub, &op);
+      }
+    };
+    scan(k.body, nullptr);
+    auto in = [&](ValueId v) { return shared_.count(v) > 0; };
+    auto drop_carry = [&](const Carry& c) {
+      shared_.erase(c.loop->results[c.j]);
+      shared_.erase(c.loop->regions[0].args[1 + c.j]);
+    };
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (auto it = shared_.begin(); it != shared_.end();) {
+        const ValueId v = *it++;
+        bool ok = true;
+        if (auto c = carried.find(v); c != carried.end()) {
+          const ir::Op& f = *c->second.loop;
+          const ValueId init = f.operands[3 + c->second.j], next = f.regions[0].ops.back()->operands[c->second.j];
+          // The chain starts with a load next to the loop and goes on with loads of its body.
+          ok = in(init) && in(next) && where[init] == where[f.results[c->second.j]] && where[next] == &f.regions[0];
+        }
+        for (const Use& u : uses[v]) {
+          if (!ok) break;
+          if (u.region != where[v]) {
+            ok = false;
+            break;
+          }
+          if (u.op->kind == OpKind::Mma) ok = u.j < 2 && tensor_core_layout(*u.op).is_dist();
+          else if (u.op->kind == OpKind::For) ok = u.j >= 3 && in(u.op->regions[0].args[u.j - 3 + 1]);
+          else if (u.op->kind == OpKind::Yield) ok = u.loop && in(u.loop->regions[0].args[1 + u.j]);
+          else ok = false;
+        }
+        if (ok) continue;
+        if (auto c = carried.find(v); c != carried.end()) drop_carry(c->second);
+        else shared_.erase(v);
+        changed = true;
+        break;  // the set changed under the iterator
+      }
+    }
+  }
   // The op of `r` (top level) that defines v, or null.
   static const ir::Op* def_in(const ir::Region& r, ValueId v) {
     for (const auto& op : r.ops)
@@ -285,6 +397,7 @@ class LayoutAssignment : public Pass {
       case OpKind::MakePartition:
         return;
       case OpKind::Load: case OpKind::LoadPiece:
+        if (shared_.count(o.results[0])) return set(o.results[0], shared_operand(type(o.results[0])));
         return set(o.results[0], canon(type(o.results[0])));
       case OpKind::Gather: {
         const Layout l = canon(type(o.results[0]));
@@ -425,6 +538,7 @@ class LayoutAssignment : public Pass {
   bool simt_mma_ = false;
   std::vector<char> pending_;
   std::map<ValueId, Site> flexible_;
+  std::set<ValueId> shared_;  // values in shared memory (find_shared_operands)
 };
 
 }  // namespace

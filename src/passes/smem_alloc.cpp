@@ -8,7 +8,25 @@
 // conversions between threads, reductions across warps, float products (in index order), scans, mma operands, extract and cat,
 // scatters (duplicate resolution), atomics on tiles with copies, and one-element atomics and
 // shared gathers.
+//
+// Tiles in shared memory (a shared layout: the operands of tensor-core mmas, layout-assignment)
+// get buffers of their own after the scratch. A chain of such tiles (a load before a loop, the
+// loop's carried tiles, the load in its body that loop-prefetch issues D iterations ahead) is one
+// ring of D + 2 slots: the body's load writes slot (iteration + D) % (D + 2), the loop reads slot
+// iteration % (D + 2) through the carried tiles, the loads before the loop fill slots 0 .. D - 1.
+// The slot a load writes was last read two iterations before, and the mma of the iteration in
+// between synchronised the tile block after every thread had finished that read: no barrier at the
+// end of the iteration. A load in a loop body that no loop carries is a ring of two slots (ahead
+// 0), a load outside loops one slot. Each load is an asynchronous copy (one commit group per load
+// and thread); an mma that reads such a tile waits (async_wait) until at most as many groups are
+// pending as this thread has certainly issued since the tile's own (a lower bound, so the wait
+// always covers the tile), then synchronises the tile block. A loop whose body copies waits for
+// every copy and synchronises after its last iteration (async_wait = 0, sync_after), so nothing
+// after it, nor the next tile block's loads, meets a copy in flight or a slot still being read.
 #include <algorithm>
+#include <map>
+#include <numeric>
+#include <set>
 
 #include "ctile/ir/op_info.hpp"
 #include "passes.hpp"
@@ -51,11 +69,16 @@ std::int64_t scratch_bytes(const ir::Kernel& k, const ir::Op& op) {
       return rep(op.operands[0]) ? 0 : align16(bytes_of(op.operands[0]));
     case OpKind::Mma:
       if (op.tensor_core) {
-        // Rows padded by ir::kMmaRowPad elements (codegen's emit_mma and device/mma.h agree).
-        const Shape& a = k.type(op.operands[0]).shape;
-        const Shape& b = k.type(op.operands[1]).shape;
+        // Rows padded by ir::kMmaRowPad elements (codegen's emit_mma and device/mma.h agree); an
+        // operand already in shared memory needs no staging (its slot stays reserved for it).
         const std::int64_t es = dtype_size(k.type(op.operands[0]).dtype);
-        return align16(a[0] * (a[1] + ir::kMmaRowPad) * es) + align16(b[0] * (b[1] + ir::kMmaRowPad) * es);
+        std::int64_t b = 0;
+        for (int j = 0; j < 2; ++j) {
+          const Shape& x = k.type(op.operands[static_cast<std::size_t>(j)]).shape;
+          const std::int64_t bytes = align16(x[0] * (x[1] + ir::kMmaRowPad) * es);
+          if (j == 0 || !k.layout(op.operands[0]).is_shared() || !k.layout(op.operands[1]).is_shared()) b += bytes;
+        }
+        return k.layout(op.operands[0]).is_shared() && k.layout(op.operands[1]).is_shared() ? 0 : b;
       }
       [[fallthrough]];
     case OpKind::Cat:
@@ -96,6 +119,7 @@ class SmemAlloc : public Pass {
       ir::walk_mut(k.body, [&](ir::Op& op) {
         if (op.smem_offset > 0) op.smem_offset = 0;
       });
+    rings(k);
   }
 
  private:
@@ -153,8 +177,221 @@ class SmemAlloc : public Pass {
     if (repeats && count_ != n0 && ((count_ - n0) % 2 == 1 || restarted)) r.ops.back()->sync_after = true;
   }
 
+  // ---- tiles in shared memory ----
+  static bool shared_value(const ir::Kernel& k, ir::ValueId v) { return k.type(v).is_tile() && k.layout(v).is_shared(); }
+  static bool shared_load(const ir::Kernel& k, const ir::Op& op) {
+    return (op.kind == OpKind::Load || op.kind == OpKind::LoadPiece) && shared_value(k, op.results[0]);
+  }
+  static std::int64_t tile_bytes(const ir::Kernel& k, ir::ValueId v) {
+    const ir::Type& t = k.type(v);
+    const ir::Layout& l = k.layout(v);
+    return align16(numel(t.shape) / l.row * (l.row + l.pad) * dtype_size(t.dtype));
+  }
+
+  // Where a shared tile comes from: the load that made it and, for a loop's carried tile, the loop
+  // and its level in the loop's chain (level d holds the tile of iteration + d).
+  struct Origin {
+    ir::Op* load = nullptr;
+    ir::Op* loop = nullptr;  // the loop whose body issues `load` every iteration (null: none)
+    int level = 0, depth = 0;
+  };
+
+  void rings(ir::Kernel& k) {
+    origin_.assign(k.values.size(), Origin{});
+    // The rings go after the scratch, or over it when every op with scratch comes after the last
+    // loop or load of a ring at the kernel body's top level (a K loop, then its epilogue): that
+    // loop waits for its copies and synchronises when it ends, and nothing reads a ring after it.
+    const std::int64_t scratch = k.target.smem_bytes;
+    std::int64_t at = overlap_ok(k) ? 0 : align16(scratch);
+    bool any = false;
+    // Loops first: each carried chain ends at a load of the body (the yield of the deepest level).
+    ir::walk_mut(k.body, [&](ir::Op& f) {
+      if (f.kind != OpKind::For) return;
+      ir::Region& body = f.regions[0];
+      ir::Op& y = *body.ops.back();
+      std::map<ir::ValueId, ir::Op*> def;
+      for (auto& o : body.ops)
+        for (ir::ValueId r : o->results) def[r] = o.get();
+      for (std::size_t j = 0; j < f.results.size(); ++j) {
+        if (!shared_value(k, f.results[j])) continue;
+        // Follow the yields from slot j to the load: the number of steps is D - 1 - level.
+        std::size_t s = j;
+        int steps = 0;
+        ir::Op* ld = nullptr;
+        while (true) {
+          const ir::ValueId v = y.operands[s];
+          auto d = def.find(v);
+          if (d != def.end()) {
+            ld = d->second;
+            break;
+          }
+          const auto a = std::find(body.args.begin() + 1, body.args.end(), v);
+          CTILE_CHECK(a != body.args.end() && steps < static_cast<int>(f.results.size()),
+                      "smem-alloc: a loop carries a shared tile that no load of its body makes");
+          s = static_cast<std::size_t>(a - body.args.begin()) - 1;
+          ++steps;
+        }
+        CTILE_CHECK(shared_load(k, *ld), "smem-alloc: a loop carries a shared tile that no load of its body makes");
+        Origin o{ld, &f, 0, 0};
+        origin_[static_cast<std::size_t>(body.args[1 + j])] = o;
+        chain_[ld].push_back({j, steps});
+      }
+      for (auto& op : body.ops) {  // in the body's order (deterministic offsets)
+        ir::Op* ld = op.get();
+        auto c = chain_.find(ld);
+        if (c == chain_.end() || origin_[static_cast<std::size_t>(ld->results[0])].loop) continue;
+        const auto& slots = c->second;
+        const int depth = static_cast<int>(slots.size());
+        const int n = depth + 2;
+        const std::int64_t bytes = tile_bytes(k, ld->results[0]);
+        ld->smem_offset = at;
+        ld->smem_bytes = n * bytes;
+        ld->ring_slots = n;
+        ld->ring_slot = -1;
+        ld->ring_ahead = depth;
+        origin_[static_cast<std::size_t>(ld->results[0])] = Origin{ld, &f, depth, depth};
+        for (auto [j, steps] : slots) {
+          const int level = depth - 1 - steps;
+          CTILE_CHECK(level >= 0, "smem-alloc: a carried chain of shared tiles is not a shift");
+          Origin& a = origin_[static_cast<std::size_t>(body.args[1 + j])];
+          a.level = level;
+          a.depth = depth;
+          // The load before the loop fills the slot of its level.
+          ir::Op* pre = defs_of(k, f.operands[3 + j]);
+          CTILE_CHECK(pre && shared_load(k, *pre), "smem-alloc: a carried shared tile does not start with a load");
+          pre->smem_offset = at;
+          pre->smem_bytes = n * bytes;
+          pre->ring_slots = n;
+          pre->ring_slot = level;
+          pre->ring_ahead = 0;
+          done_.insert(pre);
+        }
+        done_.insert(ld);
+        at += n * bytes;
+        f.async_wait = 0;
+        f.sync_after = true;
+        any = true;
+      }
+    });
+    // Loads that no loop carries: one slot, or two in a loop body (ahead 0).
+    walk_regions(k.body, nullptr, [&](ir::Region& r, ir::Op* parent) {
+      for (auto& up : r.ops) {
+        ir::Op& ld = *up;
+        if (!shared_load(k, ld) || done_.count(&ld)) continue;
+        const bool in_loop = parent && (parent->kind == OpKind::For || parent->kind == OpKind::While);
+        const int n = in_loop ? 2 : 1;
+        const std::int64_t bytes = tile_bytes(k, ld.results[0]);
+        ld.smem_offset = at;
+        ld.smem_bytes = n * bytes;
+        ld.ring_slots = n;
+        ld.ring_slot = in_loop ? -1 : 0;
+        ld.ring_ahead = 0;
+        at += n * bytes;
+        origin_[static_cast<std::size_t>(ld.results[0])] = Origin{&ld, nullptr, 0, 0};
+        if (in_loop) {
+          parent->async_wait = 0;
+          parent->sync_after = true;
+        }
+        any = true;
+      }
+    });
+    if (!any) return;
+    k.target.smem_bytes = std::max(at, scratch);
+    // The kernel body runs again for the CTA's next tile block: its loads must not overwrite a slot
+    // an mma of this one may still read.
+    k.body.ops.back()->sync_after = true;
+    // The waits of the mmas.
+    walk_regions(k.body, nullptr, [&](ir::Region& r, ir::Op* parent) {
+      for (std::size_t i = 0; i < r.ops.size(); ++i) {
+        ir::Op& m = *r.ops[i];
+        if (m.kind != OpKind::Mma || !m.tensor_core) continue;
+        int wait = -1;
+        for (int j = 0; j < 2; ++j) {
+          const ir::ValueId x = m.operands[static_cast<std::size_t>(j)];
+          if (!shared_value(k, x)) continue;
+          const int w = pending_after(k, r, parent, i, x);
+          wait = wait < 0 ? w : std::min(wait, w);
+        }
+        m.async_wait = wait;
+      }
+    });
+    chain_.clear();
+    done_.clear();
+  }
+
+  template <class P>
+  static bool any_op(const ir::Op& op, P&& p) {
+    if (p(op)) return true;
+    for (const ir::Region& r : op.regions)
+      for (const auto& o : r.ops)
+        if (any_op(*o, p)) return true;
+    return false;
+  }
+  // Scratch, not ring slots: rings() has not placed any load yet when this runs.
+  static bool has_scratch(const ir::Op& op) {
+    return any_op(op, [](const ir::Op& o) { return o.smem_offset >= 0; });
+  }
+  static bool has_shared_load(const ir::Kernel& k, const ir::Op& op) {
+    return any_op(op, [&](const ir::Op& o) { return shared_load(k, o); });
+  }
+  static bool overlap_ok(const ir::Kernel& k) {
+    const auto& ops = k.body.ops;
+    std::size_t last_ring = 0, first_scratch = ops.size();
+    bool rings = false;
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      if (has_shared_load(k, *ops[i])) {
+        last_ring = i;
+        rings = true;
+        // A ring's loop may itself hold scratch, and only a loop waits for its copies at its end.
+        if (has_scratch(*ops[i]) || (ops[i]->kind != OpKind::For && ops[i]->kind != OpKind::Load && ops[i]->kind != OpKind::LoadPiece))
+          return false;
+      }
+      if (has_scratch(*ops[i]) && first_scratch == ops.size()) first_scratch = i;
+    }
+    return rings && first_scratch > last_ring && ops[last_ring]->kind == OpKind::For;
+  }
+
+  // A lower bound on the copies this thread has issued after the one of `x`, at the op r.ops[i].
+  int pending_after(const ir::Kernel& k, const ir::Region& r, const ir::Op* parent, std::size_t i, ir::ValueId x) const {
+    auto top_loads = [&](std::size_t from, std::size_t to) {
+      int n = 0;
+      for (std::size_t q = from; q < to; ++q) n += shared_load(k, *r.ops[q]) ? 1 : 0;
+      return n;
+    };
+    const Origin& o = origin_[static_cast<std::size_t>(x)];
+    // A tile the enclosing loop carries at level d: loaded D - d iterations ago by a load of this
+    // body; the D - d - 1 iterations in between each issued every top-level load of the body.
+    if (parent && o.loop == parent && o.load && std::find(r.args.begin(), r.args.end(), x) != r.args.end()) {
+      int per_iteration = 0;
+      for (const auto& q : r.ops) per_iteration += shared_load(k, *q) ? 1 : 0;
+      return (o.depth - o.level - 1) * per_iteration + top_loads(0, i);
+    }
+    // A tile loaded earlier in this region.
+    for (std::size_t q = 0; q < i; ++q)
+      if (r.ops[q]->kind != OpKind::For && !r.ops[q]->results.empty() && r.ops[q]->results[0] == x) return top_loads(q + 1, i);
+    return 0;
+  }
+
+  static ir::Op* defs_of(ir::Kernel& k, ir::ValueId v) {
+    ir::Op* d = nullptr;
+    ir::walk_mut(k.body, [&](ir::Op& op) {
+      for (ir::ValueId r : op.results)
+        if (r == v) d = &op;
+    });
+    return d;
+  }
+  template <class F>
+  static void walk_regions(ir::Region& r, ir::Op* parent, F&& f) {
+    f(r, parent);
+    for (auto& op : r.ops)
+      for (auto& sub : op->regions) walk_regions(sub, op.get(), f);
+  }
+
   std::int64_t half_ = 0;
   int next_ = 0, count_ = 0;
+  std::vector<Origin> origin_;
+  std::map<ir::Op*, std::vector<std::pair<std::size_t, int>>> chain_;  // body load -> (slot, steps to it)
+  std::set<ir::Op*> done_;
 };
 
 }  // namespace

@@ -11,3 +11,4 @@
 #include "ctile/device/regs.h"
 #include "ctile/device/dist.h"
 #include "ctile/device/mma.h"
+#include "ctile/device/async.h"

@@ -180,6 +180,17 @@ struct Op {
   bool sync_after = false;        // the tile block synchronises after this op (a region's yield: at its end)
   bool grid_indices = false;      // load: every tile index is a block id (in [0, 2^31): no overflow, none negative)
   bool tensor_core = false;       // mma: on the matrix units (mma.sync m16n8k16), the accumulator in ir::mma_accumulator
+  // A load whose result has a shared layout copies its tile asynchronously (cp.async) into one slot
+  // of a ring of `ring_slots` buffers of smem_bytes / ring_slots bytes at smem_offset: slot
+  // `ring_slot`, or (ring_slot = -1, a load inside a loop body) slot (iteration + ring_ahead) %
+  // ring_slots, the iteration counted from 0 by the enclosing loop (docs/compiler.md, smem-alloc).
+  int ring_slots = 0;
+  int ring_slot = -1;
+  int ring_ahead = 0;
+  // mma reading shared-layout operands, a loop after which no copy may be in flight: the op first
+  // waits until at most `async_wait` of this thread's asynchronous copies are pending, then the
+  // tile block synchronises (-1: no wait).
+  int async_wait = -1;
 };
 
 // Facts about a tensor parameter that hold for every launch of one specialisation. The launcher

@@ -251,13 +251,22 @@ class Emitter {
   std::string entry_;
   std::ostringstream out_;
   int ind_ = 0, uid_ = 0;
+  std::vector<std::string> iters_;  // the iteration counters of the enclosing loops with rotating slots
 
   // ---- values ----
   const Type& type(ValueId v) const { return k_.type(v); }
   std::int64_t numel_of(ValueId v) const { return numel(type(v).shape); }
   bool rep(ValueId v) const { return numel_of(v) == 1; }
   const Layout& lay(ValueId v) const { return k_.layout(v); }
-  int lid(ValueId v) const { return layout_ids_.at(ir::layout_str(lay(v))); }
+  // A tile in shared memory is copied there by the threads as this blocked layout splits it
+  // (16-byte vectors along the rows).
+  Layout copy_layout(ValueId v) const {
+    const int es = dtype_size(type(v).dtype);
+    return ir::blocked(type(v).shape, std::max(1, 16 / es), k_.target.warps, /*warps_last=*/false);
+  }
+  bool shared(ValueId v) const { return type(v).is_tile() && lay(v).is_shared(); }
+  // A shared value's D, tp and own name its copy layout's.
+  int lid(ValueId v) const { return layout_ids_.at(ir::layout_str(shared(v) ? copy_layout(v) : lay(v))); }
   std::string D(ValueId v) const { return "D" + std::to_string(lid(v)); }
   std::string tp(ValueId v) const { return "tp" + std::to_string(lid(v)); }
   std::string own(ValueId v) const { return "own" + std::to_string(lid(v)); }
@@ -265,6 +274,7 @@ class Emitter {
   static std::string name(ValueId v) { return "v" + std::to_string(v); }
   std::string ct(ValueId v) const { return ctype(type(v).dtype); }
   std::string decl_type(ValueId v) const {
+    if (shared(v)) return ct(v) + "*";  // the tile's slot in shared memory
     if (rep(v)) return ct(v);
     return "ct::Regs<" + ct(v) + ", " + std::to_string(regs(v)) + ">";
   }
@@ -326,10 +336,11 @@ class Emitter {
     }
     auto see_layout = [&](ValueId v) {
       if (!type(v).is_tile() || rep(v)) return;
-      const std::string s = ir::layout_str(lay(v));
+      const Layout l = lay(v).is_shared() ? copy_layout(v) : lay(v);
+      const std::string s = ir::layout_str(l);
       if (!layout_ids_.count(s)) {
         layout_ids_[s] = static_cast<int>(layouts_.size());
-        layouts_.push_back(lay(v));
+        layouts_.push_back(l);
       }
     };
     for (const ir::Param& p : k_.params) see_layout(p.value);
@@ -448,7 +459,9 @@ class Emitter {
         break;
       }
       emit_op(*op);
-      if (op->sync_after && op->kind != OpKind::For && op->kind != OpKind::While) line("team.sync();");
+      if (op->async_wait >= 0 && (op->kind == OpKind::For || op->kind == OpKind::While))
+        line("ct::cp_async_wait<" + std::to_string(op->async_wait) + ">();  // the loop's copies, before its slots are reused");
+      if (op->sync_after && (op->async_wait >= 0 || (op->kind != OpKind::For && op->kind != OpKind::While))) line("team.sync();");
     }
   }
   static const ir::Op& yield_of(const ir::Region& r) {
@@ -758,6 +771,7 @@ class Emitter {
                   shape_t(sh) + ">(" + td(t) + ", " + ti + "), " + pad + ");" + comment(op));
     }
     const int mb = d == DType::b1 ? 1 : dtype_size(d);
+    if (shared(r0)) return emit_load_async(op, mb);
     const int vm = mem_vec(r0, d);
     const ir::Param& p = param_of(t);
     const bool aligned = vm > 1 && aligned_by_facts(p, sh, vm, mb);
@@ -767,6 +781,34 @@ class Emitter {
     line("ct::load<" + D(r0) + ", " + shape_t(sh) + ", " + (ro ? "true" : "false") + ", " + std::to_string(vm) + ", " +
          (op.in_bounds ? "true" : "false") + ", " + (aligned ? "true" : "false") + ", " + (p.facts.small ? "true" : "false") +
          ">(" + name(r0) + ", " + td(t) + ", " + w + ", " + pad + ", " + tp(r0) + ");");
+  }
+
+  // A tile into its ring slot in shared memory (smem-alloc), copied asynchronously (device/async.h).
+  void emit_load_async(const ir::Op& op, int mb) {
+    const ValueId t = op.operands[0], r0 = op.results[0];
+    const Shape& sh = type(r0).shape;
+    CTILE_CHECK(op.smem_offset >= 0 && op.ring_slots > 0, "cuda codegen: load into shared memory at ", loc_str(op.loc),
+                " has no slot");
+    const std::int64_t slot_bytes = op.smem_bytes / op.ring_slots;
+    std::string slot;
+    if (op.ring_slot >= 0) {
+      slot = std::to_string(op.ring_slot);
+    } else {
+      CTILE_CHECK(!iters_.empty(), "cuda codegen: a rotating load into shared memory outside a loop at ", loc_str(op.loc));
+      slot = "((" + iters_.back() + " + " + std::to_string(op.ring_ahead) + ") % " + std::to_string(op.ring_slots) + ")";
+    }
+    line(ct(r0) + "* const " + name(r0) + " = (" + ct(r0) + "*)(ct_smem + " + std::to_string(op.smem_offset) + " + " + slot +
+         " * " + std::to_string(slot_bytes) + ");" + comment(op) + " (async copy)");
+    const Layout cl = copy_layout(r0);
+    const int vm = std::min<int>(vec_of(cl), 16 / mb);
+    const ir::Param& p = param_of(t);
+    const bool aligned = vm > 1 && aligned_by_facts(p, sh, vm, mb);
+    const std::string w = window_of(op, t, sh, vm > 1 && !aligned ? vm * mb : 0, mb);
+    line("if (" + own(r0) + ") ct::load_async<" + D(r0) + ", " + shape_t(sh) + ", " + std::to_string(vm) + ", " +
+         (op.in_bounds ? "true" : "false") + ", " + (aligned ? "true" : "false") + ", " + (p.facts.small ? "true" : "false") +
+         ", " + std::to_string(lay(r0).pad) + ">(" + name(r0) + ", " + td(t) + ", " + w + ", " + literal(type(r0).dtype, op.value) +
+         ", " + tp(r0) + ");");
+    line("else ct::cp_async_commit();  // a copy holds these elements: an empty group keeps the counts");
   }
 
   void emit_store(const ir::Op& op) {
@@ -939,14 +981,23 @@ class Emitter {
     CTILE_CHECK(!rep(a) && !rep(b), "cuda codegen: tensor-core mma of one-element operands");
     const int pad = ir::kMmaRowPad;
     const std::int64_t es = dtype_size(type(a).dtype);
-    const std::int64_t boff = align16(M * (K + pad) * es);
-    const std::string sa = smem(op, ct(a)), sb = smem(op, ct(b), boff);
+    // Operands in shared memory are read in place (their copies waited for); the others are staged
+    // in the scratch with padded rows.
+    for (ValueId v : {a, b})
+      CTILE_CHECK(!shared(v) || lay(v).pad == pad, "cuda codegen: tensor-core operand in shared memory with padding ",
+                  lay(v).pad);
+    const bool both = shared(a) && shared(b);
+    const std::int64_t boff = shared(a) ? 0 : align16(M * (K + pad) * es);
+    const std::string sa = shared(a) ? name(a) : smem(op, ct(a)), sb = shared(b) ? name(b) : both ? "" : smem(op, ct(b), boff);
     line(decl(r) + ";" + comment(op) + " (tensor cores)");
     open("{");
-    line("ct::stage_rows<" + D(a) + ", " + std::to_string(K) + ", " + std::to_string(pad) + ">(" + sa + ", " + name(a) + ", " +
-         tp(a) + ", " + own(a) + ");");
-    line("ct::stage_rows<" + D(b) + ", " + std::to_string(N) + ", " + std::to_string(pad) + ">(" + sb + ", " + name(b) + ", " +
-         tp(b) + ", " + own(b) + ");");
+    if (!shared(a))
+      line("ct::stage_rows<" + D(a) + ", " + std::to_string(K) + ", " + std::to_string(pad) + ">(" + sa + ", " + name(a) + ", " +
+           tp(a) + ", " + own(a) + ");");
+    if (!shared(b))
+      line("ct::stage_rows<" + D(b) + ", " + std::to_string(N) + ", " + std::to_string(pad) + ">(" + sb + ", " + name(b) + ", " +
+           tp(b) + ", " + own(b) + ");");
+    if (op.async_wait >= 0) line("ct::cp_async_wait<" + std::to_string(op.async_wait) + ">();");
     line("team.sync();");
     line("ct::mma_tc<" + D(r) + ", " + std::to_string(M) + ", " + std::to_string(N) + ", " + std::to_string(K) + ", " +
          std::to_string(g.wm) + ", " + std::to_string(g.wn) + ", " + std::to_string(pad) + ">(" + name(r) + ", " + name(c) +
@@ -966,7 +1017,8 @@ class Emitter {
     const ir::Op& y = yield_of(reg);
     const int u = uid_++;
     for (std::size_t i = 0; i < y.operands.size(); ++i)
-      line("const " + decl_type(types[i]) + " y" + std::to_string(u) + "_" + std::to_string(i) + " = " + name(y.operands[i]) + ";");
+      line((shared(types[i]) ? decl_type(types[i]) + " const" : "const " + decl_type(types[i])) + " y" + std::to_string(u) + "_" +
+           std::to_string(i) + " = " + name(y.operands[i]) + ";");
     for (std::size_t i = 0; i < y.operands.size(); ++i) line(state[i] + " = y" + std::to_string(u) + "_" + std::to_string(i) + ";");
   }
 
@@ -994,15 +1046,24 @@ class Emitter {
       line(decl_type(op.results[i]) + " " + state.back() + " = " + name(op.operands[3 + i]) + ";");
     }
     const ir::Region& body = op.regions[0];
+    // Loads into rotating ring slots count the iterations from 0.
+    bool rotating = false;
+    for (const auto& o : body.ops) rotating = rotating || (o->ring_slots > 0 && o->ring_slot < 0);
+    if (rotating) {
+      line("int it" + us + " = 0;");
+      iters_.push_back("it" + us);
+    }
     open("for (long long iv" + us + " = lb" + us + "; iv" + us + " < ub" + us + ";) {");
     line("const long long " + name(body.args[0]) + " = iv" + us + ";");
     line("(void)" + name(body.args[0]) + ";");
     bind_args(body, 1, state);
     emit_region(body);
     yield_into(body, state, types);
+    if (rotating) line("++it" + us + ";");
     line("if (iv" + us + " > ct::kI64Max - st" + us + ") break;");
     line("iv" + us + " += st" + us + ";");
     close();
+    if (rotating) iters_.pop_back();
     for (std::size_t i = 0; i < nc; ++i)
       if (used(op.results[i])) line(name(op.results[i]) + " = " + state[i] + ";");
     close();

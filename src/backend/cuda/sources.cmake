@@ -11,6 +11,7 @@ set(CTILE_DEVICE_HEADERS
   ctile/device/regs.h
   ctile/device/dist.h
   ctile/device/mma.h
+  ctile/device/async.h
   ctile/device/tile.h)
 set(_ctile_embed_out ${CMAKE_CURRENT_BINARY_DIR}/ctile_device_headers.cpp)
 set(_ctile_embed_deps)

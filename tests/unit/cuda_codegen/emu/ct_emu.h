@@ -140,6 +140,32 @@ T float_rmw(T* p, T v, T (*f)(T, T)) {
   }
 }
 
+// cp.async: each thread's copies are held back and land only when a cp.async.wait_group lets
+// them (every group but the newest n), the latest the hardware may deliver them, so a wait that
+// allows too many pending groups reads stale shared memory here (device/async.h).
+struct AsyncCopy {
+  void* dst;
+  unsigned char bytes[16];
+  int n;
+};
+inline thread_local std::vector<AsyncCopy> t_async_open;
+inline thread_local std::vector<std::vector<AsyncCopy>> t_async_groups;
+inline void cp_async(void* dst, const void* src, int n) {
+  AsyncCopy c{dst, {}, n};
+  memcpy(c.bytes, src, static_cast<size_t>(n));
+  t_async_open.push_back(c);
+}
+inline void cp_async_commit() {
+  t_async_groups.push_back(std::move(t_async_open));
+  t_async_open.clear();
+}
+inline void cp_async_wait(int pending) {
+  while (static_cast<int>(t_async_groups.size()) > pending) {
+    for (const AsyncCopy& c : t_async_groups.front()) memcpy(c.dst, c.bytes, static_cast<size_t>(c.n));
+    t_async_groups.erase(t_async_groups.begin());
+  }
+}
+
 }  // namespace ct_emu
 
 #define threadIdx (::ct_emu::t_thread)
