@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# A GEMM tuning sweep in one device call (issue 8): builds ctile_gemm_bench (Release, build/gemm),
+# runs it at each CTILE_LOOP_PREFETCH depth in DEPTHS (default "1 2 3") for each shape in SHAPES
+# (default "4096x4096x4096 8192x8192x8192"), with a fresh kernel cache per run (the first-launch
+# time is the cold JIT), and prints one line per row (depth, dtype, shape, config, TFLOP/s, check,
+# error, first launch ms), then the SASS summary of the 128 x 128 x 32 bf16 kernel. No peers: the
+# comparison with cuBLAS and Triton is bench/gemm/run.sh. Writes sweep_d<D>.jsonl and logs to $OUT.
+set -uo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+cd "$root"
+out="${OUT:-$root/bench/gemm/results}"
+mkdir -p "$out"
+b=build/gemm
+export CUDA_HOME="${CUDA_HOME:-/usr/local/cuda}" PATH="$PATH:${CUDA_HOME:-/usr/local/cuda}/bin"
+cmake -S . -B $b -G Ninja -DCMAKE_BUILD_TYPE=Release -DCTILE_BUILD_TESTS=OFF -DCTILE_BUILD_EXAMPLES=OFF -DCTILE_BUILD_TOOL=OFF \
+  -DCTILE_BUILD_BENCH=ON >"$out/build.log" 2>&1 && cmake --build $b --target ctile_gemm_bench -j "$(nproc)" >>"$out/build.log" 2>&1 ||
+  { tail -30 "$out/build.log"; exit 1; }
+export CTILE_CACHE_DIR=$b/kc
+status=0
+for d in ${DEPTHS:-1 2 3}; do
+  for s in ${SHAPES:-4096x4096x4096 8192x8192x8192}; do
+    rm -rf "$CTILE_CACHE_DIR"
+    CTILE_LOOP_PREFETCH=$d timeout 240 $b/bench/ctile_gemm_bench --only "$s" --reps 20 --out "$out/sweep_d$d.jsonl" >>"$out/sweep.log" 2>&1 ||
+      { echo "d=$d $s FAILED"; status=1; }
+  done
+done
+python3 - "$out" <<'PY'
+import glob, json, sys
+for f in sorted(glob.glob(sys.argv[1] + '/sweep_d*.jsonl')):
+    d = f.split('_d')[-1].split('.')[0]
+    for l in open(f):
+        r = json.loads(l)
+        print('d=%s %s %s %s %s ok=%s err=%s first_ms=%s' % (d, r['dtype'], 'x'.join(map(str, r['shape'])), r['config'],
+              r.get('tflops'), r.get('ok'), r.get('rel_err'), r.get('first_launch_ms')))
+PY
+$b/bench/ctile_gemm_bench --cubin $b/mm.cubin &&
+  { cuobjdump --dump-sass $b/mm.cubin | grep -oE '(HMMA|LDSM|LDGSTS|BAR|DEPBAR)[.A-Z0-9]*' | sort | uniq -c
+    cuobjdump --dump-resource-usage $b/mm.cubin | grep -o 'REG:[0-9]*.*'; }
+exit $status
