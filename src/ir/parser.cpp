@@ -320,6 +320,7 @@ class Parser {
       else if (key == "warps") t.warps = static_cast<int>(v);
       else if (key == "blocks_per_cta") t.blocks_per_cta = static_cast<int>(v);
       else if (key == "smem") t.smem_bytes = v;
+      else if (key == "group_rows") t.group_rows = static_cast<int>(v);
       else fail(cat("unknown target attribute '", key, "'"));
     } while (try_char(','));
     expect('}');

@@ -27,7 +27,8 @@ class Printer {
     if (k_.gpu_level()) {
       const KernelTarget& t = k_.target;
       os_ << " target {sm = " << t.sm << ", warps = " << t.warps << ", blocks_per_cta = " << t.blocks_per_cta
-          << ", smem = " << t.smem_bytes << (t.persistent ? ", persistent" : "") << "}";
+          << ", smem = " << t.smem_bytes << (t.persistent ? ", persistent" : "")
+          << (t.group_rows > 0 ? ", group_rows = " + std::to_string(t.group_rows) : std::string()) << "}";
     }
     os_ << " (";
     for (std::size_t i = 0; i < k_.params.size(); ++i) {

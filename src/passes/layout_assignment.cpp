@@ -43,6 +43,7 @@ using ir::ValueId;
 constexpr int kGroupsElementwise = 2;  // vector groups per thread of the largest tile
 constexpr int kGroupsCrossThread = 4;  // more per thread where reductions cost per thread
 constexpr int kMaxWarps = 16;
+constexpr int kGroupRows = 8;
 
 bool is_memory_op(OpKind k) {
   switch (k) {
@@ -121,6 +122,9 @@ class LayoutAssignment : public Pass {
     k.target.warps = warps;
     k.target.blocks_per_cta = blocks;
     k.target.persistent = o.stages > 1;
+    // A product's tile blocks in groups of 8 grid rows (Triton's default grouping): the blocks
+    // running at the same time share A rows and B columns, which then stay in L2.
+    k.target.group_rows = tc_warps > 0 && k.grid_rank == 2 ? kGroupRows : 0;
   }
 
   // ---- tensor cores ----

@@ -89,6 +89,18 @@ CT_DEV long long split_block(long long& rem, long long n) {
   return b;
 }
 
+// The grouped order of a 2-D grid of n0 x n1 tile blocks: linear id `lin` walks groups of `g`
+// rows, each column by column (row lin % rows of the group, column lin / rows of it), the last
+// group holding what remains. A bijection onto [0, n0) x [0, n1).
+CT_DEV void grouped_block(long long lin, long long n0, long long n1, long long g, long long& b0, long long& b1) {
+  const long long per_group = g * n1;
+  const long long group = lin / per_group, first = group * g;
+  const long long rows = n0 - first < g ? n0 - first : g;
+  const long long in = lin - group * per_group;
+  b0 = first + in % rows;
+  b1 = in / rows;
+}
+
 // ceil(e / 2^lg) for e >= 0: tiles of a partition along an axis.
 CT_DEV long long count_tiles(long long e, int lg) { return (e >> lg) + ((e & ((1LL << lg) - 1)) != 0 ? 1 : 0); }
 

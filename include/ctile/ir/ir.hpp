@@ -243,6 +243,9 @@ struct KernelTarget {
   int blocks_per_cta = 1;        // tile blocks a CTA runs side by side, each on its own `warps` warps
   std::int64_t smem_bytes = 0;   // dynamic shared memory per tile block (set by the smem-allocation pass)
   bool persistent = false;       // a resident grid: each CTA loops over tile blocks
+  // Grid rank 2: consecutive tile blocks walk `group_rows` rows of the grid column by column (the
+  // L2-friendly order of a matrix product: a group's A rows and B columns stay in L2); 0: row-major.
+  int group_rows = 0;
   friend bool operator==(const KernelTarget&, const KernelTarget&) = default;
 };
 

@@ -440,6 +440,13 @@ class Emitter {
 
   void emit_block_ids(const std::string& lin) {
     const int G = k_.grid_rank;
+    if (k_.target.group_rows > 0 && G == 2) {
+      line("long long blk0, blk1;");
+      line("ct::grouped_block(" + lin + ", p.grid[0], p.grid[1], " + std::to_string(k_.target.group_rows) + ", blk0, blk1);");
+      line("const ct::Idx<2> blk = {{blk0, blk1}};");
+      line("(void)blk;");
+      return;
+    }
     line("long long rem = " + lin + ";");
     for (int d = G - 1; d >= 0; --d) {
       const std::string sd = std::to_string(d);
