@@ -36,8 +36,20 @@ fi
 
 args=(--out "$out")
 [[ "${REQUIRE_GPU:-0}" == 1 ]] && args+=(--require-gpu)
+# -X faulthandler: a crash prints the Python stack; a crash by a signal then reruns under gdb (when
+# the machine has it) for the native stack, into torch_ext_crash.txt.
 CTILE_LIB="$build/src/libctile.a" CTILE_EXT_BUILD="$build/ext" \
-  "$py" "$root/examples/torch_extension/run.py" "${args[@]}" 2>&1 | tee "$out/torch_ext_run.log"
+  "$py" -X faulthandler "$root/examples/torch_extension/run.py" "${args[@]}" 2>&1 | tee "$out/torch_ext_run.log"
 rc=${PIPESTATUS[0]}
 echo "gpu_torch_ext: run.py exit $rc" | tee -a "$out/torch_ext_summary.txt"
+if ((rc > 128)) && command -v gdb >/dev/null; then
+  CTILE_LIB="$build/src/libctile.a" CTILE_EXT_BUILD="$build/ext" timeout 300 gdb -batch -ex run -ex bt -ex "info sharedlibrary" \
+    --args "$py" "$root/examples/torch_extension/run.py" "${args[@]}" >"$out/torch_ext_crash.txt" 2>&1
+  grep -A40 -m1 'signal SIG' "$out/torch_ext_crash.txt" | head -60
+elif ((rc > 128)); then
+  echo "gpu_torch_ext: no gdb here for a native stack; CTILE_VERBOSE=1 output follows" | tee -a "$out/torch_ext_summary.txt"
+  CTILE_VERBOSE=1 CTILE_LIB="$build/src/libctile.a" CTILE_EXT_BUILD="$build/ext" \
+    "$py" -X faulthandler "$root/examples/torch_extension/run.py" "${args[@]}" >"$out/torch_ext_crash.txt" 2>&1
+  tail -40 "$out/torch_ext_crash.txt"
+fi
 exit "$rc"
