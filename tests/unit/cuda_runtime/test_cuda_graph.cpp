@@ -48,6 +48,7 @@ struct Fake {
   int node_updates() { return sym<int (*)()>("fake_cuda_node_updates")(); }
   int host_calls() { return sym<int (*)()>("fake_cuda_host_calls")(); }
   int stream_waits() { return sym<int (*)()>("fake_cuda_stream_waits")(); }
+  long param_bytes_of(cu::CUfunction f) { return sym<long (*)(cu::CUfunction)>("fake_cuda_function_param_bytes")(f); }
   void count_calls(bool on) { sym<void (*)(int)>("fake_cuda_count_calls")(on ? 1 : 0); }
   int calls(const char* name) { return sym<int (*)(const char*)>("fake_cuda_thread_calls")(name); }
   std::string call_list() {
@@ -80,6 +81,31 @@ struct Fake {
 Fake fake;
 
 bool have_nvrtc() { return ctile::backend::cuda::nvrtc() != nullptr; }
+
+// A minimal cubin for the fake driver: an ELF header, a section-name table and the section
+// .nv.info.<name> holding EIATTR_CBANK_PARAM_SIZE (format 0x03, attribute 0x19) = param_bytes.
+std::vector<unsigned char> tiny_cubin(const std::string& name, std::uint16_t param_bytes) {
+  const std::string names = std::string("\0.shstrtab\0.nv.info.", 20) + name + '\0';
+  const unsigned char info[4] = {0x03, 0x19, static_cast<unsigned char>(param_bytes & 0xff), static_cast<unsigned char>(param_bytes >> 8)};
+  const std::size_t names_at = 64, info_at = names_at + names.size(), sh_at = (info_at + sizeof info + 7) / 8 * 8;
+  std::vector<unsigned char> b(sh_at + 3 * 64, 0);
+  auto put = [&](std::size_t at, std::uint64_t v, std::size_t n) { std::memcpy(b.data() + at, &v, n); };
+  b[0] = 0x7f, b[1] = 'E', b[2] = 'L', b[3] = 'F', b[4] = 2, b[5] = 1, b[6] = 1;
+  put(0x28, sh_at, 8);   // e_shoff
+  put(0x3a, 64, 2);      // e_shentsize
+  put(0x3c, 3, 2);       // e_shnum
+  put(0x3e, 1, 2);       // e_shstrndx
+  std::memcpy(b.data() + names_at, names.data(), names.size());
+  std::memcpy(b.data() + info_at, info, sizeof info);
+  auto section = [&](int i, std::uint32_t name_off, std::uint64_t off, std::uint64_t size) {
+    put(sh_at + 64 * static_cast<std::size_t>(i), name_off, 4);
+    put(sh_at + 64 * static_cast<std::size_t>(i) + 0x18, off, 8);
+    put(sh_at + 64 * static_cast<std::size_t>(i) + 0x20, size, 8);
+  };
+  section(1, 1, names_at, names.size());
+  section(2, 11, info_at, sizeof info);
+  return b;
+}
 
 void axpy(ct::Mut<float, 1> y, ct::Scalar<float> a, ct::Ref<float, 1> x) { y.store(a * ct::load_like(x, y) + y.load()); }
 void acc(ct::Mut<float, 1> z, ct::Ref<float, 1> x) { z.store(z.load() + ct::load_like(x, z)); }
@@ -316,12 +342,11 @@ TEST_F(FakeGraphs, AForkedGraphWithInputsThatChange) {
   // run reported stream-ordered races on two of its 32 KiB tensors): t0 = a + b and, on a forked
   // lane, t1 = c a + t1; out = t0 + t1; out += in. Between replays a new input is copied in, a scalar
   // changes and once the output is swapped; every tensor is dropped at the end. Under
-  // cuda_runtime.stream_order the fake sees every kernel node's tensors (the first 256 bytes of the
-  // parameter blocks: the grid and two tensor slots), copies and frees, and any of them that stream
-  // order and events do not order is a violation.
+  // cuda_runtime.stream_order the fake sees every kernel's tensors (whole parameter blocks, their size
+  // read from the cubin), copies and frees, and any of them that stream order and events do not order
+  // is a violation.
   if (!have_nvrtc()) GTEST_SKIP() << "NVRTC is not available here";
   const std::int64_t n = 8192;
-  fake.param_bytes(256);
   {
     auto s = ct::Stream::create(kGpu0);
     auto a = ct::ones<float>({n}, kGpu0).share(), b = ct::full<float>({n}, 2.0f, kGpu0).share();
@@ -356,7 +381,6 @@ TEST_F(FakeGraphs, AForkedGraphWithInputsThatChange) {
     (void)std::move(o).unpartition().to_host();
     s.synchronize();
   }
-  fake.param_bytes(0);
 }
 
 TEST_F(FakeGraphs, FirstUseOnAStreamWaitsForTheAllocationOnTheDevice) {
@@ -419,10 +443,41 @@ TEST(StreamOrderCheck, UnorderedUsesAndFreesAreViolations) {
   ASSERT_EQ(d.cuStreamWaitEvent(a, e, 0), 0);
   ASSERT_EQ(d.cuMemFreeAsync(q, a), 0);
   EXPECT_EQ(fake.violations(), v0 + 2);
+  // A kernel's use: the fake reads the size of its parameter block from the cubin (a minimal ELF
+  // image here: section .nv.info.kern with EIATTR_CBANK_PARAM_SIZE = 16) and takes every pointer in
+  // it for a use. On b after only a host wait: a violation; after an event: none.
+  const std::vector<unsigned char> cubin = tiny_cubin("kern", 16);
+  cu::CUmodule mod = nullptr;
+  cu::CUfunction fn = nullptr;
+  ASSERT_EQ(d.cuModuleLoadData(&mod, cubin.data()), 0);
+  ASSERT_EQ(d.cuModuleGetFunction(&fn, mod, "kern"), 0);
+  ASSERT_EQ(fake.param_bytes_of(fn), 16);
+  cu::CUdeviceptr r = 0, t = 0;
+  ASSERT_EQ(d.cuMemAllocAsync(&r, 1024, a), 0);
+  ASSERT_EQ(d.cuStreamSynchronize(a), 0);
+  auto launch_on = [&](cu::CUstream st, cu::CUdeviceptr ptr) {
+    cu::CUdeviceptr block[2] = {0, ptr};
+    void* args[] = {block};
+    ASSERT_EQ(d.cuLaunchKernel(fn, 1, 1, 1, 32, 1, 1, 0, st, args, nullptr), 0);
+  };
+  launch_on(b, r);
+  EXPECT_EQ(fake.violations(), v0 + 3);
+  ASSERT_EQ(d.cuMemAllocAsync(&t, 1024, a), 0);
+  ASSERT_EQ(d.cuEventRecord(e, a), 0);
+  ASSERT_EQ(d.cuStreamWaitEvent(b, e, 0), 0);
+  launch_on(b, t);
+  EXPECT_EQ(fake.violations(), v0 + 3);
+  ASSERT_EQ(d.cuEventRecord(e, b), 0);
+  ASSERT_EQ(d.cuStreamWaitEvent(a, e, 0), 0);
+  ASSERT_EQ(d.cuMemFreeAsync(t, a), 0);
+  ASSERT_EQ(d.cuMemFreeAsync(r, b), 0);
+  ASSERT_EQ(d.cuStreamSynchronize(b), 0);
+  (void)d.cuModuleUnload(mod);
+  const int v1 = fake.violations();
   // Uses on the allocating stream itself need no event.
   copy_on(a, p);
   ASSERT_EQ(d.cuMemFreeAsync(p, a), 0);
-  EXPECT_EQ(fake.violations(), v0 + 2);
+  EXPECT_EQ(fake.violations(), v1);
   ASSERT_EQ(d.cuStreamSynchronize(a), 0);
   ASSERT_EQ(d.cuStreamSynchronize(b), 0);
   (void)d.cuEventDestroy_v2(e);
