@@ -108,8 +108,17 @@ Failures& failures() {
 thread_local bool t_count_calls = false;
 thread_local std::map<std::string, int> t_calls;
 
+// fake_cuda_count_all_calls(1): the entry points every thread calls (ctile's completion threads too).
+std::atomic<bool> g_count_all{false};
+std::mutex g_all_mu;
+std::map<std::string, int> g_all_calls;
+
 CUresult injected(const char* name) {
   if (t_count_calls) ++t_calls[name];
+  if (g_count_all.load(std::memory_order_relaxed)) {
+    std::lock_guard lk(g_all_mu);
+    ++g_all_calls[name];
+  }
   if (const int s = g_sticky.load()) return s;
   Failures& f = failures();
   std::lock_guard lk(f.mu);
@@ -543,10 +552,30 @@ int fake_cuda_thread_calls(const char* name) {
   for (const auto& [k, v] : t_calls) n += v;
   return n;
 }
-// "name=count name=count ..." of the counted calls, into `out` (at most n bytes with the NUL).
-int fake_cuda_thread_call_list(char* out, int n) {
+// Starts (on != 0, from zero) or stops counting the driver calls of every thread.
+void fake_cuda_count_all_calls(int on) {
+  std::lock_guard lk(g_all_mu);
+  if (on) g_all_calls.clear();
+  g_count_all.store(on != 0);
+}
+// Every thread's counted calls of `name` (nullptr: of every entry point).
+int fake_cuda_all_calls(const char* name) {
+  std::lock_guard lk(g_all_mu);
+  if (name) {
+    auto it = g_all_calls.find(name);
+    return it == g_all_calls.end() ? 0 : it->second;
+  }
+  int n = 0;
+  for (const auto& [k, v] : g_all_calls) n += v;
+  return n;
+}
+// "name=count name=count ..." of the counted calls (all threads: all != 0; else this thread's), into
+// `out` (at most n bytes with the NUL).
+int fake_cuda_call_list(int all, char* out, int n) {
   std::string s;
-  for (const auto& [k, v] : t_calls) s += (s.empty() ? "" : " ") + k + "=" + std::to_string(v);
+  std::unique_lock lk(g_all_mu, std::defer_lock);
+  if (all) lk.lock();
+  for (const auto& [k, v] : all ? g_all_calls : t_calls) s += (s.empty() ? "" : " ") + k + "=" + std::to_string(v);
   if (n > 0) {
     const std::size_t k = std::min<std::size_t>(s.size(), static_cast<std::size_t>(n - 1));
     std::memcpy(out, s.data(), k);
@@ -554,6 +583,7 @@ int fake_cuda_thread_call_list(char* out, int n) {
   }
   return static_cast<int>(s.size());
 }
+int fake_cuda_thread_call_list(char* out, int n) { return fake_cuda_call_list(0, out, n); }
 // Copies up to `n` kept bytes of the last cuGraphExecKernelNodeSetParams; returns how many were kept.
 int fake_cuda_last_update(void* out, int n) {
   std::lock_guard lk(g_last_update_mu);

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <thread>
 #include <tuple>
@@ -54,6 +55,13 @@ struct Fake {
   std::string call_list() {
     char buf[2048];
     (void)sym<int (*)(char*, int)>("fake_cuda_thread_call_list")(buf, sizeof buf);
+    return buf;
+  }
+  void count_all_calls(bool on) { sym<void (*)(int)>("fake_cuda_count_all_calls")(on ? 1 : 0); }
+  int all_calls(const char* name) { return sym<int (*)(const char*)>("fake_cuda_all_calls")(name); }
+  std::string all_call_list() {
+    char buf[2048];
+    (void)sym<int (*)(int, char*, int)>("fake_cuda_call_list")(1, buf, sizeof buf);
     return buf;
   }
   long pinned() { return sym<long (*)()>("fake_cuda_pinned_live")(); }
@@ -270,6 +278,69 @@ TEST_F(FakeGraphs, AWarmLaunchMakesNoDriverQueries) {
   (void)ct::describe(kGpu1);
   fake.count_calls(false);
   EXPECT_GT(fake.calls(nullptr), 0) << "the fake's call counter saw nothing";
+}
+
+// The driver calls of every thread (the launching thread and ctile's completion threads) per
+// operation in a steady state, pinned so that the count cannot grow unnoticed (docs/cuda_runtime.md,
+// "Driver calls per operation"): a chained cached or bound launch costs its cuLaunchKernel and one
+// cuEventRecord, and its completion thread waits once per batch of launches (here the GPU is slow,
+// so the launches queue up and batches fill); a launch or a replay that the host waits for costs
+// the launch, the record and one wait.
+TEST_F(FakeGraphs, DriverCallsPerOperation) {
+  if (!have_nvrtc()) GTEST_SKIP() << "NVRTC is not available here";
+  const std::int64_t n = 1024;
+  auto x = ct::ones<float>({n}, kGpu0).share();
+  auto y = ct::zeros<float>({n}, kGpu0).partition({256});
+  auto s = ct::Stream::create(kGpu0);
+  auto k = ct::bind_on(s, axpy, ct::spec::partition<float>({n}, {256}), 0.0f, ct::spec::shared<float>({n}));
+  constexpr int steps = 100;
+  auto chain = [&](bool bound) {
+    auto f = ct::launch(axpy, std::move(y), 1.0f, x).async_on(s);
+    for (int i = 1; i < steps; ++i)
+      f = std::move(f).then([&](std::tuple<P, float, S>&& t) -> ct::Future<std::tuple<P, float, S>> {
+        if (bound) return k(s, std::move(std::get<0>(t)), 1.0f, std::get<2>(t));
+        return ct::launch(axpy, std::move(std::get<0>(t)), 1.0f, std::get<2>(t)).async_on(s);
+      });
+    std::tie(y, std::ignore, x) = std::move(f).get();
+  };
+  auto synced = [&] {
+    for (int i = 0; i < steps; ++i) std::tie(y, std::ignore, x) = ct::launch(axpy, std::move(y), 1.0f, x).sync_on(s);
+  };
+  auto gy = ct::zeros<float>({n}, kGpu0).partition({256});
+  auto g = ct::capture(kGpu0, [&](ct::Capture& cap) { return ct::launch(axpy, std::move(gy), 1.0f, x).async_on(cap.stream()); });
+  auto replays = [&] {
+    for (int i = 0; i < steps; ++i) g = std::move(g).replay(s).get();
+  };
+  struct Case {
+    const char* what;
+    std::function<void()> run;
+    const char* launch;  // the entry point of the operation
+    bool waited;         // the host waits for each operation
+  };
+  const Case cases[] = {{"cached launch", [&] { chain(false); }, "cuLaunchKernel", false},
+                        {"bound launch", [&] { chain(true); }, "cuLaunchKernel", false},
+                        {"launch + sync", synced, "cuLaunchKernel", true},
+                        {"graph replay + sync", replays, "cuGraphLaunch", true}};
+  for (const Case& c : cases) {
+    fake.delay(50);
+    c.run();  // warm: compiled, records cached, event pools filled
+    c.run();
+    fake.delay(c.waited ? 50 : 1000);  // chains: a slow GPU, so that the launches run ahead of it
+    fake.count_all_calls(true);
+    c.run();
+    fake.count_all_calls(false);
+    const int all = fake.all_calls(nullptr), created = fake.all_calls("cuEventCreate");
+    const int waits = fake.all_calls("cuEventSynchronize");
+    const std::string calls = fake.all_call_list();
+    std::printf("%-20s %.2f driver calls per operation (%s)\n", c.what, all / double(steps), calls.c_str());
+    EXPECT_EQ(fake.all_calls(c.launch), steps) << c.what << ": " << calls;
+    EXPECT_EQ(fake.all_calls("cuEventRecord"), steps) << c.what << ": " << calls;
+    if (c.waited) EXPECT_EQ(waits, steps) << c.what << ": " << calls;
+    else EXPECT_LE(waits, steps / 8) << c.what << ": the completion thread waits once per batch: " << calls;
+    EXPECT_LE(created, steps / 10) << c.what << ": " << calls;
+    EXPECT_EQ(all, 2 * steps + waits + created) << c.what << ": other driver calls: " << calls;
+  }
+  fake.delay(50);
 }
 
 TEST_F(FakeGraphs, HostNodesAndMarkersOfCudaStreams) {
