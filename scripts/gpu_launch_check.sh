@@ -4,9 +4,11 @@
 # suite's runtime tests (graphs against eager launches, bound kernels, the many-thread stress run),
 # the graph example, and compute-sanitizer memcheck with leak checking and stream-ordered race
 # tracking over those tests (gating). Release build in build/gpu-launch (no GoogleTest needed).
-# Results under ${OUT:-results}/: launch_check_summary.txt (printed last), launch.jsonl (one record
-# per measurement), and the logs. Exit status 0 when every step passed; a target the benchmark
-# reports as NOT met is listed in the summary but does not fail the run (it is a measurement).
+# Results under ${OUT:-results}/, three files (a run's results must come back whole): launch_check_summary.txt
+# (printed last: every step, the benchmark's summary lines, the sanitizer's reports with their
+# tests), launch.jsonl (one record per measurement) and logs.tar.gz (every log, the sanitizer's
+# among them). Exit status 0 when every step passed; a target the benchmark reports as NOT met is
+# listed in the summary but does not fail the run (it is a measurement).
 # Environment: OUT, JOBS, SANITIZE=0 (skip the sanitizer), CTILE_COMMIT, BUILD_DIR.
 set -uo pipefail
 
@@ -18,6 +20,9 @@ out="$(cd "$out" && pwd)"
 build="${BUILD_DIR:-$root/build/gpu-launch}"
 summary="$out/launch_check_summary.txt"
 : >"$summary"
+logs="$build/launch-logs"  # bundled into $out/logs.tar.gz at the end
+rm -rf "$logs"
+mkdir -p "$logs"
 failed=0
 note() { echo "$*" >>"$summary"; }
 step() {  # step <name> <log> <command...>
@@ -31,7 +36,8 @@ step() {  # step <name> <log> <command...>
   return $rc
 }
 finish() {
-  note "$([[ $failed == 0 ]] && echo 'ALL STEPS PASSED' || echo 'SOME STEPS FAILED (see the logs)')  -> $out"
+  tar -C "$logs" -czf "$out/logs.tar.gz" . 2>/dev/null || note "could not bundle the logs"
+  note "$([[ $failed == 0 ]] && echo 'ALL STEPS PASSED' || echo 'SOME STEPS FAILED (see the logs)')  -> $out (logs in logs.tar.gz)"
   cat "$summary"
   exit "$failed"
 }
@@ -43,10 +49,10 @@ note "ctile launch check  $(date -u +%FT%TZ)  commit $commit"
 note "gpu: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)"
 note "host: $(nproc) cores"
 
-step "configure (Release, GPU suite only)" "$out/configure.log" \
+step "configure (Release, GPU suite only)" "$logs/configure.log" \
   cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCTILE_BUILD_TESTS=OFF -DCTILE_GPU_ONLY_TESTS=ON \
   -DCTILE_GPU_TESTS=ON -DCTILE_BUILD_EXAMPLES=ON -DCTILE_BUILD_BENCH=ON || finish
-step "build" "$out/build.log" cmake --build "$build" -j "${JOBS:-$(nproc)}" --target test_gpu ctile_launch_overhead graph_step ||
+step "build" "$logs/build.log" cmake --build "$build" -j "${JOBS:-$(nproc)}" --target test_gpu ctile_launch_overhead graph_step ||
   finish
 
 unset CTILE_BACKEND CTILE_RACE_CHECK
@@ -61,31 +67,36 @@ fi
 note "device: $probe"
 
 # 1. The runtime part of the GPU suite (runtime_graph_*, runtime_bound_*, runtime_stress_* among them).
-step "test_gpu runtime_ (graphs, bind, stress)" "$out/gpu_runtime.log" "$gpu_test" runtime_
-grep -E '^\[ (PASS|FAIL) \]|GPU tests passed|launches from' "$out/gpu_runtime.log" | sed 's/^/    /' >>"$summary"
-step "example graph_step on the GPU" "$out/graph_step.log" "$build/examples/graph_step"
-sed 's/^/    /' "$out/graph_step.log" >>"$summary"
+step "test_gpu runtime_ (graphs, bind, stress)" "$logs/gpu_runtime.log" "$gpu_test" runtime_
+grep -E '^\[ (PASS|FAIL) \]|GPU tests passed|launches from' "$logs/gpu_runtime.log" | sed 's/^/    /' >>"$summary"
+step "example graph_step on the GPU" "$logs/graph_step.log" "$build/examples/graph_step"
+sed 's/^/    /' "$logs/graph_step.log" >>"$summary"
 
 # 2. The benchmark (its summary lines start with '#').
 rm -f "$out/launch.jsonl"
-step "ctile_launch_overhead" "$out/launch_overhead.log" "$build/bench/ctile_launch_overhead" --out "$out/launch.jsonl"
-grep '^#' "$out/launch_overhead.log" | sed 's/^/    /' >>"$summary"
+step "ctile_launch_overhead" "$logs/launch_overhead.log" "$build/bench/ctile_launch_overhead" --out "$out/launch.jsonl"
+grep '^#' "$logs/launch_overhead.log" | sed 's/^/    /' >>"$summary"
 # The same launch loops with the completion thread polling cuEventQuery instead of waiting in
 # cuEventSynchronize (CTILE_COMPLETER_WAIT=poll): which of the two costs the launching thread less.
-CTILE_COMPLETER_WAIT=poll step "ctile_launch_overhead, completer polling" "$out/launch_overhead_poll.log" \
+CTILE_COMPLETER_WAIT=poll step "ctile_launch_overhead, completer polling" "$logs/launch_overhead_poll.log" \
   "$build/bench/ctile_launch_overhead" --only enqueue,sync,bound
-grep -E '^# (cached|pre-bound|launch|  those)' "$out/launch_overhead_poll.log" | sed 's/^/    completer polling: /' >>"$summary"
+grep -E '^# (cached|pre-bound|launch|  those)' "$logs/launch_overhead_poll.log" | sed 's/^/    completer polling: /' >>"$summary"
+# The same loops with one completion wait per launch (CTILE_COMPLETER_BATCH=1: as before the
+# completion threads waited once per batch): what batching saves the launching thread.
+CTILE_COMPLETER_BATCH=1 step "ctile_launch_overhead, one wait per launch" "$logs/launch_overhead_unbatched.log" \
+  "$build/bench/ctile_launch_overhead" --only enqueue,sync,bound
+grep -E '^# (cached|pre-bound|launch)' "$logs/launch_overhead_unbatched.log" | sed 's/^/    one wait per launch: /' >>"$summary"
 # ctile's own host cost on this machine's CPU: the same loops over the null driver (bench/null_cuda.cpp:
 # no GPU, no host cost of its own). Set against the real run it splits ctile - raw into ctile's code
 # and what the real driver adds to it (its locks, the completion thread's driver calls, caches).
 CTILE_LIBCUDA="$build/bench/libnull_cuda.so" NULL_CUDA_KERNEL_US=2 \
-  step "ctile_launch_overhead on the null driver" "$out/launch_overhead_null.log" \
+  step "ctile_launch_overhead on the null driver" "$logs/launch_overhead_null.log" \
   "$build/bench/ctile_launch_overhead" --only enqueue,sync,bound
-grep -E '^# (cached|pre-bound|launch|  those)' "$out/launch_overhead_null.log" | sed 's/^/    null driver: /' >>"$summary"
+grep -E '^# (cached|pre-bound|launch|  those)' "$logs/launch_overhead_null.log" | sed 's/^/    null driver: /' >>"$summary"
 # The peer: torch's CUDA-graph replay of the same small kernels (informational; skipped without torch).
-timeout 300 python3 bench/torch_graph_peer.py --out "$out/launch.jsonl" >"$out/torch_graph_peer.log" 2>&1
+timeout 300 python3 bench/torch_graph_peer.py --out "$out/launch.jsonl" >"$logs/torch_graph_peer.log" 2>&1
 note "torch_graph_peer.py (peer, informational): exit $?"
-grep -E '^# torch|skipped|WRONG' "$out/torch_graph_peer.log" | sed 's/^/    /' >>"$summary"
+grep -E '^# torch|skipped|WRONG' "$logs/torch_graph_peer.log" | sed 's/^/    /' >>"$summary"
 
 # 3. compute-sanitizer over the same tests: memcheck with leak checking and stream-ordered race
 #    tracking gates this run (issue 9: the staging buffers freed at teardown, allocations ordered
@@ -97,18 +108,18 @@ if [[ "${SANITIZE:-1}" != 0 ]]; then
     failed=1
   else
     export CTILE_GPU_SLOW_ITERS=2000
-    step "memcheck --leak-check full --track-stream-ordered-races all" "$out/sanitizer_memcheck_full.log" \
+    step "memcheck --leak-check full --track-stream-ordered-races all" "$logs/sanitizer_memcheck_full.log" \
       timeout 900 "$san" --tool memcheck --leak-check full --track-stream-ordered-races all --error-exitcode 97 \
       --print-limit 100 "$gpu_test" runtime_
-    note "    $(grep -E 'ERROR SUMMARY|LEAK SUMMARY' "$out/sanitizer_memcheck_full.log" | tr '\n' ' ')"
+    note "    $(grep -E 'ERROR SUMMARY|LEAK SUMMARY' "$logs/sanitizer_memcheck_full.log" | tr '\n' ' ')"
     # Each report with the test it happened in (the harness prints '[ RUN  ] name' first), then the
     # whole first report (its host backtrace names the call: a launch, a graph, a copy or a free), so
     # that the summary alone tells where to look even when the log does not come back.
     awk '/^\[ RUN  \]/ { test = $4 } /^========= [A-Z]/ && !/SUMMARY|COMPUTE-SANITIZER/ && n < 20 { print "    " test ": " $0; n++ }' \
-      "$out/sanitizer_memcheck_full.log" >>"$summary"
+      "$logs/sanitizer_memcheck_full.log" >>"$summary"
     awk '/^========= [A-Z]/ && !/SUMMARY|COMPUTE-SANITIZER/ { if (seen++) exit } seen { print "    | " $0 }' \
-      "$out/sanitizer_memcheck_full.log" | head -n 60 >>"$summary"
-    gzip -kf "$out/sanitizer_memcheck_full.log"  # the full log, smaller, in case the plain one is too big to come back
+      "$logs/sanitizer_memcheck_full.log" | head -n 60 >>"$summary"
+    gzip -kf "$logs/sanitizer_memcheck_full.log"  # the full log, smaller, in case the plain one is too big to come back
   fi
 fi
 finish

@@ -39,6 +39,8 @@ class GraphBuilder {
                             std::span<const NodeId> deps) = 0;
   virtual NodeId add_copy(std::byte* dst, const std::byte* src, std::int64_t bytes, std::span<const NodeId> deps) = 0;
   virtual NodeId add_host(std::function<void()> fn, std::span<const NodeId> deps) = 0;
+  // A node that does nothing but order: it runs after `deps`, and nodes that depend on it after it.
+  virtual NodeId add_empty(std::span<const NodeId> deps) = 0;
   // Throws UserError / CudaError when the graph cannot be made executable.
   [[nodiscard]] virtual std::unique_ptr<GraphExec> instantiate() = 0;
 };

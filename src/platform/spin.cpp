@@ -37,4 +37,9 @@ std::chrono::nanoseconds spin_budget() {
   return budget;
 }
 
+std::atomic<int>& host_waiters() {
+  static std::atomic<int> n{0};
+  return n;
+}
+
 }  // namespace ctile::detail

@@ -12,6 +12,7 @@
 // where a polling thread would take the processor from the thread it waits for.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <thread>
 
@@ -23,6 +24,19 @@ namespace ctile::detail {
 
 // The polling budget (read once per process).
 std::chrono::nanoseconds spin_budget();
+
+// Host threads blocked in Event::wait right now (any event). A CUDA stream's completion thread
+// holds back finished work for a few microseconds to complete it in batches (one driver call per
+// batch) only while this is 0, so that a waiting thread is never kept waiting for a batch to fill.
+std::atomic<int>& host_waiters();
+// Counts the calling thread in host_waiters() for its lifetime.
+class HostWaitScope {
+ public:
+  HostWaitScope() { host_waiters().fetch_add(1, std::memory_order_seq_cst); }
+  ~HostWaitScope() { host_waiters().fetch_sub(1, std::memory_order_relaxed); }
+  HostWaitScope(const HostWaitScope&) = delete;
+  HostWaitScope& operator=(const HostWaitScope&) = delete;
+};
 
 inline void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)

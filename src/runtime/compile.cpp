@@ -9,14 +9,10 @@
 #include <cctype>
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
-#include <mutex>
 
 #include "../backend/cuda/codegen.hpp"
 #include "../backend/cuda/nvrtc.hpp"
+#include "../core/dump.hpp"
 #include "kernel_cache.hpp"
 #include "stage_timings.hpp"
 
@@ -48,32 +44,6 @@ Arch parse_arch(const std::string& kernel, const std::string& s) {
   if (sm < 80) return bad(" (ctile needs compute capability 8.0 or newer)");
   if (!(suffix.empty() || (suffix == "a" && sm >= 90) || (suffix == "f" && sm >= 100))) return bad("");
   return Arch{s, sm};
-}
-
-bool env_set(const char* name) {
-  const char* v = std::getenv(name);
-  return v && *v && std::strcmp(v, "0") != 0;
-}
-
-// compile_only honours CTILE_DUMP_IR / _CUDA / _PTX (and CTILE_DUMP_DIR) and CTILE_TIMINGS as a
-// launch's compile does: the same stderr blocks, or the same files (<entry>.cu, <entry>.ptx).
-void dump_text(const std::string& kernel, const std::string& entry, const char* ext, const std::string& text) {
-  static std::mutex mu;
-  std::lock_guard lk(mu);
-  const char* dir = std::getenv("CTILE_DUMP_DIR");
-  if (dir && *dir) {
-    std::error_code ec;
-    std::filesystem::create_directories(dir, ec);
-    const std::filesystem::path p = std::filesystem::path(dir) / (entry + ext);
-    std::ofstream f(p, std::ios::binary | std::ios::trunc);
-    f << text;
-    if (!f) std::fprintf(stderr, "ctile: cannot write %s\n", p.string().c_str());
-    else if (!env_set("CTILE_QUIET")) std::fprintf(stderr, "ctile: wrote %s (kernel '%s')\n", p.string().c_str(), kernel.c_str());
-    return;
-  }
-  std::fprintf(stderr, "// ---- ctile: %s of kernel '%s' (entry %s) ----\n%s\n// ---- end of %s ----\n",
-               std::strcmp(ext, ".ptx") == 0 ? "PTX" : "CUDA source", kernel.c_str(), entry.c_str(), text.c_str(),
-               entry.c_str());
 }
 
 // The grid rank of a specialisation planned from specs: from the partition specs, else the option.
@@ -159,18 +129,18 @@ CompileOnlyResult compile_only_planned(const void* fn, Tracer tracer, const std:
   r.ir_kernel = tracer(fn, name, plan.specs, grid_rank);
   const double trace_ms = ms_since(t0);
   r.ir = ir::print(*r.ir_kernel);
-  if (env_set("CTILE_DUMP_IR")) std::fprintf(stderr, "%s", r.ir.c_str());
+  if (env_flag("CTILE_DUMP_IR")) std::fprintf(stderr, "%s", r.ir.c_str());
   CodegenOptions co;  // the generator's defaults (the backend's tuning knobs CTILE_PREFETCH/CTILE_THREADS do not apply)
   co.sm = arch.sm;
   const auto t1 = std::chrono::steady_clock::now();
   GeneratedKernel gk = generate(*r.ir_kernel, co);
   const double codegen_ms = ms_since(t1);
-  if (env_set("CTILE_DUMP_CUDA")) dump_text(name, gk.entry, ".cu", gk.source);
+  if (env_flag("CTILE_DUMP_CUDA")) dump_generated("kernel '" + name + "'", gk.entry, ".cu", gk.source);
   const auto t2 = std::chrono::steady_clock::now();
   const CompileResult cr = nv->compile_for_arch(gk, arch.name);
   const double nvrtc_ms = ms_since(t2);
-  if (env_set("CTILE_DUMP_PTX")) dump_text(name, gk.entry, ".ptx", cr.ptx);
-  if (env_set("CTILE_TIMINGS"))
+  if (env_flag("CTILE_DUMP_PTX")) dump_generated("kernel '" + name + "'", gk.entry, ".ptx", cr.ptx);
+  if (env_flag("CTILE_TIMINGS"))
     std::fprintf(stderr, "ctile: timings of kernel '%s' (compile_only, %s): trace %.3f ms, codegen %.3f ms, nvrtc %.3f ms\n",
                  name.c_str(), arch.name.c_str(), trace_ms, codegen_ms, nvrtc_ms);
   r.entry = gk.entry;

@@ -148,6 +148,8 @@ void Event::wait() const {
   if (!state_) return;
   detail::EventState& s = detail::st(state_);
   if (s.captured && !s.is_done()) return;  // a graph node: it never runs here (the caller checks done())
+  if (s.is_done()) return;
+  const detail::HostWaitScope waiting;  // completion threads complete at once while someone waits
   // Poll for a short while first (spin.hpp: a sleeping waiter is woken through the kernel).
   if (detail::spin_until([&] { return s.is_done(); })) return;
   std::unique_lock lk(s.mu);

@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 
+#include "../core/dump.hpp"
 #include "../platform/command.hpp"
 #include "../platform/kernel.hpp"
 #include "graph_state.hpp"
@@ -45,10 +47,23 @@ void build_graph(GraphState& g, std::vector<CapturedNode> nodes) {
   g.nodes = std::move(nodes);
   g.pid.clear();
   std::vector<GraphState::Use> uses;
+  // CTILE_GRAPH_JOIN_NODES=1: a graph with several first (or last) nodes gets an empty node before
+  // (after) them, so that it starts and ends in one node. The same order as without; an experiment
+  // for tools that follow a graph's branches (docs/cuda_runtime.md, "Graphs and compute-sanitizer").
+  static const bool join_nodes = env_flag("CTILE_GRAPH_JOIN_NODES");
+  std::size_t roots = 0;
+  std::vector<bool> has_successor(g.nodes.size(), false);
+  for (const CapturedNode& n : g.nodes) {
+    roots += n.deps.empty() ? 1 : 0;
+    for (std::size_t d : n.deps) has_successor[d] = true;
+  }
+  std::optional<platform::NodeId> entry;
+  if (join_nodes && roots > 1) entry = b->add_empty({});
   for (std::size_t i = 0; i < g.nodes.size(); ++i) {
     const CapturedNode& n = g.nodes[i];
     std::vector<platform::NodeId> deps;
     for (std::size_t d : n.deps) deps.push_back(g.pid[d]);
+    if (entry && deps.empty()) deps.push_back(*entry);
     platform::NodeId id = 0;
     switch (n.kind) {
       case CapturedNode::Kind::Kernel:
@@ -69,6 +84,12 @@ void build_graph(GraphState& g, std::vector<CapturedNode> nodes) {
       if (it == uses.end()) uses.push_back({t.core->storage, t.writes});
       else it->writes |= t.writes;
     }
+  }
+  if (join_nodes && std::count(has_successor.begin(), has_successor.end(), false) > 1) {
+    std::vector<platform::NodeId> sinks;
+    for (std::size_t i = 0; i < g.nodes.size(); ++i)
+      if (!has_successor[i]) sinks.push_back(g.pid[i]);
+    (void)b->add_empty(sinks);
   }
   g.exec = b->instantiate();
   claim(uses, +1);

@@ -25,6 +25,7 @@
 #include <sstream>
 
 #include "../backend/cuda/cuda_backend.hpp"
+#include "../core/dump.hpp"
 #include "../platform/command.hpp"
 #include "../platform/kernel.hpp"
 #include "capture.hpp"
@@ -365,11 +366,6 @@ struct Counters {
 std::map<const void*, Counters>& counters() {
   static auto* m = new std::map<const void*, Counters>();
   return *m;
-}
-
-bool env_flag(const char* name) {
-  const char* v = std::getenv(name);
-  return v && *v && std::strcmp(v, "0") != 0;
 }
 
 // Lowest and one-past-highest byte a view can touch.

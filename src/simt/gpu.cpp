@@ -5,10 +5,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
 #include <functional>
 #include <span>
-#include <fstream>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -18,6 +16,7 @@
 
 #include "../backend/cache/disk_cache.hpp"
 #include "../backend/cuda/nvrtc.hpp"
+#include "../core/dump.hpp"
 #include "../platform/cuda/device.hpp"
 #include "../platform/cuda/driver.hpp"
 #include "../platform/cuda/memory.hpp"
@@ -42,31 +41,8 @@ using namespace ::ctile::platform::cuda;  // NOLINT(google-build-using-namespace
 
 namespace {
 
-bool env_flag(const char* name) {
-  const char* v = std::getenv(name);
-  return v && *v && std::strcmp(v, "0") != 0;
-}
-
-// CTILE_DUMP_CUDA / CTILE_DUMP_PTX: to stderr, or as files in CTILE_DUMP_DIR (what `ctile inspect`
-// reads).
-void dump(const std::string& what, const std::string& entry, const char* ext, const std::string& text) {
-  static std::mutex mu;
-  std::lock_guard lk(mu);
-  const char* dir = std::getenv("CTILE_DUMP_DIR");
-  if (dir && *dir) {
-    std::error_code ec;
-    std::filesystem::create_directories(dir, ec);
-    const std::filesystem::path p = std::filesystem::path(dir) / (entry + ext);
-    std::ofstream f(p, std::ios::binary | std::ios::trunc);
-    f << text;
-    if (!f) std::fprintf(stderr, "ctile: cannot write %s\n", p.string().c_str());
-    else if (!cu::quiet()) std::fprintf(stderr, "ctile: wrote %s (%s)\n", p.string().c_str(), what.c_str());
-    return;
-  }
-  std::fprintf(stderr, "// ---- ctile: %s of %s (entry %s) ----\n%s\n// ---- end of %s ----\n",
-               std::strcmp(ext, ".ptx") == 0 ? "PTX" : "CUDA source", what.c_str(), entry.c_str(), text.c_str(),
-               entry.c_str());
-}
+using ::ctile::detail::dump_generated;
+using ::ctile::detail::env_flag;
 
 // "sm_90a" -> 90; 0 when it is not of the form sm_<digits>[a|f].
 int sm_of(const std::string& arch, std::string& suffix) {
@@ -269,8 +245,8 @@ Module load(const std::tuple<const void*, std::string, int, int>& key, int devic
     const int sm = dc.info().sm();
     const std::string arch = cu::Nvrtc::arch_for(sm, cu::Output::Cubin);
     Compiled c = compile(arch);
-    if (env_flag("CTILE_DUMP_CUDA")) dump(what, c.entry, ".cu", c.source);
-    if (env_flag("CTILE_DUMP_PTX")) dump(what, c.entry, ".ptx", c.ptx);
+    if (env_flag("CTILE_DUMP_CUDA")) dump_generated(what, c.entry, ".cu", c.source);
+    if (env_flag("CTILE_DUMP_PTX")) dump_generated(what, c.entry, ".ptx", c.ptx);
     if (!c.log.empty() && env_flag("CTILE_VERBOSE"))
       std::fprintf(stderr, "ctile: compile log of %s:\n%s\n", what.c_str(), c.log.c_str());
     cu::ScopedContext scope(dc.ctx());

@@ -7,12 +7,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <limits>
 #include <mutex>
 #include <string>
 
+#include "../../core/dump.hpp"
 #include "../../runtime/stage_timings.hpp"
 #include "../cache/disk_cache.hpp"
 #include "codegen.hpp"
@@ -32,36 +31,11 @@ namespace ctile::backend::cuda {
 using namespace ::ctile::platform::cuda;  // driver, devices, streams (src/platform/cuda)
 namespace {
 
+using ::ctile::detail::dump_generated;
+using ::ctile::detail::env_flag;
 using Clock = std::chrono::steady_clock;
 
 constexpr int kMaxDevices = 64;
-
-bool env_flag(const char* name) {
-  const char* v = std::getenv(name);
-  return v && *v && std::strcmp(v, "0") != 0;
-}
-
-// CTILE_DUMP_CUDA / CTILE_DUMP_PTX: to stderr, or to files in CTILE_DUMP_DIR.
-void dump(const std::string& kernel, const std::string& entry, const char* ext, const std::string& text) {
-  static std::mutex mu;
-  std::lock_guard lk(mu);
-  const char* dir = std::getenv("CTILE_DUMP_DIR");
-  if (dir && *dir) {
-    std::error_code ec;
-    std::filesystem::create_directories(dir, ec);
-    const std::filesystem::path p = std::filesystem::path(dir) / (entry + ext);
-    std::ofstream f(p, std::ios::binary | std::ios::trunc);
-    f << text;
-    if (!f)
-      std::fprintf(stderr, "ctile: cannot write %s\n", p.string().c_str());
-    else if (!quiet())
-      std::fprintf(stderr, "ctile: wrote %s (kernel '%s')\n", p.string().c_str(), kernel.c_str());
-    return;
-  }
-  std::fprintf(stderr, "// ---- ctile: %s of kernel '%s' (entry %s) ----\n%s\n// ---- end of %s ----\n",
-               std::strcmp(ext, ".ptx") == 0 ? "PTX" : "CUDA source", kernel.c_str(), entry.c_str(), text.c_str(),
-               entry.c_str());
-}
 
 // A compiled kernel: the IR, what the generator made of it, and the kernel loaded on the device by
 // the CUDA platform (launched natively from a parameter block by the launch path).
@@ -164,7 +138,7 @@ class CudaBackend final : public Backend {
     auto t = Clock::now();
     GeneratedKernel gk = generate(*k, codegen_options_from_env(sm));
     detail::note_stage("codegen", detail::ms_since(t));
-    if (env_flag("CTILE_DUMP_CUDA")) dump(kname, gk.entry, ".cu", gk.source);
+    if (env_flag("CTILE_DUMP_CUDA")) dump_generated("kernel '" + kname + "'", gk.entry, ".cu", gk.source);
 
     if (gk.threads <= 0 || gk.threads > dc.info().max_threads_per_block)
       throw InternalError(detail::cat("cuda backend: kernel '", kname, "' was generated with ", gk.threads,
@@ -181,7 +155,7 @@ class CudaBackend final : public Backend {
                                   ": NVRTC is not available: ", nvrtc_unavailable_reason()));
     if (env_flag("CTILE_DUMP_PTX")) {
       const CompileResult ptx = nv->compile(gk, sm, Output::Ptx);
-      dump(kname, gk.entry, ".ptx", ptx.image);
+      dump_generated("kernel '" + kname + "'", gk.entry, ".ptx", ptx.image);
     }
 
     // The disk cache holds cubins by the content of everything that goes into them.

@@ -68,6 +68,9 @@ class CpuGraphBuilder final : public GraphBuilder {
     nodes_.push_back(std::make_shared<const std::function<void()>>(std::move(fn)));
     return nodes_.size() - 1;
   }
+  NodeId add_empty(std::span<const NodeId> deps) override {
+    return add_host([] {}, deps);
+  }
   std::unique_ptr<GraphExec> instantiate() override { return std::make_unique<CpuGraphExec>(std::move(nodes_)); }
 
  private:

@@ -8,6 +8,8 @@
 #include <cstring>
 #include <mutex>
 
+#include "../../core/dump.hpp"
+
 namespace ctile::platform::cuda {
 namespace {
 
@@ -227,9 +229,6 @@ void ScopedContext::leave() noexcept {
   (void)CTILE_CU_REPORT(cuCtxPopCurrent_v2, (&popped), "restoring the caller's CUDA context");
 }
 
-bool quiet() {
-  const char* v = std::getenv("CTILE_QUIET");
-  return v && *v && std::strcmp(v, "0") != 0;
-}
+bool quiet() { return ::ctile::detail::env_flag("CTILE_QUIET"); }
 
 }  // namespace ctile::platform::cuda

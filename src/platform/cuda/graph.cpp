@@ -103,6 +103,18 @@ class CudaGraphBuilder final : public GraphBuilder {
     return nodes_.size() - 1;
   }
 
+  NodeId add_empty(std::span<const NodeId> deps) override {
+    if (!drv().cuGraphAddEmptyNode)
+      throw UserError(detail::cat("graphs on cuda:", dc_.index(), " need cuGraphAddEmptyNode, which this CUDA driver lacks"));
+    CudaGraphExec::Node n;
+    ScopedContext scope(dc_.ctx());
+    const auto d = node_deps(deps);
+    CTILE_CU(cuGraphAddEmptyNode, (&n.node, graph_, d.data(), d.size()), "adding an empty node to a CUDA graph on cuda:",
+             dc_.index());
+    nodes_.push_back(n);
+    return nodes_.size() - 1;
+  }
+
   std::unique_ptr<GraphExec> instantiate() override {
     ScopedContext scope(dc_.ctx());
     CUgraphExec exec = nullptr;

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <utility>
+#include <vector>
 
 #include "../platform.hpp"
 #include "../spin.hpp"
@@ -243,14 +244,64 @@ void Completer::wait_for(std::uint64_t ticket) const {
 
 bool Completer::on_thread() const { return std::this_thread::get_id() == st_->thread_id; }
 
+namespace {
+
+// At most this many items complete after one wait, so that what a batch keeps alive stays bounded
+// (CTILE_COMPLETER_BATCH, read once, 1 to 256; default 32; 1 waits for every item on its own).
+std::size_t max_batch() {
+  static const std::size_t n = [] {
+    if (const char* v = std::getenv("CTILE_COMPLETER_BATCH"); v && *v) {
+      char* end = nullptr;
+      const long k = std::strtol(v, &end, 10);
+      if (*end == '\0' && k >= 1) return static_cast<std::size_t>(k < 256 ? k : 256);
+    }
+    return std::size_t{32};
+  }();
+  return n;
+}
+
+// How long the completion thread holds back finished work to complete it in batches while no host
+// thread waits (CTILE_COMPLETER_BATCH_US, read once; 0: never): 20 us where threads poll
+// (spin.hpp), 0 where they sleep at once (fewer than 4 processors: the polling would take the
+// processor from the launching thread).
+std::chrono::nanoseconds batch_linger() {
+  static const std::chrono::nanoseconds linger = [] {
+    if (const char* v = std::getenv("CTILE_COMPLETER_BATCH_US"); v && *v) {
+      char* end = nullptr;
+      const long us = std::strtol(v, &end, 10);
+      if (*end == '\0' && us >= 0) return std::chrono::nanoseconds(std::chrono::microseconds(us < 10000 ? us : 10000));
+    }
+    return detail::spin_budget().count() > 0 ? std::chrono::nanoseconds(std::chrono::microseconds(20)) : std::chrono::nanoseconds(0);
+  }();
+  return linger;
+}
+
+}  // namespace
+
 void Completer::run(const std::shared_ptr<State>& st) {
   const Driver& d = drv_unchecked();
   // This thread only ever works for one device: make its context current for good.
   const CUresult ctx_r = d.cuCtxSetCurrent(st->ctx);
   if (ctx_r != 0) report_error(ctx_r, "cuCtxSetCurrent", detail::cat("starting the completion thread of cuda:", st->device));
   t_current_context = st->ctx;
-  std::uint64_t ticket = 0;  // of the last item taken
+  std::uint64_t ticket = 0;  // of the last item completed
   bool after_item = false;
+  const std::size_t batch_max = max_batch();
+  std::vector<Item> batch;
+  batch.reserve(batch_max);
+  auto nobody_waits = [&] {
+    return detail::host_waiters().load(std::memory_order_seq_cst) == 0 && st->waiters.load(std::memory_order_seq_cst) == 0 &&
+           !st->closing.load(std::memory_order_relaxed);
+  };
+  auto wait_error = [&](CUresult r) {
+    try {
+      throw_cuda_error(r, "cuEventSynchronize",
+                       detail::cat("waiting for the GPU work of a stream command on cuda:", st->device,
+                                   " (an earlier kernel or copy on this device failed)"));
+    } catch (...) {
+      return std::current_exception();
+    }
+  };
   for (;;) {
     Item it;
     if (!st->q.pop(it)) {
@@ -271,39 +322,53 @@ void Completer::run(const std::shared_ptr<State>& st) {
       }
     }
     after_item = true;
-    ++ticket;
-    std::exception_ptr err = it.err;
-    if (const detail::NativeEvent* ne = it.done.native_ptr()) {
-      const CUresult r = wait_native(d, ne->ev);
-      if (r != 0 && !err) {
-        try {
-          throw_cuda_error(r, "cuEventSynchronize",
-                           detail::cat("waiting for the GPU work of a stream command on cuda:", st->device,
-                                       " (an earlier kernel or copy on this device failed)"));
-        } catch (...) {
-          err = std::current_exception();
-        }
+    batch.clear();
+    batch.push_back(std::move(it));
+    // While no host thread waits, let a batch gather for a moment (the launching thread keeps
+    // submitting meanwhile): its items then cost one driver call together instead of one each.
+    if (const auto linger = batch_linger(); linger.count() > 0 && nobody_waits()) {
+      const auto until = std::chrono::steady_clock::now() + linger;
+      for (unsigned i = 1; st->q.pushed() - ticket < batch_max && nobody_waits(); ++i) {
+        if (i % 32 == 0 && std::chrono::steady_clock::now() >= until) break;
+        detail::cpu_relax();
       }
     }
-    if (it.host)
-      if (std::exception_ptr h = it.host->take(); h && !err) err = std::move(h);
-    // The GPU is done with everything the command used: release it (this may free device memory).
-    it.keep.clear();
-    it.task.reset();
-    it.host.reset();
-    // The GPU work was ordered after these on the device; take over their errors.
-    for (const Event& e : it.after) {
-      e.wait();
-      if (!err) err = e.error();
+    for (Item more; batch.size() < batch_max && st->q.pop(more);) batch.push_back(std::move(more));
+    // One wait for the whole batch: every item of a completer was recorded on one CUstream, in
+    // order, so once the newest native event is done the GPU has finished every item before it.
+    // After a failure each native event is waited for again, so that errors stay with their items.
+    bool batch_done = true;
+    for (std::size_t i = batch.size(); i-- > 0;)
+      if (const detail::NativeEvent* ne = batch[i].done.native_ptr()) {
+        batch_done = wait_native(d, ne->ev) == 0;
+        break;
+      }
+    for (Item& x : batch) {
+      ++ticket;
+      std::exception_ptr err = x.err;
+      if (const detail::NativeEvent* ne = x.done.native_ptr(); ne && !batch_done)
+        if (const CUresult r = wait_native(d, ne->ev); r != 0 && !err) err = wait_error(r);
+      if (x.host)
+        if (std::exception_ptr h = x.host->take(); h && !err) err = std::move(h);
+      // The GPU is done with everything the command used: release it (this may free device memory).
+      x.keep.clear();
+      x.task.reset();
+      x.host.reset();
+      // The GPU work was ordered after these on the device; take over their errors.
+      for (const Event& e : x.after) {
+        e.wait();
+        if (!err) err = e.error();
+      }
+      x.after.clear();
+      Event done = std::move(x.done);
+      done.complete(err);
+      st->completed.store(ticket, std::memory_order_seq_cst);
+      if (st->waiters.load(std::memory_order_seq_cst) != 0) {
+        { std::lock_guard lk(st->done_mu); }
+        st->done_cv.notify_all();
+      }
     }
-    it.after.clear();
-    Event done = std::move(it.done);
-    done.complete(err);
-    st->completed.store(ticket, std::memory_order_seq_cst);
-    if (st->waiters.load(std::memory_order_seq_cst) != 0) {
-      { std::lock_guard lk(st->done_mu); }
-      st->done_cv.notify_all();
-    }
+    batch.clear();
   }
 }
 

@@ -12,8 +12,9 @@
 // Kernels do not run: cuLaunchKernel checks its arguments and counts the launch. Graphs
 // (cuGraphCreate ... cuGraphLaunch) are lists of kernel, memcpy and host nodes; a launch runs the
 // nodes in order on the stream's worker (memcpy nodes copy, host nodes call their function, kernel
-// nodes count as launches). The fake cannot know a kernel's parameter size; a test that inspects
-// the parameters of kernel nodes says how many bytes to keep (fake_cuda_set_param_bytes).
+// nodes count as launches). A kernel's parameter size comes from its cubin (cubin_param_bytes); a
+// test that inspects the parameters of kernel nodes says how many bytes to keep
+// (fake_cuda_set_param_bytes).
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -107,8 +108,17 @@ Failures& failures() {
 thread_local bool t_count_calls = false;
 thread_local std::map<std::string, int> t_calls;
 
+// fake_cuda_count_all_calls(1): the entry points every thread calls (ctile's completion threads too).
+std::atomic<bool> g_count_all{false};
+std::mutex g_all_mu;
+std::map<std::string, int> g_all_calls;
+
 CUresult injected(const char* name) {
   if (t_count_calls) ++t_calls[name];
+  if (g_count_all.load(std::memory_order_relaxed)) {
+    std::lock_guard lk(g_all_mu);
+    ++g_all_calls[name];
+  }
   if (const int s = g_sticky.load()) return s;
   Failures& f = failures();
   std::lock_guard lk(f.mu);
@@ -199,8 +209,8 @@ void device_free(const char* what, CUdeviceptr p) {
 
 // ---- stream order (FAKE_CUDA_STREAM_ORDER=1) ----
 // What compute-sanitizer's --track-stream-ordered-races checks, for the operations whose memory the
-// fake knows (copies and fills, also as graph nodes, and graph kernel nodes' tensors while a test
-// keeps their parameters with fake_cuda_set_param_bytes; eager kernels' memory is unknown): a stream-
+// fake knows (copies and fills, also as graph nodes, and the tensors of kernels and kernel nodes: every
+// pointer in a parameter block whose size the cubin gives, cubin_param_bytes): a stream-
 // ordered allocation (cuMemAllocAsync) is used on another stream only once that stream is ordered
 // after the allocation through cuStreamWaitEvent, and freed (cuMemFreeAsync) only on a stream
 // ordered after every earlier use. A host wait (cuStreamSynchronize, cuEventSynchronize) orders
@@ -264,9 +274,8 @@ void order_use(const char* what, const void* s, CUdeviceptr p, std::size_t n) {
               what, static_cast<unsigned long long>(it->first));
   a.uses[sid] = order_tick(o, sid);
 }
-// A graph kernel node's parameter block, as far as fake_cuda_set_param_bytes kept it: every 8-byte
-// word that points into a stream-ordered allocation counts as a use of it (a kernel's memory is
-// otherwise unknown here; eager launches are not seen, as the size of their block is unknown).
+// A kernel's parameter block: every 8-byte word that points into a stream-ordered allocation counts
+// as a use of it (a kernel's memory is otherwise unknown here).
 void order_use_params(const char* what, const void* s, const unsigned char* params, std::size_t n) {
   if (!order_checked()) return;
   for (std::size_t off = 0; off + 8 <= n; off += 8) {
@@ -322,6 +331,32 @@ __attribute__((destructor)) void report_at_exit() {
     pinned = memory().pinned.size();
   }
   std::fprintf(stderr, "fake_cuda: at exit: %zu pinned host buffers, %d violations\n", pinned, g_violations.load());
+}
+
+// The size of kernel `name`'s parameters in a cubin: EIATTR_CBANK_PARAM_SIZE (attribute 0x19, a
+// 16-bit value) in its section .nv.info.<name>; 0 when the image does not say.
+std::size_t cubin_param_bytes(const std::string& image, const std::string& name) {
+  auto rd = [&](std::size_t off, std::size_t n) {
+    std::uint64_t v = 0;
+    if (off + n <= image.size()) std::memcpy(&v, image.data() + off, n);
+    return v;
+  };
+  const std::uint64_t shoff = rd(0x28, 8), shentsize = rd(0x3a, 2), shnum = rd(0x3c, 2), shstrndx = rd(0x3e, 2);
+  if (shentsize < 64 || shstrndx >= shnum) return 0;
+  auto sec = [&](std::uint64_t i, std::uint64_t field, std::size_t n) { return rd(shoff + i * shentsize + field, n); };
+  const std::uint64_t strtab = sec(shstrndx, 0x18, 8);
+  const std::string want = ".nv.info." + name;
+  for (std::uint64_t i = 0; i < shnum; ++i) {
+    const std::uint64_t at = strtab + sec(i, 0, 4);
+    if (at + want.size() + 1 > image.size() || image.compare(at, want.size() + 1, want.c_str(), want.size() + 1) != 0) continue;
+    const std::uint64_t off = sec(i, 0x18, 8), size = sec(i, 0x20, 8);
+    for (std::uint64_t p = off; p + 4 <= off + size && p + 4 <= image.size();) {
+      const auto format = static_cast<unsigned char>(image[p]), attr = static_cast<unsigned char>(image[p + 1]);
+      if (format == 0x03 && attr == 0x19) return static_cast<std::size_t>(rd(p + 2, 2));
+      p += format == 0x04 ? 4 + rd(p + 2, 2) : 4;  // 0x04: a sized value follows; else 2 bytes inline
+    }
+  }
+  return 0;
 }
 
 }  // namespace
@@ -386,6 +421,7 @@ struct CUfunc_st {
   CUmod_st* module = nullptr;
   std::string name;
   int max_dynamic_smem = 48 * 1024;
+  std::size_t param_bytes = 0;  // the size of the kernel's parameters, from the cubin (0: unknown)
 };
 
 struct CUmemPoolHandle_st {
@@ -399,6 +435,7 @@ struct FakeNode {
   CUfunction fn = nullptr;
   unsigned grid = 0, block = 0, smem = 0;
   std::vector<unsigned char> params;  // the first fake_cuda_set_param_bytes bytes of the block
+  std::vector<unsigned char> order_params;  // the whole block (stream-order check, when its size is known)
   CUdeviceptr dst = 0, src = 0;
   std::size_t bytes = 0;
   ctile::platform::cuda::CUhostFn host = nullptr;
@@ -515,10 +552,30 @@ int fake_cuda_thread_calls(const char* name) {
   for (const auto& [k, v] : t_calls) n += v;
   return n;
 }
-// "name=count name=count ..." of the counted calls, into `out` (at most n bytes with the NUL).
-int fake_cuda_thread_call_list(char* out, int n) {
+// Starts (on != 0, from zero) or stops counting the driver calls of every thread.
+void fake_cuda_count_all_calls(int on) {
+  std::lock_guard lk(g_all_mu);
+  if (on) g_all_calls.clear();
+  g_count_all.store(on != 0);
+}
+// Every thread's counted calls of `name` (nullptr: of every entry point).
+int fake_cuda_all_calls(const char* name) {
+  std::lock_guard lk(g_all_mu);
+  if (name) {
+    auto it = g_all_calls.find(name);
+    return it == g_all_calls.end() ? 0 : it->second;
+  }
+  int n = 0;
+  for (const auto& [k, v] : g_all_calls) n += v;
+  return n;
+}
+// "name=count name=count ..." of the counted calls (all threads: all != 0; else this thread's), into
+// `out` (at most n bytes with the NUL).
+int fake_cuda_call_list(int all, char* out, int n) {
   std::string s;
-  for (const auto& [k, v] : t_calls) s += (s.empty() ? "" : " ") + k + "=" + std::to_string(v);
+  std::unique_lock lk(g_all_mu, std::defer_lock);
+  if (all) lk.lock();
+  for (const auto& [k, v] : all ? g_all_calls : t_calls) s += (s.empty() ? "" : " ") + k + "=" + std::to_string(v);
   if (n > 0) {
     const std::size_t k = std::min<std::size_t>(s.size(), static_cast<std::size_t>(n - 1));
     std::memcpy(out, s.data(), k);
@@ -526,6 +583,7 @@ int fake_cuda_thread_call_list(char* out, int n) {
   }
   return static_cast<int>(s.size());
 }
+int fake_cuda_thread_call_list(char* out, int n) { return fake_cuda_call_list(0, out, n); }
 // Copies up to `n` kept bytes of the last cuGraphExecKernelNodeSetParams; returns how many were kept.
 int fake_cuda_last_update(void* out, int n) {
   std::lock_guard lk(g_last_update_mu);
@@ -541,6 +599,8 @@ long fake_cuda_live_graphs() {
   std::lock_guard lk(objects().mu);
   return static_cast<long>(objects().graphs.size() + objects().execs.size());
 }
+// The parameter size of a kernel as the fake read it from the cubin (0: unknown).
+long fake_cuda_function_param_bytes(CUfunction fn) { return fn ? static_cast<long>(fn->param_bytes) : -1; }
 // Kernel nodes keep the first `n` bytes of their parameter block (0: none).
 void fake_cuda_set_param_bytes(int n) { g_param_bytes = n; }
 // Copies up to `n` kept parameter bytes of kernel node `node` (its index among all nodes) of an
@@ -1058,6 +1118,7 @@ CUresult cuModuleGetFunction(CUfunction* fn, CUmodule module, const char* name) 
   auto* f = new CUfunc_st();
   f->module = module;
   f->name = name;
+  f->param_bytes = cubin_param_bytes(module->image, name);
   *fn = f;
   return kSuccess;
 }
@@ -1101,6 +1162,8 @@ CUresult cuLaunchKernel(CUfunction fn, unsigned int grid_x, unsigned int grid_y,
     violation("cuLaunchKernel without a parameter buffer");
     return kInvalidValue;
   }
+  // The kernel's memory, as far as its parameter block shows it (the stream-order check).
+  order_use_params("cuLaunchKernel", stream, static_cast<const unsigned char*>(params[0]), fn->param_bytes);
   ++g_launches;
   stream->push([] {});
   return kSuccess;
@@ -1152,9 +1215,11 @@ bool kernel_node_ok(const KernelNodeParams* p, const char* what) {
   return true;
 }
 void keep_params(FakeNode& n, const KernelNodeParams* p) {
-  const int k = g_param_bytes.load();
+  const auto k = static_cast<std::size_t>(g_param_bytes.load());
+  const std::size_t have = p->func->param_bytes;  // never read past the block when its size is known
   const auto* b = static_cast<const unsigned char*>(p->kernelParams[0]);
-  n.params.assign(b, b + k);
+  n.params.assign(b, b + (have ? std::min(k, have) : k));
+  if (order_checked()) n.order_params.assign(b, b + have);
 }
 }  // namespace
 
@@ -1266,7 +1331,8 @@ CUresult cuGraphLaunch(CUgraphExec exec, CUstream stream) {
     switch (n.kind) {
       case FakeNode::Kernel:
         ++g_launches;
-        order_use_params("a graph's kernel node", stream, n.params.data(), n.params.size());
+        if (n.order_params.empty()) order_use_params("a graph's kernel node", stream, n.params.data(), n.params.size());
+        else order_use_params("a graph's kernel node", stream, n.order_params.data(), n.order_params.size());
         stream->push([] {});
         break;
       case FakeNode::Memcpy:

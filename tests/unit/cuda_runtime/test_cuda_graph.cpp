@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <thread>
 #include <tuple>
@@ -48,11 +49,19 @@ struct Fake {
   int node_updates() { return sym<int (*)()>("fake_cuda_node_updates")(); }
   int host_calls() { return sym<int (*)()>("fake_cuda_host_calls")(); }
   int stream_waits() { return sym<int (*)()>("fake_cuda_stream_waits")(); }
+  long param_bytes_of(cu::CUfunction f) { return sym<long (*)(cu::CUfunction)>("fake_cuda_function_param_bytes")(f); }
   void count_calls(bool on) { sym<void (*)(int)>("fake_cuda_count_calls")(on ? 1 : 0); }
   int calls(const char* name) { return sym<int (*)(const char*)>("fake_cuda_thread_calls")(name); }
   std::string call_list() {
     char buf[2048];
     (void)sym<int (*)(char*, int)>("fake_cuda_thread_call_list")(buf, sizeof buf);
+    return buf;
+  }
+  void count_all_calls(bool on) { sym<void (*)(int)>("fake_cuda_count_all_calls")(on ? 1 : 0); }
+  int all_calls(const char* name) { return sym<int (*)(const char*)>("fake_cuda_all_calls")(name); }
+  std::string all_call_list() {
+    char buf[2048];
+    (void)sym<int (*)(int, char*, int)>("fake_cuda_call_list")(1, buf, sizeof buf);
     return buf;
   }
   long pinned() { return sym<long (*)()>("fake_cuda_pinned_live")(); }
@@ -80,6 +89,31 @@ struct Fake {
 Fake fake;
 
 bool have_nvrtc() { return ctile::backend::cuda::nvrtc() != nullptr; }
+
+// A minimal cubin for the fake driver: an ELF header, a section-name table and the section
+// .nv.info.<name> holding EIATTR_CBANK_PARAM_SIZE (format 0x03, attribute 0x19) = param_bytes.
+std::vector<unsigned char> tiny_cubin(const std::string& name, std::uint16_t param_bytes) {
+  const std::string names = std::string("\0.shstrtab\0.nv.info.", 20) + name + '\0';
+  const unsigned char info[4] = {0x03, 0x19, static_cast<unsigned char>(param_bytes & 0xff), static_cast<unsigned char>(param_bytes >> 8)};
+  const std::size_t names_at = 64, info_at = names_at + names.size(), sh_at = (info_at + sizeof info + 7) / 8 * 8;
+  std::vector<unsigned char> b(sh_at + 3 * 64, 0);
+  auto put = [&](std::size_t at, std::uint64_t v, std::size_t n) { std::memcpy(b.data() + at, &v, n); };
+  b[0] = 0x7f, b[1] = 'E', b[2] = 'L', b[3] = 'F', b[4] = 2, b[5] = 1, b[6] = 1;
+  put(0x28, sh_at, 8);   // e_shoff
+  put(0x3a, 64, 2);      // e_shentsize
+  put(0x3c, 3, 2);       // e_shnum
+  put(0x3e, 1, 2);       // e_shstrndx
+  std::memcpy(b.data() + names_at, names.data(), names.size());
+  std::memcpy(b.data() + info_at, info, sizeof info);
+  auto section = [&](int i, std::uint32_t name_off, std::uint64_t off, std::uint64_t size) {
+    put(sh_at + 64 * static_cast<std::size_t>(i), name_off, 4);
+    put(sh_at + 64 * static_cast<std::size_t>(i) + 0x18, off, 8);
+    put(sh_at + 64 * static_cast<std::size_t>(i) + 0x20, size, 8);
+  };
+  section(1, 1, names_at, names.size());
+  section(2, 11, info_at, sizeof info);
+  return b;
+}
 
 void axpy(ct::Mut<float, 1> y, ct::Scalar<float> a, ct::Ref<float, 1> x) { y.store(a * ct::load_like(x, y) + y.load()); }
 void acc(ct::Mut<float, 1> z, ct::Ref<float, 1> x) { z.store(z.load() + ct::load_like(x, z)); }
@@ -246,6 +280,69 @@ TEST_F(FakeGraphs, AWarmLaunchMakesNoDriverQueries) {
   EXPECT_GT(fake.calls(nullptr), 0) << "the fake's call counter saw nothing";
 }
 
+// The driver calls of every thread (the launching thread and ctile's completion threads) per
+// operation in a steady state, pinned so that the count cannot grow unnoticed (docs/cuda_runtime.md,
+// "Driver calls per operation"): a chained cached or bound launch costs its cuLaunchKernel and one
+// cuEventRecord, and its completion thread waits once per batch of launches (here the GPU is slow,
+// so the launches queue up and batches fill); a launch or a replay that the host waits for costs
+// the launch, the record and one wait.
+TEST_F(FakeGraphs, DriverCallsPerOperation) {
+  if (!have_nvrtc()) GTEST_SKIP() << "NVRTC is not available here";
+  const std::int64_t n = 1024;
+  auto x = ct::ones<float>({n}, kGpu0).share();
+  auto y = ct::zeros<float>({n}, kGpu0).partition({256});
+  auto s = ct::Stream::create(kGpu0);
+  auto k = ct::bind_on(s, axpy, ct::spec::partition<float>({n}, {256}), 0.0f, ct::spec::shared<float>({n}));
+  constexpr int steps = 100;
+  auto chain = [&](bool bound) {
+    auto f = ct::launch(axpy, std::move(y), 1.0f, x).async_on(s);
+    for (int i = 1; i < steps; ++i)
+      f = std::move(f).then([&](std::tuple<P, float, S>&& t) -> ct::Future<std::tuple<P, float, S>> {
+        if (bound) return k(s, std::move(std::get<0>(t)), 1.0f, std::get<2>(t));
+        return ct::launch(axpy, std::move(std::get<0>(t)), 1.0f, std::get<2>(t)).async_on(s);
+      });
+    std::tie(y, std::ignore, x) = std::move(f).get();
+  };
+  auto synced = [&] {
+    for (int i = 0; i < steps; ++i) std::tie(y, std::ignore, x) = ct::launch(axpy, std::move(y), 1.0f, x).sync_on(s);
+  };
+  auto gy = ct::zeros<float>({n}, kGpu0).partition({256});
+  auto g = ct::capture(kGpu0, [&](ct::Capture& cap) { return ct::launch(axpy, std::move(gy), 1.0f, x).async_on(cap.stream()); });
+  auto replays = [&] {
+    for (int i = 0; i < steps; ++i) g = std::move(g).replay(s).get();
+  };
+  struct Case {
+    const char* what;
+    std::function<void()> run;
+    const char* launch;  // the entry point of the operation
+    bool waited;         // the host waits for each operation
+  };
+  const Case cases[] = {{"cached launch", [&] { chain(false); }, "cuLaunchKernel", false},
+                        {"bound launch", [&] { chain(true); }, "cuLaunchKernel", false},
+                        {"launch + sync", synced, "cuLaunchKernel", true},
+                        {"graph replay + sync", replays, "cuGraphLaunch", true}};
+  for (const Case& c : cases) {
+    fake.delay(50);
+    c.run();  // warm: compiled, records cached, event pools filled
+    c.run();
+    fake.delay(c.waited ? 50 : 1000);  // chains: a slow GPU, so that the launches run ahead of it
+    fake.count_all_calls(true);
+    c.run();
+    fake.count_all_calls(false);
+    const int all = fake.all_calls(nullptr), created = fake.all_calls("cuEventCreate");
+    const int waits = fake.all_calls("cuEventSynchronize");
+    const std::string calls = fake.all_call_list();
+    std::printf("%-20s %.2f driver calls per operation (%s)\n", c.what, all / double(steps), calls.c_str());
+    EXPECT_EQ(fake.all_calls(c.launch), steps) << c.what << ": " << calls;
+    EXPECT_EQ(fake.all_calls("cuEventRecord"), steps) << c.what << ": " << calls;
+    if (c.waited) EXPECT_EQ(waits, steps) << c.what << ": " << calls;
+    else EXPECT_LE(waits, steps / 8) << c.what << ": the completion thread waits once per batch: " << calls;
+    EXPECT_LE(created, steps / 10) << c.what << ": " << calls;
+    EXPECT_EQ(all, 2 * steps + waits + created) << c.what << ": other driver calls: " << calls;
+  }
+  fake.delay(50);
+}
+
 TEST_F(FakeGraphs, HostNodesAndMarkersOfCudaStreams) {
   auto s = ct::Stream::create(kGpu0);
   // A host callback on a CUDA stream runs after the GPU work before it.
@@ -316,12 +413,11 @@ TEST_F(FakeGraphs, AForkedGraphWithInputsThatChange) {
   // run reported stream-ordered races on two of its 32 KiB tensors): t0 = a + b and, on a forked
   // lane, t1 = c a + t1; out = t0 + t1; out += in. Between replays a new input is copied in, a scalar
   // changes and once the output is swapped; every tensor is dropped at the end. Under
-  // cuda_runtime.stream_order the fake sees every kernel node's tensors (the first 256 bytes of the
-  // parameter blocks: the grid and two tensor slots), copies and frees, and any of them that stream
-  // order and events do not order is a violation.
+  // cuda_runtime.stream_order the fake sees every kernel's tensors (whole parameter blocks, their size
+  // read from the cubin), copies and frees, and any of them that stream order and events do not order
+  // is a violation.
   if (!have_nvrtc()) GTEST_SKIP() << "NVRTC is not available here";
   const std::int64_t n = 8192;
-  fake.param_bytes(256);
   {
     auto s = ct::Stream::create(kGpu0);
     auto a = ct::ones<float>({n}, kGpu0).share(), b = ct::full<float>({n}, 2.0f, kGpu0).share();
@@ -356,7 +452,6 @@ TEST_F(FakeGraphs, AForkedGraphWithInputsThatChange) {
     (void)std::move(o).unpartition().to_host();
     s.synchronize();
   }
-  fake.param_bytes(0);
 }
 
 TEST_F(FakeGraphs, FirstUseOnAStreamWaitsForTheAllocationOnTheDevice) {
@@ -419,10 +514,41 @@ TEST(StreamOrderCheck, UnorderedUsesAndFreesAreViolations) {
   ASSERT_EQ(d.cuStreamWaitEvent(a, e, 0), 0);
   ASSERT_EQ(d.cuMemFreeAsync(q, a), 0);
   EXPECT_EQ(fake.violations(), v0 + 2);
+  // A kernel's use: the fake reads the size of its parameter block from the cubin (a minimal ELF
+  // image here: section .nv.info.kern with EIATTR_CBANK_PARAM_SIZE = 16) and takes every pointer in
+  // it for a use. On b after only a host wait: a violation; after an event: none.
+  const std::vector<unsigned char> cubin = tiny_cubin("kern", 16);
+  cu::CUmodule mod = nullptr;
+  cu::CUfunction fn = nullptr;
+  ASSERT_EQ(d.cuModuleLoadData(&mod, cubin.data()), 0);
+  ASSERT_EQ(d.cuModuleGetFunction(&fn, mod, "kern"), 0);
+  ASSERT_EQ(fake.param_bytes_of(fn), 16);
+  cu::CUdeviceptr r = 0, t = 0;
+  ASSERT_EQ(d.cuMemAllocAsync(&r, 1024, a), 0);
+  ASSERT_EQ(d.cuStreamSynchronize(a), 0);
+  auto launch_on = [&](cu::CUstream st, cu::CUdeviceptr ptr) {
+    cu::CUdeviceptr block[2] = {0, ptr};
+    void* args[] = {block};
+    ASSERT_EQ(d.cuLaunchKernel(fn, 1, 1, 1, 32, 1, 1, 0, st, args, nullptr), 0);
+  };
+  launch_on(b, r);
+  EXPECT_EQ(fake.violations(), v0 + 3);
+  ASSERT_EQ(d.cuMemAllocAsync(&t, 1024, a), 0);
+  ASSERT_EQ(d.cuEventRecord(e, a), 0);
+  ASSERT_EQ(d.cuStreamWaitEvent(b, e, 0), 0);
+  launch_on(b, t);
+  EXPECT_EQ(fake.violations(), v0 + 3);
+  ASSERT_EQ(d.cuEventRecord(e, b), 0);
+  ASSERT_EQ(d.cuStreamWaitEvent(a, e, 0), 0);
+  ASSERT_EQ(d.cuMemFreeAsync(t, a), 0);
+  ASSERT_EQ(d.cuMemFreeAsync(r, b), 0);
+  ASSERT_EQ(d.cuStreamSynchronize(b), 0);
+  (void)d.cuModuleUnload(mod);
+  const int v1 = fake.violations();
   // Uses on the allocating stream itself need no event.
   copy_on(a, p);
   ASSERT_EQ(d.cuMemFreeAsync(p, a), 0);
-  EXPECT_EQ(fake.violations(), v0 + 2);
+  EXPECT_EQ(fake.violations(), v1);
   ASSERT_EQ(d.cuStreamSynchronize(a), 0);
   ASSERT_EQ(d.cuStreamSynchronize(b), 0);
   (void)d.cuEventDestroy_v2(e);
