@@ -47,9 +47,9 @@ if ((rc > 128)) && command -v gdb >/dev/null; then
     --args "$py" "$root/examples/torch_extension/run.py" "${args[@]}" >"$out/torch_ext_crash.txt" 2>&1
   grep -A40 -m1 'signal SIG' "$out/torch_ext_crash.txt" | head -60
 elif ((rc > 128)); then
-  echo "gpu_torch_ext: no gdb here for a native stack; CTILE_VERBOSE=1 output follows" | tee -a "$out/torch_ext_summary.txt"
-  CTILE_VERBOSE=1 CTILE_LIB="$build/src/libctile.a" CTILE_EXT_BUILD="$build/ext" \
+  echo "gpu_torch_ext: no gdb here; the extension's own handler prints the native stack (CTILE_BACKTRACE=1)" | tee -a "$out/torch_ext_summary.txt"
+  CTILE_BACKTRACE=1 CTILE_VERBOSE=1 CTILE_LIB="$build/src/libctile.a" CTILE_EXT_BUILD="$build/ext" \
     "$py" -X faulthandler "$root/examples/torch_extension/run.py" "${args[@]}" >"$out/torch_ext_crash.txt" 2>&1
-  tail -40 "$out/torch_ext_crash.txt"
+  grep -A40 -m1 'native stack' "$out/torch_ext_crash.txt" | c++filt | head -50
 fi
 exit "$rc"

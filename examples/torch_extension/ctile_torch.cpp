@@ -6,7 +6,12 @@
 #include <ATen/DLConvertor.h>
 #include <torch/extension.h>
 
+#include <execinfo.h>
+#include <unistd.h>
+
+#include <csignal>
 #include <cstdint>
+#include <cstdlib>
 
 #include <ctile/ctile.hpp>
 
@@ -109,7 +114,24 @@ std::int64_t ctile_data_ptr(const at::Tensor& x) {
 // Whether the launches of this process ran on a GPU (ctile::cuda_launch_count) or the CPU.
 std::int64_t gpu_launches() { return static_cast<std::int64_t>(ct::cuda_launch_count()); }
 
+// CTILE_BACKTRACE=1: a crash prints the native stack (scripts/gpu_torch_ext.sh sets it when a run
+// dies by a signal; the GPU machine has no debugger).
+extern "C" void ctile_torch_crash(int sig) {
+  void* frames[64];
+  const int n = backtrace(frames, 64);
+  const char msg[] = "ctile_torch: fatal signal, native stack:\n";
+  (void)!write(2, msg, sizeof msg - 1);
+  backtrace_symbols_fd(frames, n, 2);
+  std::signal(sig, SIG_DFL);
+  std::raise(sig);
+}
+
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
+  if (const char* e = std::getenv("CTILE_BACKTRACE"); e && *e == '1') {
+    std::signal(SIGSEGV, ctile_torch_crash);
+    std::signal(SIGABRT, ctile_torch_crash);
+    std::signal(SIGBUS, ctile_torch_crash);
+  }
   m.doc() = "ctile kernels on torch tensors, zero-copy through DLPack";
   m.def("scaled_add", &scaled_add, "(x + bias) * alpha", py::arg("x"), py::arg("bias"), py::arg("alpha"),
         py::arg("cu_stream") = 0);
