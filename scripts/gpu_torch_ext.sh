@@ -51,5 +51,11 @@ elif ((rc > 128)); then
   CTILE_BACKTRACE=1 CTILE_VERBOSE=1 CTILE_LIB="$build/src/libctile.a" CTILE_EXT_BUILD="$build/ext" \
     "$py" -X faulthandler "$root/examples/torch_extension/run.py" "${args[@]}" >"$out/torch_ext_crash.txt" 2>&1
   grep -A40 -m1 'native stack' "$out/torch_ext_crash.txt" | c++filt | head -50
+  # How the extension was linked, and which libstdc++ symbols it defines itself (a second copy of
+  # the iostream/locale code beside the process's libstdc++ is a known way for ostreams to crash).
+  { echo "== build.ninja"; grep -E '^(cflags|ldflags|post_cflags|cuda_cflags) =|^rule link|^  command' "$build/ext/build.ninja"
+    echo "== libstdc++ symbols defined in ctile_torch.so"; nm -DC --defined-only "$build/ext/ctile_torch.so" | grep -cE ' std::(basic_ostream|locale|codecvt)'
+    echo "== needed"; readelf -d "$build/ext/ctile_torch.so" | grep NEEDED; echo "== c++"; c++ --version | head -1; } >>"$out/torch_ext_crash.txt" 2>&1
+  tail -22 "$out/torch_ext_crash.txt"
 fi
 exit "$rc"
