@@ -27,6 +27,8 @@ CT_DEV unsigned smem_addr(const void* p) {
   unsigned a;
   asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(a) : "l"(p));
   return a;
+#elif defined(CTILE_DEVICE_EMULATION)
+  return (unsigned)((const unsigned char*)p - ::ct_emu::dynamic_smem());  // an offset into the emulated segment
 #else
   return (unsigned)(unsigned long long)p;
 #endif

@@ -1,0 +1,134 @@
+// ctile device library: Hopper's warpgroup matrix multiply (wgmma.mma_async, sm_90a) over operands
+// in swizzled shared memory (the next step of issue 8; not used by the code generator yet: its
+// hardware semantics are checked first by tests/gpu_wgmma/probe.cu).
+//
+// Shared-memory layouts (PTX ISA "Shared Memory Matrix Layout": swizzle atoms of 8 rows of SW
+// bytes, the 16-byte chunk index of an address XORed with its 128-byte row index modulo SW / 16):
+//   A [64 * G][K] K-major, K * 2 == SW bytes per row (one atom wide: K = 16, 32 or 64 of a 16-bit
+//     type): element (m, k) at (m / 8) * 8 SW + (m % 8) * SW + 2 k, swizzled; the descriptor's SBO
+//     is 8 SW (the next 8 rows), LBO unused; each k16 step moves the start address 32 bytes.
+//   B [K][N] N-major (row-major [K, N] as a matmul's B arrives), 128-byte swizzle: atoms of 64
+//     columns x 8 rows; element (k, n) at (n / 64) * LBO + (k / 8) * 1024 + (k % 8) * 128 + 2 (n % 64),
+//     swizzled, with LBO = 128 K (an atom column holds all K rows); SBO = 1024 (the next 8 rows of
+//     K), each k16 step moves the start address 2048 bytes; the instruction's imm-trans-b is 1.
+//   Every atom starts at a multiple of 8 SW bytes (the descriptors' base offset is 0).
+// The accumulator of m64nNk16 for the 128 threads of a warpgroup is the mma.sync fragment per
+// 16-row warp slice: warp w of the warpgroup holds rows 16 w .. 16 w + 15, register 4 j + i of lane
+// l is row 16 w + l / 4 (+ 8 for i >= 2), column 8 j + 2 (l % 4) + (i % 2). That is
+// ir::mma_accumulator over a warps x 1 grid, so the code generator can keep its fragment layout.
+//
+// The host emulation computes each thread's fragment from shared memory through the same
+// descriptors (decoded as above), so a producer and a descriptor that disagree fail on the CPU;
+// whether the hardware reads them so is what the GPU probe checks.
+#pragma once
+
+#include "ctile/device/mma.h"
+
+namespace ct {
+
+// The swizzled byte offset of logical byte offset `o` (from a base aligned to 8 SW bytes).
+template <int SW>
+CT_DEV unsigned swizzle(unsigned o) {
+  static_assert(SW == 32 || SW == 64 || SW == 128, "wgmma: swizzles of 32, 64 or 128 bytes");
+  constexpr unsigned mask = SW / 16 - 1;
+  return o ^ (((o >> 7) & mask) << 4);
+}
+// Byte offsets of the layouts above (before adding the tile's base).
+template <int SW>
+CT_DEV unsigned a_offset(int m, int k) {
+  return swizzle<SW>((unsigned)((m >> 3) * 8 * SW + (m & 7) * SW + 2 * k));
+}
+template <int K>
+CT_DEV unsigned b_offset_nmajor(int k, int n) {
+  return swizzle<128>((unsigned)((n >> 6) * 128 * K + (k >> 3) * 1024 + (k & 7) * 128 + 2 * (n & 63)));
+}
+
+// A matrix descriptor: start address, leading and stride byte offsets (all >> 4), the swizzle
+// mode in bits 62-63 (1: 128 bytes, 2: 64, 3: 32).
+template <int SW>
+CT_DEV unsigned long long wgmma_desc(unsigned smem_address, unsigned lbo, unsigned sbo) {
+  constexpr unsigned long long mode = SW == 128 ? 1 : SW == 64 ? 2 : 3;
+  return (unsigned long long)((smem_address & 0x3ffffu) >> 4) | ((unsigned long long)((lbo >> 4) & 0x3fffu) << 16) |
+         ((unsigned long long)((sbo >> 4) & 0x3fffu) << 32) | (mode << 62);
+}
+
+// Shared memory written by the threads (st.shared, cp.async) is visible to wgmma, which reads
+// through the async proxy, after this fence (and the barrier that orders the writers).
+CT_DEV void wgmma_smem_fence() {
+#if defined(__CUDA_ARCH__)
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+#endif
+}
+CT_DEV void wgmma_fence() {
+#if defined(__CUDA_ARCH__)
+  asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+#endif
+}
+CT_DEV void wgmma_commit() {
+#if defined(__CUDA_ARCH__)
+  asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+#endif
+}
+template <int N>
+CT_DEV void wgmma_wait() {
+#if defined(__CUDA_ARCH__)
+  asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory");
+#endif
+}
+
+}  // namespace ct
+
+#include "ctile/device/wgmma_ops.h"
+
+namespace ct {
+
+// D += A * B for one k16 step of a 64 x N product of 16-bit T (the generated instructions).
+template <class T, int N, int TRANS_B>
+CT_DEV void wgmma_k16(float (&d)[N / 2], unsigned long long da, unsigned long long db, int scale_d) {
+#if defined(__CUDA_ARCH__)
+  static_assert(N == 64 || N == 128 || N == 256, "wgmma: N of 64, 128 or 256");
+  if constexpr (is_same<T, bf16>::value) {
+    if constexpr (N == 64) wgmma_m64n64k16_bf16<TRANS_B>(d, da, db, scale_d);
+    else if constexpr (N == 128) wgmma_m64n128k16_bf16<TRANS_B>(d, da, db, scale_d);
+    else wgmma_m64n256k16_bf16<TRANS_B>(d, da, db, scale_d);
+  } else {
+    if constexpr (N == 64) wgmma_m64n64k16_f16<TRANS_B>(d, da, db, scale_d);
+    else if constexpr (N == 128) wgmma_m64n128k16_f16<TRANS_B>(d, da, db, scale_d);
+    else wgmma_m64n256k16_f16<TRANS_B>(d, da, db, scale_d);
+  }
+#else
+  (void)d, (void)da, (void)db, (void)scale_d;
+#endif
+}
+
+#if !defined(__CUDA_ARCH__)
+// The emulation: thread `t` (0..127) of the warpgroup, its fragment of D += A (64 x 16 at da) *
+// B (16 x N at db). The descriptors' start fields hold offsets into the emulated shared memory
+// (smem_addr there), which starts at offset 0 like an aligned segment, so the swizzle applies to
+// the offset of each element's address as on the hardware.
+template <class T, int N, int SW, int TRANS_B>
+CT_DEV void wgmma_emulated(float (&d)[N / 2], unsigned long long da, unsigned long long db, int scale_d, int t,
+                           const unsigned char* smem) {
+  auto field = [](unsigned long long desc, int lo) { return (unsigned)((desc >> lo) & 0x3fffu) << 4; };
+  const unsigned a_start = field(da, 0), a_sbo = field(da, 32);
+  const unsigned b_start = field(db, 0), b_lbo = field(db, 16), b_sbo = field(db, 32);
+  const int w = t / 32, l = t % 32;
+  for (int j = 0; j < N / 8; ++j)
+    for (int i = 0; i < 4; ++i) {
+      const int row = 16 * w + l / 4 + (i >= 2 ? 8 : 0), col = 8 * j + 2 * (l % 4) + (i % 2);
+      float s = scale_d ? d[4 * j + i] : 0.0f;
+      for (int k = 0; k < 16; ++k) {
+        const unsigned ao = swizzle<SW>(a_start + (unsigned)((row >> 3) * a_sbo + (row & 7) * SW + 2 * k));
+        unsigned bo;
+        if constexpr (TRANS_B)
+          bo = swizzle<128>(b_start + (unsigned)((col >> 6) * b_lbo + (k >> 3) * b_sbo + (k & 7) * 128 + 2 * (col & 63)));
+        else
+          bo = swizzle<SW>(b_start + (unsigned)((col >> 3) * b_sbo + (col & 7) * SW + 2 * k));
+        s = fmaf(up(*(const T*)(smem + ao)), up(*(const T*)(smem + bo)), s);
+      }
+      d[4 * j + i] = s;
+    }
+}
+#endif
+
+}  // namespace ct
