@@ -175,7 +175,12 @@ ValueId emit_unary(ir::UnaryFn f, ValueId x, const SourceLoc& loc, Numerics n) {
   const ir::Type& t = tile_type(x, ir::unary_name(f), loc);
   const DType d = t.dtype;
   using U = ir::UnaryFn;
-  const bool float_only = f != U::Neg && f != U::Abs && f != U::Not;
+  const bool int_only = f == U::Popcount || f == U::Clz;
+  const bool float_only = f != U::Neg && f != U::Abs && f != U::Not && !int_only;
+  if (int_only && !is_integer(d))
+    user_error(std::string(ir::unary_name(f)) + " needs an integer tile, got " + ir::type_str(t) +
+                   (is_float(d) ? "; reinterpret float bits with bitcast<u32>() (or the same-width integer) first" : ""),
+               loc);
   if (float_only && !is_float(d))
     user_error(std::string(ir::unary_name(f)) + " needs a floating-point tile, got " + ir::type_str(t) +
                    "; convert with .to<float>() first",
@@ -196,7 +201,8 @@ ValueId emit_binary(ir::BinaryFn f, ValueId a, ValueId b, const SourceLoc& loc, 
   same_dtype(a, b, name, loc);
   const DType d = type_of(a).dtype;
   using F = ir::BinaryFn;
-  if (f == F::Pow && !is_float(d)) user_error("pow needs floating-point tiles, got " + tstr(a), loc);
+  if ((f == F::Pow || f == F::Atan2) && !is_float(d))
+    user_error(std::string(name) + " needs floating-point tiles, got " + tstr(a) + "; convert with .to<float>() first", loc);
   if ((f == F::And || f == F::Or || f == F::Xor) && is_float(d))
     user_error(std::string(name) + " needs integer or bool tiles, got " + tstr(a), loc);
   if ((f == F::Shl || f == F::Shr) && !is_integer(d)) user_error(std::string(name) + " needs integer tiles, got " + tstr(a), loc);
@@ -264,6 +270,21 @@ ValueId emit_convert(ValueId x, DType to, const SourceLoc& loc) {
   const ir::Type& t = tile_type(x, "to<T>()", loc);
   if (t.dtype == to) return x;
   return one(B(loc), ir::OpKind::Convert, {x}, loc, {ir::Type::tile(to, t.shape)});
+}
+
+ValueId emit_bitcast(ValueId x, DType to, const SourceLoc& loc) {
+  const ir::Type& t = tile_type(x, "bitcast", loc);
+  if (is_bool(t.dtype) || is_bool(to))
+    user_error("bitcast: bool tiles have no bit pattern to reinterpret (" + ir::type_str(t) + " to " +
+                   std::string(dtype_name(to)) + "); use .to<T>() or where()",
+               loc);
+  if (dtype_size(t.dtype) != dtype_size(to))
+    user_error("bitcast: " + std::string(dtype_name(t.dtype)) + " (" + std::to_string(dtype_size(t.dtype)) + " bytes) and " +
+                   std::string(dtype_name(to)) + " (" + std::to_string(dtype_size(to)) +
+                   " bytes) differ in width; a bitcast keeps every element's bits",
+               loc);
+  if (t.dtype == to) return x;
+  return one(B(loc), ir::OpKind::Bitcast, {x}, loc, {ir::Type::tile(to, t.shape)});
 }
 
 // ---- shapes ----

@@ -9,12 +9,15 @@ namespace ctile::ir {
 
 const char* unary_name(UnaryFn f) {
   constexpr const char* n[] = {"neg", "exp", "exp2", "log", "log2", "sqrt", "rsqrt",
-                               "tanh", "sin", "cos", "abs", "floor", "ceil", "not"};
+                               "tanh", "sin", "cos", "abs", "floor", "ceil", "not",
+                               "erf", "erfc", "sigmoid", "log1p", "expm1", "popcount", "clz"};
+  static_assert(sizeof(n) / sizeof(n[0]) == kUnaryFns);
   return n[static_cast<int>(f)];
 }
 const char* binary_name(BinaryFn f) {
   constexpr const char* n[] = {"add", "sub", "mul", "div", "rem", "min", "max",
-                               "pow", "and", "or", "xor", "shl", "shr"};
+                               "pow", "and", "or", "xor", "shl", "shr", "atan2"};
+  static_assert(sizeof(n) / sizeof(n[0]) == kBinaryFns);
   return n[static_cast<int>(f)];
 }
 const char* cmp_name(CmpPred p) {

@@ -43,6 +43,7 @@ constexpr std::array<OpTraits, kOpKinds> kTraits = {{
     row("ct.cmp", Effect::None),
     row("ct.select", Effect::None),
     row("ct.convert", Effect::None, false, 0, true),
+    row("ct.bitcast", Effect::None, false, 0, true),
     row("ct.reduce", Effect::None, true),
     row("ct.scan", Effect::None, true),
     row("ct.mma", Effect::None, true),
@@ -70,9 +71,11 @@ bool is_atomic_dtype(DType d) {
 }
 
 bool unary_ok(UnaryFn f, DType d) {
-  if (is_float(d)) return f != UnaryFn::Not;
-  if (is_signed_int(d)) return f == UnaryFn::Neg || f == UnaryFn::Abs || f == UnaryFn::Not;
-  return f == UnaryFn::Not;  // unsigned ints and bool
+  const bool bits = f == UnaryFn::Popcount || f == UnaryFn::Clz;  // integer-only
+  if (is_float(d)) return f != UnaryFn::Not && !bits;
+  if (is_signed_int(d)) return f == UnaryFn::Neg || f == UnaryFn::Abs || f == UnaryFn::Not || bits;
+  if (is_unsigned_int(d)) return f == UnaryFn::Not || bits;
+  return f == UnaryFn::Not;  // bool
 }
 
 bool binary_ok(BinaryFn f, DType d) {
@@ -80,7 +83,7 @@ bool binary_ok(BinaryFn f, DType d) {
     case BinaryFn::Add: case BinaryFn::Sub: case BinaryFn::Mul: case BinaryFn::Div:
     case BinaryFn::Rem: case BinaryFn::Min: case BinaryFn::Max:
       return is_float(d) || is_integer(d);
-    case BinaryFn::Pow: return is_float(d);
+    case BinaryFn::Pow: case BinaryFn::Atan2: return is_float(d);
     case BinaryFn::And: case BinaryFn::Or: case BinaryFn::Xor: return is_integer(d) || is_bool(d);
     case BinaryFn::Shl: case BinaryFn::Shr: return is_integer(d);
   }
@@ -362,6 +365,15 @@ std::vector<Type> Rule::run() {
       const Type& x = tile(0);
       const Type& y = declared();
       if (!y.is_tile() || y.shape != x.shape) fail(cat("cannot convert ", type_str(x), " to ", type_str(y)));
+      return {y};
+    }
+    case OpKind::Bitcast: {
+      nops(1);
+      const Type& x = tile(0);
+      const Type& y = declared();
+      if (!y.is_tile() || y.shape != x.shape) fail(cat("cannot bitcast ", type_str(x), " to ", type_str(y)));
+      if (is_bool(x.dtype) || is_bool(y.dtype) || dtype_size(x.dtype) != dtype_size(y.dtype))
+        fail(cat("cannot bitcast ", dtype_name(x.dtype), " to ", dtype_name(y.dtype), " (bitcasts keep the width; bool has none)"));
       return {y};
     }
     case OpKind::Reduce: {

@@ -460,8 +460,8 @@ class Parser {
       } else if (key == "pad" || key == "value") scalar = scalar_text();
       else if (key == "fn") {
         const std::string w = word();
-        if (op.kind == OpKind::Unary) op.unary = enum_of<UnaryFn, 14>(w, unary_name, "unary function");
-        else op.binary = enum_of<BinaryFn, 13>(w, binary_name, "binary function");
+        if (op.kind == OpKind::Unary) op.unary = enum_of<UnaryFn, kUnaryFns>(w, unary_name, "unary function");
+        else op.binary = enum_of<BinaryFn, kBinaryFns>(w, binary_name, "binary function");
       } else if (key == "pred") op.cmp = enum_of<CmpPred, 6>(word(), cmp_name, "predicate");
       else if (key == "kind") {
         const std::string w = word();

@@ -260,4 +260,30 @@ inline void approx_math(ct::Mut<float, 2> out, ct::Ref<float, 2> x) {
   out.store(pick(0, ct::exp(t, ct::approx), pick(1, ct::log2(a, ct::approx), pick(2, ct::rsqrt(a, ct::approx), ct::div(t, a, ct::approx)))));
 }
 
+// The math functions beyond the basic set, each into its own output (so each gets its own op's
+// bound in the differential tests); f16/bf16 compute in f32.
+template <class T>
+void math_fns(ct::Mut<T, 1> erf_o, ct::Mut<T, 1> erfc_o, ct::Mut<T, 1> sigmoid_o, ct::Mut<T, 1> log1p_o,
+              ct::Mut<T, 1> expm1_o, ct::Mut<T, 1> atan2_o, ct::Ref<T, 1> x, ct::Ref<T, 1> y) {
+  auto a = ct::load_like(x, erf_o);
+  auto b = ct::load_like(y, erf_o);
+  erf_o.store(ct::erf(a));
+  erfc_o.store(ct::erfc(a));
+  sigmoid_o.store(ct::sigmoid(a));
+  log1p_o.store(ct::log1p(ct::abs(a)));
+  expm1_o.store(ct::expm1(a));
+  atan2_o.store(ct::atan2(a, b));
+}
+
+// Bit counts in three widths, and bitcasts (a float's sign flipped through its bits).
+inline void bit_ops(ct::Mut<std::int32_t, 1> counts, ct::Mut<std::uint8_t, 1> clz8, ct::Mut<std::int64_t, 1> clz64,
+                    ct::Mut<float, 1> flipped, ct::Ref<std::int32_t, 1> x, ct::Ref<float, 1> f) {
+  auto v = ct::load_like(x, counts);
+  counts.store(ct::popcount(v) * 100 + ct::clz(v));
+  clz8.store(ct::clz(v.to<std::uint8_t>()) + ct::popcount(v.to<std::uint8_t>()));
+  clz64.store(ct::clz(v.to<std::int64_t>() * 1000003));
+  auto bits = ct::bitcast<std::uint32_t>(ct::load_like(f, flipped));
+  flipped.store(ct::bitcast<float>(bits ^ 0x80000000u));
+}
+
 }  // namespace test_kernels

@@ -39,6 +39,8 @@ ValueId emit_cmp_scalar(ir::CmpPred p, ValueId a, ir::Scalar s, const SourceLoc&
 ValueId emit_select(ValueId c, ValueId a, ValueId b, const SourceLoc& loc);
 ValueId emit_fma(ValueId a, ValueId b, ValueId c, const SourceLoc& loc);
 ValueId emit_convert(ValueId x, DType to, const SourceLoc& loc);
+// The same bits read as another element type of the same width (no bool).
+ValueId emit_bitcast(ValueId x, DType to, const SourceLoc& loc);
 
 ValueId emit_broadcast(ValueId x, const Shape& shape, const SourceLoc& loc);
 ValueId emit_reshape(ValueId x, const Shape& shape, const SourceLoc& loc);

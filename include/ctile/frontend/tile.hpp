@@ -281,7 +281,30 @@ CTILE_UNARY_FN(cos, Cos)
 CTILE_UNARY_FN(abs, Abs)
 CTILE_UNARY_FN(floor, Floor)
 CTILE_UNARY_FN(ceil, Ceil)
+CTILE_UNARY_FN(erf, Erf)
+CTILE_UNARY_FN(erfc, Erfc)
+CTILE_UNARY_FN(sigmoid, Sigmoid)
+CTILE_UNARY_FN(log1p, Log1p)
+CTILE_UNARY_FN(expm1, Expm1)
 #undef CTILE_UNARY_FN
+
+// Bit counts of integer tiles, in the element's own width (popcount of an i8 -1 is 8, clz of 0 is
+// the width); the result has the operand's type.
+template <Element T>
+Tile<T> popcount(const Tile<T>& x, std::source_location l = std::source_location::current()) {
+  return Tile<T>(detail::emit_unary(ir::UnaryFn::Popcount, x.value(), l), l);
+}
+template <Element T>
+Tile<T> clz(const Tile<T>& x, std::source_location l = std::source_location::current()) {
+  return Tile<T>(detail::emit_unary(ir::UnaryFn::Clz, x.value(), l), l);
+}
+
+// The same bits read as element type U of the same width (bitcast<std::uint32_t>(f32 tile));
+// a different width or bool is a UserError.
+template <Element U, Element T>
+Tile<U> bitcast(const Tile<T>& x, std::source_location l = std::source_location::current()) {
+  return Tile<U>(detail::emit_bitcast(x.value(), dtype_of<U>, l), l);
+}
 
 inline Tile<bool> logical_not(const Tile<bool>& x, std::source_location l = std::source_location::current()) {
   return Tile<bool>(detail::emit_unary(ir::UnaryFn::Not, x.value(), l), l);
@@ -306,6 +329,7 @@ inline Tile<bool> logical_not(const Tile<bool>& x, std::source_location l = std:
 CTILE_BINARY_FN(maximum, Max)
 CTILE_BINARY_FN(minimum, Min)
 CTILE_BINARY_FN(pow, Pow)
+CTILE_BINARY_FN(atan2, Atan2)  // atan2(y, x): the angle of (x, y), in [-pi, pi]
 #undef CTILE_BINARY_FN
 
 // maximum / minimum with a NaN policy; either operand may be a literal.

@@ -110,6 +110,7 @@ enum class OpKind : std::uint8_t {
   Cmp,             // (a, b) -> bool tile                       attrs: cmp
   Select,          // (cond: bool tile, a, b) -> tile
   Convert,         // (x) -> tile of result dtype (float->int truncates toward zero and saturates; NaN -> 0)
+  Bitcast,         // (x) -> tile of result dtype of the same width: the same bits read as the other type
   // reductions, scans, matrix multiply
   Reduce,          // (x) -> tile without `axis`                attrs: reduce, axis. argmax/argmin give i64, first index wins ties.
   Scan,            // (x) -> same type                          attrs: axis (inclusive cumulative sum)
@@ -124,8 +125,14 @@ enum class OpKind : std::uint8_t {
   Yield,           // (values...) -> ()                         terminator of every region
 };
 
-enum class UnaryFn : std::uint8_t { Neg, Exp, Exp2, Log, Log2, Sqrt, Rsqrt, Tanh, Sin, Cos, Abs, Floor, Ceil, Not };
-enum class BinaryFn : std::uint8_t { Add, Sub, Mul, Div, Rem, Min, Max, Pow, And, Or, Xor, Shl, Shr };
+// Erf .. Expm1 are float-only; Popcount and Clz integer-only (of the bit pattern, in the element's width).
+enum class UnaryFn : std::uint8_t {
+  Neg, Exp, Exp2, Log, Log2, Sqrt, Rsqrt, Tanh, Sin, Cos, Abs, Floor, Ceil, Not,
+  Erf, Erfc, Sigmoid, Log1p, Expm1, Popcount, Clz,
+};
+inline constexpr int kUnaryFns = static_cast<int>(UnaryFn::Clz) + 1;
+enum class BinaryFn : std::uint8_t { Add, Sub, Mul, Div, Rem, Min, Max, Pow, And, Or, Xor, Shl, Shr, Atan2 };
+inline constexpr int kBinaryFns = static_cast<int>(BinaryFn::Atan2) + 1;
 enum class CmpPred : std::uint8_t { Eq, Ne, Lt, Le, Gt, Ge };
 enum class ReduceKind : std::uint8_t { Sum, Max, Min, Prod, ArgMax, ArgMin };
 enum class AtomicKind : std::uint8_t { Add, Max, Min, Exch };

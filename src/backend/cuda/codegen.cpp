@@ -490,12 +490,20 @@ class Emitter {
       case ir::UnaryFn::Floor: return "ct::op_floor";
       case ir::UnaryFn::Ceil: return "ct::op_ceil";
       case ir::UnaryFn::Not: return "ct::op_not";
+      case ir::UnaryFn::Erf: return "ct::op_erf";
+      case ir::UnaryFn::Erfc: return "ct::op_erfc";
+      case ir::UnaryFn::Sigmoid: return "ct::op_sigmoid";
+      case ir::UnaryFn::Log1p: return "ct::op_log1p";
+      case ir::UnaryFn::Expm1: return "ct::op_expm1";
+      case ir::UnaryFn::Popcount: return "ct::op_popcount";
+      case ir::UnaryFn::Clz: return "ct::op_clz";
     }
     throw InternalError("cuda codegen: bad unary fn");
   }
   std::string binary_fn(const ir::Op& op) const {
     static const char* fns[] = {"op_add", "op_sub", "op_mul", "op_div", "op_rem", "op_min", "op_max",
-                                "op_pow", "op_and", "op_or",  "op_xor", "op_shl", "op_shr"};
+                                "op_pow", "op_and", "op_or",  "op_xor", "op_shl", "op_shr", "op_atan2"};
+    static_assert(sizeof(fns) / sizeof(fns[0]) == ir::kBinaryFns);
     std::string f = std::string("ct::") + fns[static_cast<int>(op.binary)];
     if (op.binary == ir::BinaryFn::Div && is_float(type(op.operands[0]).dtype)) {
       if (op.rounding == ir::Rounding::Approx) f = "ct::op_div_approx";
@@ -689,6 +697,8 @@ class Emitter {
           return "(" + get(o[0], r) + " ? " + get(o[1], r) + " : " + get(o[2], r) + ")";
         });
       case OpKind::Convert: return emit_convert(op);
+      case OpKind::Bitcast:
+        return each(op, r0, [&](const std::string& r) { return "ct::op_bitcast<" + ct(r0) + ">(" + get(o[0], r) + ")"; });
       case OpKind::Reduce: return emit_reduce(op);
       case OpKind::Scan: return emit_scan(op);
       case OpKind::Mma: return emit_mma(op);

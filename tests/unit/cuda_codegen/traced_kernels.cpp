@@ -105,6 +105,26 @@ void add_traced_cases(std::vector<Case>& out) {
     return ct::trace(layer_norm, "layer_norm",
                      {piece(D::bf16, {1, 4096}), ref(D::bf16, 2), ref(D::bf16, 1), ref(D::bf16, 1), scalar(D::f32)}, 2);
   });
+  add("math_fns_f32", [] {
+    return ct::trace(math_fns<float>, "math_fns<f32>",
+                     {piece(D::f32, {256}), piece(D::f32, {256}), piece(D::f32, {256}), piece(D::f32, {256}),
+                      piece(D::f32, {256}), piece(D::f32, {256}), ref(D::f32, 1), ref(D::f32, 1)}, 1);
+  });
+  add("math_fns_f64", [] {
+    return ct::trace(math_fns<double>, "math_fns<f64>",
+                     {piece(D::f64, {128}), piece(D::f64, {128}), piece(D::f64, {128}), piece(D::f64, {128}),
+                      piece(D::f64, {128}), piece(D::f64, {128}), ref(D::f64, 1), ref(D::f64, 1)}, 1);
+  });
+  add("math_fns_bf16", [] {
+    return ct::trace(math_fns<ct::bf16>, "math_fns<bf16>",
+                     {piece(D::bf16, {512}), piece(D::bf16, {512}), piece(D::bf16, {512}), piece(D::bf16, {512}),
+                      piece(D::bf16, {512}), piece(D::bf16, {512}), ref(D::bf16, 1), ref(D::bf16, 1)}, 1);
+  });
+  add("bit_ops", [] {
+    return ct::trace(bit_ops, "bit_ops",
+                     {piece(D::i32, {256}), piece(D::u8, {256}), piece(D::i64, {256}), piece(D::f32, {256}), ref(D::i32, 1),
+                      ref(D::f32, 1)}, 1);
+  });
   add("matmul_128x128x32", [] {
     return ct::trace(matmul<32>, "matmul<32>", {piece(D::f32, {128, 128}), ref(D::bf16, 2), ref(D::bf16, 2)}, 2);
   });
