@@ -357,8 +357,13 @@ ValueId emit_extract(ValueId x, const Shape& offsets, const Shape& shape, const 
 // ---- reductions, scans, mma ----
 ValueId emit_reduce(ir::ReduceKind k, ValueId x, int axis, bool keepdims, const SourceLoc& loc, Numerics n) {
   const ir::Type& t = tile_type(x, ir::reduce_name(k), loc);
-  axis = norm_axis(axis, t.rank, ir::reduce_name(k), loc);
-  if (is_bool(t.dtype)) user_error(std::string(ir::reduce_name(k)) + " is not defined on bool tiles", loc);
+  // The user's word for a bool max/min.
+  const char* what = !is_bool(t.dtype) ? ir::reduce_name(k) : k == ir::ReduceKind::Max ? "any (max)" : k == ir::ReduceKind::Min ? "all (min)" : ir::reduce_name(k);
+  axis = norm_axis(axis, t.rank, what, loc);
+  // On bool, max is any and min is all (false < true); the rest have no meaning there.
+  if (is_bool(t.dtype) && k != ir::ReduceKind::Max && k != ir::ReduceKind::Min)
+    user_error(std::string(ir::reduce_name(k)) + " is not defined on bool tiles; use any/all, or convert with .to<int>() to count",
+               loc);
   const Shape kept = t.shape;
   ValueId r = one(B(loc), ir::OpKind::Reduce, {x}, loc, {}, [&](ir::Op& op) {
     op.reduce = k;

@@ -59,8 +59,27 @@ void erf_with_a_rounding(ct::Mut<float, 1> z, ct::Ref<float, 1> x) {
   z.store(ct::erf(t, ct::approx));
 }
 
+void sum_of_bools(ct::Mut<bool, 1> z, ct::Ref<float, 1> x) {
+  auto t = ct::load_like(x, z) > 0.0f;
+  MARK();
+  z.store(ct::sum(t, 0, true));
+}
+void any_axis_out_of_range(ct::Mut<bool, 1> z, ct::Ref<float, 1> x) {
+  auto t = ct::load_like(x, z) > 0.0f;
+  MARK();
+  z.store(ct::any(t, 1));
+}
+
 }  // namespace
 
+TEST(OpErrors, SumOfBools) {
+  expect_here(EXPECT_USER_ERROR(ct::trace(sum_of_bools, "k", {piece(ct::DType::b1, {1}), ref(ct::DType::f32, 1)}, 1),
+                                "sum is not defined on bool tiles; use any/all"));
+}
+TEST(OpErrors, AnyAxisOutOfRange) {
+  expect_here(EXPECT_USER_ERROR(ct::trace(any_axis_out_of_range, "k", {piece(ct::DType::b1, {16}), ref(ct::DType::f32, 1)}, 1),
+                                "any (max): axis 1 is out of range for rank 1"));
+}
 TEST(OpErrors, ErfOfIntegers) {
   expect_here(EXPECT_USER_ERROR(ct::trace(erf_of_ints, "k", {piece(ct::DType::i32, {16}), ref(ct::DType::i32, 1)}, 1),
                                 "erf needs a floating-point tile, got tile<i32, [16]>"));

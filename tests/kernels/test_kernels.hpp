@@ -286,4 +286,15 @@ inline void bit_ops(ct::Mut<std::int32_t, 1> counts, ct::Mut<std::uint8_t, 1> cl
   flipped.store(ct::bitcast<float>(bits ^ 0x80000000u));
 }
 
+// any/all of bool tiles along each axis, and the documented max/min spelling of the same.
+inline void bool_reduce(ct::Mut<bool, 2> any_rows, ct::Mut<bool, 2> all_cols, ct::Mut<bool, 2> max_min,
+                        ct::Ref<std::int32_t, 2> x) {
+  auto v = ct::load_like(x, max_min);          // [8, 32]
+  auto pos = v > 2;                            // the fill is in [-8, 23]: mostly true
+  auto big = v > 20;                           // mostly false
+  any_rows.store(ct::any(big, 1, true));       // [8, 1]
+  all_cols.store(ct::all(pos, 0, true));       // [1, 32]
+  max_min.store(ct::max(big, 0, true) != ct::min(pos, 1, true));
+}
+
 }  // namespace test_kernels

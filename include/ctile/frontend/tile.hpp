@@ -474,6 +474,15 @@ template <Element T>
 Tile<T> min(const Tile<T>& x, int axis, bool keepdims, NanPolicy n, std::source_location l = std::source_location::current()) {
   return Tile<T>(detail::emit_reduce(ir::ReduceKind::Min, x.value(), axis, keepdims, l, {ir::Rounding::Default, false, n.propagate}), l);
 }
+// any/all of a bool tile along an axis (the max/min of bools: false < true).
+inline Tile<bool> any(const Tile<bool>& x, int axis, bool keepdims = false,
+                      std::source_location l = std::source_location::current()) {
+  return Tile<bool>(detail::emit_reduce(ir::ReduceKind::Max, x.value(), axis, keepdims, l), l);
+}
+inline Tile<bool> all(const Tile<bool>& x, int axis, bool keepdims = false,
+                      std::source_location l = std::source_location::current()) {
+  return Tile<bool>(detail::emit_reduce(ir::ReduceKind::Min, x.value(), axis, keepdims, l), l);
+}
 template <Element T>
 Index argmax(const Tile<T>& x, int axis, bool keepdims = false, std::source_location l = std::source_location::current()) {
   return Index(detail::emit_reduce(ir::ReduceKind::ArgMax, x.value(), axis, keepdims, l), l);

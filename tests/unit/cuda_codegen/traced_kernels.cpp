@@ -125,6 +125,10 @@ void add_traced_cases(std::vector<Case>& out) {
                      {piece(D::i32, {256}), piece(D::u8, {256}), piece(D::i64, {256}), piece(D::f32, {256}), ref(D::i32, 1),
                       ref(D::f32, 1)}, 1);
   });
+  add("bool_reduce", [] {
+    return ct::trace(bool_reduce, "bool_reduce",
+                     {piece(D::b1, {8, 1}), piece(D::b1, {1, 32}), piece(D::b1, {8, 32}), ref(D::i32, 2)}, 2);
+  });
   add("matmul_128x128x32", [] {
     return ct::trace(matmul<32>, "matmul<32>", {piece(D::f32, {128, 128}), ref(D::bf16, 2), ref(D::bf16, 2)}, 2);
   });
