@@ -378,11 +378,19 @@ ValueId emit_reduce(ir::ReduceKind k, ValueId x, int axis, bool keepdims, const 
   return r;
 }
 
-ValueId emit_scan(ValueId x, int axis, const SourceLoc& loc) {
-  const ir::Type& t = tile_type(x, "cumsum", loc);
-  axis = norm_axis(axis, t.rank, "cumsum", loc);
-  if (is_bool(t.dtype)) user_error("cumsum is not defined on bool tiles", loc);
-  return one(B(loc), ir::OpKind::Scan, {x}, loc, {}, [&](ir::Op& op) { op.axis = axis; });
+ValueId emit_scan(ir::ReduceKind k, ValueId x, int axis, bool exclusive, bool reverse, const char* what, const SourceLoc& loc) {
+  const ir::Type& t = tile_type(x, what, loc);
+  axis = norm_axis(axis, t.rank, what, loc);
+  if (k == ir::ReduceKind::ArgMax || k == ir::ReduceKind::ArgMin) user_error(std::string(what) + ": not a scan", loc);
+  if (is_bool(t.dtype) && (k == ir::ReduceKind::Sum || k == ir::ReduceKind::Prod))
+    user_error(std::string(what) + " is not defined on bool tiles (cummax/cummin are running any/all); convert with .to<int>() to count",
+               loc);
+  return one(B(loc), ir::OpKind::Scan, {x}, loc, {}, [&](ir::Op& op) {
+    op.reduce = k;
+    op.axis = axis;
+    op.exclusive = exclusive;
+    op.reverse = reverse;
+  });
 }
 
 ValueId emit_mma(ValueId a, ValueId b, ValueId acc, const SourceLoc& loc) {

@@ -66,6 +66,8 @@ void clone_region(const Region& from, Region& to) {
     c->binary = op->binary;
     c->cmp = op->cmp;
     c->reduce = op->reduce;
+    c->exclusive = op->exclusive;
+    c->reverse = op->reverse;
     c->atomic = op->atomic;
     c->rounding = op->rounding;
     c->ftz = op->ftz;

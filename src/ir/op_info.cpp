@@ -391,7 +391,10 @@ std::vector<Type> Rule::run() {
       nops(1);
       const Type& x = tile(0);
       axis_in(x.rank);
-      if (is_bool(x.dtype)) fail("scan is not defined on bool");
+      if (op.reduce == ReduceKind::ArgMax || op.reduce == ReduceKind::ArgMin)
+        fail(cat(reduce_name(op.reduce), " is not a scan (sum, prod, max, min)"));
+      if (is_bool(x.dtype) && (op.reduce == ReduceKind::Sum || op.reduce == ReduceKind::Prod))
+        fail(cat(reduce_name(op.reduce), " scan is not defined on bool"));
       return {x};
     }
     case OpKind::Mma: {

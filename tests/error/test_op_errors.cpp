@@ -70,8 +70,27 @@ void any_axis_out_of_range(ct::Mut<bool, 1> z, ct::Ref<float, 1> x) {
   z.store(ct::any(t, 1));
 }
 
+void cumsum_of_bools(ct::Mut<bool, 1> z, ct::Ref<float, 1> x) {
+  auto t = ct::load_like(x, z) > 0.0f;
+  MARK();
+  z.store(ct::cummax(t, 0) == ct::cumsum(t, 0, ct::exclusive));
+}
+void cumprod_axis_out_of_range(ct::Mut<float, 2> z, ct::Ref<float, 2> x) {
+  auto t = ct::load_like(x, z);
+  MARK();
+  z.store(ct::cumprod(t, 2, ct::reverse));
+}
+
 }  // namespace
 
+TEST(OpErrors, CumsumOfBools) {
+  expect_here(EXPECT_USER_ERROR(ct::trace(cumsum_of_bools, "k", {piece(ct::DType::b1, {16}), ref(ct::DType::f32, 1)}, 1),
+                                "cumsum is not defined on bool tiles (cummax/cummin are running any/all)"));
+}
+TEST(OpErrors, CumprodAxisOutOfRange) {
+  expect_here(EXPECT_USER_ERROR(ct::trace(cumprod_axis_out_of_range, "k", {piece(ct::DType::f32, {4, 4}), ref(ct::DType::f32, 2)}, 2),
+                                "cumprod: axis 2 is out of range for rank 2"));
+}
 TEST(OpErrors, SumOfBools) {
   expect_here(EXPECT_USER_ERROR(ct::trace(sum_of_bools, "k", {piece(ct::DType::b1, {1}), ref(ct::DType::f32, 1)}, 1),
                                 "sum is not defined on bool tiles; use any/all"));

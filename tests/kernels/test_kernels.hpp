@@ -297,4 +297,14 @@ inline void bool_reduce(ct::Mut<bool, 2> any_rows, ct::Mut<bool, 2> all_cols, ct
   max_min.store(ct::max(big, 0, true) != ct::min(pos, 1, true));
 }
 
+// The scan family: every combine, exclusive and reverse, along both axes of a [4, 64] tile.
+template <class T>
+void scans(ct::Mut<T, 2> sum_ex, ct::Mut<T, 2> prod_rev, ct::Mut<T, 2> max_ex_rev, ct::Mut<T, 2> min_in, ct::Ref<T, 2> x) {
+  auto v = ct::load_like(x, sum_ex);
+  sum_ex.store(ct::cumsum(v, 1, ct::exclusive));
+  prod_rev.store(ct::cumprod(v, 0, ct::reverse));
+  max_ex_rev.store(ct::cummax(v, 1, ct::exclusive | ct::reverse));
+  min_in.store(ct::cummin(v, 0));
+}
+
 }  // namespace test_kernels

@@ -49,7 +49,8 @@ ValueId emit_cat(ValueId a, ValueId b, int axis, const SourceLoc& loc);
 ValueId emit_extract(ValueId x, const Shape& offsets, const Shape& shape, const SourceLoc& loc);
 
 ValueId emit_reduce(ir::ReduceKind k, ValueId x, int axis, bool keepdims, const SourceLoc& loc, Numerics n = {});
-ValueId emit_scan(ValueId x, int axis, const SourceLoc& loc);
+// A scan of `k` (sum, prod, max, min) along `axis`; `what` names it in errors (cumsum, ...).
+ValueId emit_scan(ir::ReduceKind k, ValueId x, int axis, bool exclusive, bool reverse, const char* what, const SourceLoc& loc);
 ValueId emit_mma(ValueId a, ValueId b, ValueId acc, const SourceLoc& loc);
 
 ValueId emit_make_partition(ValueId tensor, const Shape& tile, const SourceLoc& loc);

@@ -491,10 +491,26 @@ template <Element T>
 Index argmin(const Tile<T>& x, int axis, bool keepdims = false, std::source_location l = std::source_location::current()) {
   return Index(detail::emit_reduce(ir::ReduceKind::ArgMin, x.value(), axis, keepdims, l), l);
 }
-template <Element T>
-Tile<T> cumsum(const Tile<T>& x, int axis, std::source_location l = std::source_location::current()) {
-  return Tile<T>(detail::emit_scan(x.value(), axis, l), l);
-}
+// Scans: inclusive and forward by default; ct::exclusive (element i combines the elements before
+// i, the first gets the identity: 0, 1, the lowest or the highest value), ct::reverse (from the
+// last element to the first), or both (`ct::exclusive | ct::reverse`).
+struct ScanMode {
+  bool exclusive = false;
+  bool reverse = false;
+  friend constexpr ScanMode operator|(ScanMode a, ScanMode b) { return {a.exclusive || b.exclusive, a.reverse || b.reverse}; }
+};
+inline constexpr ScanMode exclusive{true, false};
+inline constexpr ScanMode reverse{false, true};
+#define CTILE_SCAN_FN(NAME, KIND)                                                                   \
+  template <Element T>                                                                              \
+  Tile<T> NAME(const Tile<T>& x, int axis, ScanMode m = {}, std::source_location l = std::source_location::current()) { \
+    return Tile<T>(detail::emit_scan(ir::ReduceKind::KIND, x.value(), axis, m.exclusive, m.reverse, #NAME, l), l); \
+  }
+CTILE_SCAN_FN(cumsum, Sum)
+CTILE_SCAN_FN(cumprod, Prod)
+CTILE_SCAN_FN(cummax, Max)
+CTILE_SCAN_FN(cummin, Min)
+#undef CTILE_SCAN_FN
 
 // ---- matrix multiply-accumulate: acc[M,N] + a[M,K] @ b[K,N] ----
 template <Element A, Element Acc>

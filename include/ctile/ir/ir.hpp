@@ -113,7 +113,7 @@ enum class OpKind : std::uint8_t {
   Bitcast,         // (x) -> tile of result dtype of the same width: the same bits read as the other type
   // reductions, scans, matrix multiply
   Reduce,          // (x) -> tile without `axis`                attrs: reduce, axis. argmax/argmin give i64, first index wins ties.
-  Scan,            // (x) -> same type                          attrs: axis (inclusive cumulative sum)
+  Scan,            // (x) -> same type                          attrs: reduce (sum|prod|max|min), axis, exclusive, reverse
   Mma,             // (a[M,K], b[K,N], acc[M,N]) -> acc type    products and sums in acc's type
   // GPU-level IR (after layout assignment; docs/compiler.md)
   ConvertLayout,   // (x) -> same type                          the value in another layout (Kernel::layouts)
@@ -173,7 +173,9 @@ struct Op {
   UnaryFn unary = UnaryFn::Neg;
   BinaryFn binary = BinaryFn::Add;
   CmpPred cmp = CmpPred::Eq;
-  ReduceKind reduce = ReduceKind::Sum;
+  ReduceKind reduce = ReduceKind::Sum;  // Reduce; Scan: its combine (sum, prod, max, min)
+  bool exclusive = false;      // Scan: element i combines the elements before i (the first gets the identity)
+  bool reverse = false;        // Scan: runs from the last element of the axis to the first
   AtomicKind atomic = AtomicKind::Add;
   // Numerics (exp, exp2, log, log2, sqrt, rsqrt, div; min/max): see op_info.hpp for who takes them.
   Rounding rounding = Rounding::Default;

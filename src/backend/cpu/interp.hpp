@@ -154,7 +154,7 @@ void op_cat(int axis, const Tile& a, const Tile& b, Tile& out);
 void op_extract(const Shape& offsets, const Tile& x, Tile& out);
 // reductions, scans, mma (ops_reduce.cpp)
 void op_reduce(ir::ReduceKind kind, int axis, const Tile& x, Tile& out, bool propagate_nan = false);
-void op_scan(int axis, const Tile& x, Tile& out);
+void op_scan(ir::ReduceKind kind, int axis, bool exclusive, bool reverse, const Tile& x, Tile& out);
 void op_mma(const Tile& a, const Tile& b, const Tile& acc, Tile& out);
 // memory (ops_memory.cpp). `tile_index` addresses a tile of shape out.shape (Load/LoadPiece).
 void op_load(const TensorView& t, const std::int64_t* tile_index, const ir::Scalar& pad, Tile& out);

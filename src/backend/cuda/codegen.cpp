@@ -300,7 +300,10 @@ class Emitter {
       case OpKind::Binary: d += std::string(" ") + ir::binary_name(op.binary); break;
       case OpKind::Cmp: d += std::string(" ") + ir::cmp_name(op.cmp); break;
       case OpKind::Reduce: d += std::string(" ") + ir::reduce_name(op.reduce) + " axis " + std::to_string(op.axis); break;
-      case OpKind::Scan: d += " axis " + std::to_string(op.axis); break;
+      case OpKind::Scan:
+        d += std::string(" ") + ir::reduce_name(op.reduce) + " axis " + std::to_string(op.axis) + (op.exclusive ? " exclusive" : "") +
+             (op.reverse ? " reverse" : "");
+        break;
       case OpKind::AtomicRMW: d += std::string(" ") + ir::atomic_name(op.atomic); break;
       default: break;
     }
@@ -907,12 +910,25 @@ class Emitter {
 
   void emit_scan(const ir::Op& op) {
     const ValueId x = op.operands[0], r = op.results[0];
-    if (rep(x)) return line(decl(r) + " = " + name(x) + ";" + comment(op));
+    const std::string t = ct(x);
+    std::string comb;
+    switch (op.reduce) {
+      case ir::ReduceKind::Sum: comb = "ct::ScanSum<" + t + ">"; break;
+      case ir::ReduceKind::Prod: comb = "ct::ScanProd<" + t + ">"; break;
+      case ir::ReduceKind::Max: comb = "ct::ScanMinMax<" + t + ", true>"; break;
+      case ir::ReduceKind::Min: comb = "ct::ScanMinMax<" + t + ", false>"; break;
+      default: throw InternalError("cuda codegen: bad scan kind");
+    }
+    if (rep(x)) {  // one element: itself, or the identity when exclusive
+      if (op.exclusive) return line(decl(r) + " = " + comb + "::down(" + comb + "::identity());" + comment(op));
+      return line(decl(r) + " = " + name(x) + ";" + comment(op));
+    }
     std::int64_t outer, len, inner;
     split(type(x).shape, op.axis, outer, len, inner);
     line(decl(r) + ";" + comment(op));
-    line("ct::scan<" + D(x) + ", " + std::to_string(outer) + ", " + std::to_string(len) + ", " + std::to_string(inner) + ">(" +
-         name(r) + ", " + name(x) + ", " + smem(op, ct(x)) + ", " + tp(x) + ", " + own(x) + ", team);");
+    line("ct::scan<" + comb + ", " + D(x) + ", " + std::to_string(outer) + ", " + std::to_string(len) + ", " +
+         std::to_string(inner) + ", " + (op.exclusive ? "true" : "false") + ", " + (op.reverse ? "true" : "false") + ">(" +
+         name(r) + ", " + name(x) + ", " + smem(op, t) + ", " + tp(x) + ", " + own(x) + ", team);");
   }
 
   void emit_mma(const ir::Op& op) {

@@ -187,9 +187,12 @@ struct KB {
     o.axis = axis;
     return o.results[0];
   }
-  ValueId scan(ValueId x, int axis) {
+  ValueId scan(ValueId x, int axis, ir::ReduceKind kind = ir::ReduceKind::Sum, bool exclusive = false, bool reverse = false) {
     auto& o = op(OpKind::Scan, {x}, {type(x)});
     o.axis = axis;
+    o.reduce = kind;
+    o.exclusive = exclusive;
+    o.reverse = reverse;
     return o.results[0];
   }
   ValueId mma(ValueId a, ValueId b2, ValueId acc) { return op1(OpKind::Mma, {a, b2, acc}, type(acc)); }
@@ -345,7 +348,7 @@ inline bf16 bh(float v) { return bf16(v); }
 // Loads the whole [R, C] input as one tile, applies f, stores the result (shape out_shape, rank
 // >= 1) as the single piece of a 1-block grid.
 template <class Out>
- std::vector<Out> run_tile(In input, Shape shape, DType out_d, Shape out_shape,
+std::vector<Out> run_tile(In input, Shape shape, DType out_d, Shape out_shape,
                           const std::function<ValueId(KB&, ValueId)>& f) {
   KB kb("tile_fn", static_cast<int>(out_shape.size()));
   const ValueId t = kb.tensor("in", input.d, static_cast<int>(shape.size()));

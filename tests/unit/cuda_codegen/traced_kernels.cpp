@@ -129,6 +129,15 @@ void add_traced_cases(std::vector<Case>& out) {
     return ct::trace(bool_reduce, "bool_reduce",
                      {piece(D::b1, {8, 1}), piece(D::b1, {1, 32}), piece(D::b1, {8, 32}), ref(D::i32, 2)}, 2);
   });
+  for (auto [dname, d] : {std::pair{"f32", D::f32}, std::pair{"i32", D::i32}, std::pair{"bf16", D::bf16}}) {
+    add(std::string("scans_") + dname, [d = d, dname = std::string(dname)] {
+      auto fn = d == D::f32 ? &scans<float> : nullptr;
+      const std::vector<ct::detail::ParamSpec> specs{piece(d, {4, 64}), piece(d, {4, 64}), piece(d, {4, 64}), piece(d, {4, 64}), ref(d, 2)};
+      if (d == D::i32) return ct::trace(scans<std::int32_t>, "scans<" + dname + ">", specs, 2);
+      if (d == D::bf16) return ct::trace(scans<ct::bf16>, "scans<" + dname + ">", specs, 2);
+      return ct::trace(fn, "scans<" + dname + ">", specs, 2);
+    });
+  }
   add("matmul_128x128x32", [] {
     return ct::trace(matmul<32>, "matmul<32>", {piece(D::f32, {128, 128}), ref(D::bf16, 2), ref(D::bf16, 2)}, 2);
   });
