@@ -287,6 +287,21 @@ ValueId emit_bitcast(ValueId x, DType to, const SourceLoc& loc) {
   return one(B(loc), ir::OpKind::Bitcast, {x}, loc, {ir::Type::tile(to, t.shape)});
 }
 
+ValueId emit_random(ir::RandomDist d, ValueId seed, ValueId offsets, const char* what, const SourceLoc& loc) {
+  const ir::Type& s = tile_type(seed, what, loc);
+  const ir::Type& o = tile_type(offsets, what, loc);
+  if (!s.is_scalar() || !is_integer(s.dtype))
+    user_error(std::string(what) + ": the seed must be an integer scalar, got " + ir::type_str(s), loc);
+  if (!is_integer(o.dtype))
+    user_error(std::string(what) + ": the offsets must be an integer tile (one counter per element), got " + ir::type_str(o) +
+                   "; build them with ct::iota<std::int64_t>(n) + base",
+               loc);
+  const Shape shape = o.shape;
+  const ValueId off = emit_convert(offsets, DType::i64, loc);
+  const ValueId sd = to_shape(emit_convert(seed, DType::i64, loc), shape, loc);
+  return one(B(loc), ir::OpKind::Random, {sd, off}, loc, {}, [&](ir::Op& op) { op.random = d; });
+}
+
 // ---- shapes ----
 ValueId emit_broadcast(ValueId x, const Shape& shape, const SourceLoc& loc) {
   const ir::Type& t = tile_type(x, "broadcast", loc);

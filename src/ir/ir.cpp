@@ -32,6 +32,10 @@ const char* atomic_name(AtomicKind k) {
   constexpr const char* n[] = {"add", "max", "min", "exch"};
   return n[static_cast<int>(k)];
 }
+const char* random_name(RandomDist d) {
+  constexpr const char* n[] = {"bits", "uniform", "normal"};
+  return n[static_cast<int>(d)];
+}
 const char* rounding_name(Rounding r) {
   constexpr const char* n[] = {"default", "rn", "full", "approx"};
   return n[static_cast<int>(r)];
@@ -69,6 +73,7 @@ void clone_region(const Region& from, Region& to) {
     c->exclusive = op->exclusive;
     c->reverse = op->reverse;
     c->atomic = op->atomic;
+    c->random = op->random;
     c->rounding = op->rounding;
     c->ftz = op->ftz;
     c->propagate_nan = op->propagate_nan;

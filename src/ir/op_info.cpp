@@ -44,6 +44,8 @@ constexpr std::array<OpTraits, kOpKinds> kTraits = {{
     row("ct.select", Effect::None),
     row("ct.convert", Effect::None, false, 0, true),
     row("ct.bitcast", Effect::None, false, 0, true),
+    // Pure: the same seed and offset give the same numbers (a counter-based generator has no state).
+    row("ct.random", Effect::None),
     row("ct.reduce", Effect::None, true),
     row("ct.scan", Effect::None, true),
     row("ct.mma", Effect::None, true),
@@ -375,6 +377,13 @@ std::vector<Type> Rule::run() {
       if (is_bool(x.dtype) || is_bool(y.dtype) || dtype_size(x.dtype) != dtype_size(y.dtype))
         fail(cat("cannot bitcast ", dtype_name(x.dtype), " to ", dtype_name(y.dtype), " (bitcasts keep the width; bool has none)"));
       return {y};
+    }
+    case OpKind::Random: {
+      nops(2);
+      const Type& off = tile(1);
+      operand_is(0, Type::tile(DType::i64, off.shape));
+      operand_is(1, Type::tile(DType::i64, off.shape));
+      return {Type::tile(op.random == RandomDist::Bits ? DType::u32 : DType::f32, off.shape)};
     }
     case OpKind::Reduce: {
       nops(1);

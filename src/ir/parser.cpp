@@ -469,7 +469,8 @@ class Parser {
         const std::string w = word();
         if (op.kind == OpKind::Reduce || op.kind == OpKind::Scan) op.reduce = enum_of<ReduceKind, 6>(w, reduce_name, "reduction");
         else op.atomic = enum_of<AtomicKind, 4>(w, atomic_name, "atomic kind");
-      } else if (key == "rounding") op.rounding = enum_of<Rounding, 4>(word(), rounding_name, "rounding");
+      } else if (key == "dist") op.random = enum_of<RandomDist, 3>(word(), random_name, "distribution");
+      else if (key == "rounding") op.rounding = enum_of<Rounding, 4>(word(), rounding_name, "rounding");
       else if (key == "smem") {
         const Shape v = parse_list();
         if (v.size() != 2) fail("smem takes [offset, bytes]");

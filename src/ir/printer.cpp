@@ -123,6 +123,7 @@ class Printer {
       case OpKind::Cmp: a << "pred = " << cmp_name(op.cmp); break;
       case OpKind::Reduce: a << "kind = " << reduce_name(op.reduce) << ", axis = " << op.axis; break;
       case OpKind::AtomicRMW: a << "kind = " << atomic_name(op.atomic); break;
+      case OpKind::Random: a << "dist = " << random_name(op.random); break;
       default: break;
     }
     auto more = [&](const std::string& x) {

@@ -234,7 +234,7 @@ class Verifier {
     };
     switch (op.kind) {
       case OpKind::Unary: case OpKind::Binary: case OpKind::Fma: case OpKind::Cmp: case OpKind::Select:
-      case OpKind::Convert: case OpKind::Bitcast: case OpKind::Reshape: case OpKind::Scan:
+      case OpKind::Convert: case OpKind::Bitcast: case OpKind::Random: case OpKind::Reshape: case OpKind::Scan:
         for (ValueId v : op.operands) same(v, op.results[0], "operand");
         return;
       case OpKind::Broadcast: {

@@ -81,8 +81,18 @@ void cumprod_axis_out_of_range(ct::Mut<float, 2> z, ct::Ref<float, 2> x) {
   z.store(ct::cumprod(t, 2, ct::reverse));
 }
 
+void rand_with_a_tile_seed(ct::Mut<float, 1> z, ct::Ref<std::int64_t, 1> seeds) {
+  auto s = seeds.tiles({16}).load({0});
+  MARK();
+  z.store(ct::rand(s, ct::iota<std::int64_t>(16)));
+}
+
 }  // namespace
 
+TEST(OpErrors, RandSeedMustBeAScalar) {
+  expect_here(EXPECT_USER_ERROR(ct::trace(rand_with_a_tile_seed, "k", {piece(ct::DType::f32, {16}), ref(ct::DType::i64, 1)}, 1),
+                                "rand: the seed must be an integer scalar, got tile<i64, [16]>"));
+}
 TEST(OpErrors, CumsumOfBools) {
   expect_here(EXPECT_USER_ERROR(ct::trace(cumsum_of_bools, "k", {piece(ct::DType::b1, {16}), ref(ct::DType::f32, 1)}, 1),
                                 "cumsum is not defined on bool tiles (cummax/cummin are running any/all)"));

@@ -307,4 +307,20 @@ void scans(ct::Mut<T, 2> sum_ex, ct::Mut<T, 2> prod_rev, ct::Mut<T, 2> max_ex_re
   min_in.store(ct::cummin(v, 0));
 }
 
+// Random tiles from (seed, offset): uniform, normal and raw bits of one counter per element
+// (row * 1000 + column over the whole tensor), and dropout with the uniform numbers.
+inline void random_tiles(ct::Mut<float, 2> u, ct::Mut<float, 2> n, ct::Mut<std::uint32_t, 2> bits, ct::Mut<float, 2> dropped,
+                         ct::Ref<float, 2> x, ct::Scalar<std::int64_t> seed) {
+  auto [i, j] = u.tile_index();
+  const auto [bm, bn] = u.tile_shape();
+  auto rows = ct::iota<std::int64_t>(bm).reshape({bm, 1}) + i * bm;
+  auto cols = ct::iota<std::int64_t>(bn).reshape({1, bn}) + j * bn;
+  auto off = rows * 1000 + cols;
+  u.store(ct::rand(seed, off));
+  n.store(ct::randn(seed, off));
+  bits.store(ct::rand_bits(seed + 1, off.to<std::uint32_t>()));
+  auto keep = ct::rand(seed, off + (1 << 20)) >= 0.25f;
+  dropped.store(ct::where(keep, ct::load_like(x, dropped) * (1.0f / 0.75f), 0.0f));
+}
+
 }  // namespace test_kernels

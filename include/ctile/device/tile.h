@@ -5,6 +5,7 @@
 #include "ctile/device/arch.h"
 #include "ctile/device/types.h"
 #include "ctile/device/numeric.h"
+#include "ctile/device/philox.h"
 #include "ctile/device/layout.h"
 #include "ctile/device/memory.h"
 #include "ctile/device/block.h"

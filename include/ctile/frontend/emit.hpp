@@ -41,6 +41,9 @@ ValueId emit_fma(ValueId a, ValueId b, ValueId c, const SourceLoc& loc);
 ValueId emit_convert(ValueId x, DType to, const SourceLoc& loc);
 // The same bits read as another element type of the same width (no bool).
 ValueId emit_bitcast(ValueId x, DType to, const SourceLoc& loc);
+// Counter-based random numbers: `seed` an integer scalar, `offsets` an integer tile (the counter
+// of each element); both become i64, the seed broadcast to the offsets' shape.
+ValueId emit_random(ir::RandomDist d, ValueId seed, ValueId offsets, const char* what, const SourceLoc& loc);
 
 ValueId emit_broadcast(ValueId x, const Shape& shape, const SourceLoc& loc);
 ValueId emit_reshape(ValueId x, const Shape& shape, const SourceLoc& loc);

@@ -416,6 +416,25 @@ auto where(const Tile<bool>& c, U a, V b, std::source_location l = std::source_l
   return where(c, ta, tb, l);
 }
 
+// ---- random numbers (docs/ir.md, "Random numbers") ----
+// Counter-based (Philox-4x32-10): element i of the result depends only on the seed and offsets[i]
+// (its counter), so the same (seed, offset) gives the same number in every tile block, on the CPU
+// and on the GPU alike (bit-identical), and distinct offsets give independent numbers. The seed is
+// an integer scalar (a kernel parameter or a literal), the offsets an integer tile of any shape.
+// rand: uniform f32 in [0, 1) (24 random bits); randn: standard normal f32 (Box-Muller);
+// rand_bits: the 32 random bits as u32.
+#define CTILE_RANDOM_FN(NAME, DIST, ELEM)                                                           \
+  template <Element I>                                                                              \
+    requires is_int_element<I>                                                                      \
+  Tile<ELEM> NAME(const IndexArg& seed, const Tile<I>& offsets,                                     \
+                  std::source_location l = std::source_location::current()) {                       \
+    return Tile<ELEM>(detail::emit_random(ir::RandomDist::DIST, seed.resolve(l), offsets.value(), #NAME, l), l); \
+  }
+CTILE_RANDOM_FN(rand, Uniform, float)
+CTILE_RANDOM_FN(randn, Normal, float)
+CTILE_RANDOM_FN(rand_bits, Bits, std::uint32_t)
+#undef CTILE_RANDOM_FN
+
 // ---- shape manipulation ----
 template <Element T>
 Tile<T> reshape(const Tile<T>& x, const Shape& s, std::source_location l = std::source_location::current()) {

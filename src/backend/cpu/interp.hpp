@@ -137,6 +137,7 @@ class BlockInterp {
 // ---- op implementations (ops_*.cpp) ----
 // element-wise (ops_elementwise.cpp)
 void op_bitcast(const Tile& x, Tile& out);
+void op_random(ir::RandomDist d, const Tile& seed, const Tile& offsets, Tile& out);
 void op_unary(ir::UnaryFn fn, const Tile& x, Tile& out);
 // propagate_nan: float min/max give NaN when either operand is NaN (else the other operand).
 void op_binary(ir::BinaryFn fn, const Tile& a, const Tile& b, Tile& out, bool propagate_nan = false);

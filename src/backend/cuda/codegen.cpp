@@ -702,6 +702,10 @@ class Emitter {
       case OpKind::Convert: return emit_convert(op);
       case OpKind::Bitcast:
         return each(op, r0, [&](const std::string& r) { return "ct::op_bitcast<" + ct(r0) + ">(" + get(o[0], r) + ")"; });
+      case OpKind::Random: {
+        const char* f = op.random == ir::RandomDist::Bits ? "ct::philox::bits_at(" : op.random == ir::RandomDist::Uniform ? "ct::philox::uniform_at(" : "ct::philox::normal_at(";
+        return each(op, r0, [&](const std::string& r) { return f + get(o[0], r) + ", " + get(o[1], r) + ")"; });
+      }
       case OpKind::Reduce: return emit_reduce(op);
       case OpKind::Scan: return emit_scan(op);
       case OpKind::Mma: return emit_mma(op);

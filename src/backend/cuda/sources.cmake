@@ -5,6 +5,7 @@ set(CTILE_DEVICE_HEADERS
   ctile/device/arch.h
   ctile/device/types.h
   ctile/device/numeric.h
+  ctile/device/philox.h
   ctile/device/layout.h
   ctile/device/memory.h
   ctile/device/block.h

@@ -138,6 +138,11 @@ void add_traced_cases(std::vector<Case>& out) {
       return ct::trace(fn, "scans<" + dname + ">", specs, 2);
     });
   }
+  add("random_tiles", [] {
+    return ct::trace(random_tiles, "random_tiles",
+                     {piece(D::f32, {8, 64}), piece(D::f32, {8, 64}), piece(D::u32, {8, 64}), piece(D::f32, {8, 64}),
+                      ref(D::f32, 2), scalar(D::i64)}, 2);
+  });
   add("matmul_128x128x32", [] {
     return ct::trace(matmul<32>, "matmul<32>", {piece(D::f32, {128, 128}), ref(D::bf16, 2), ref(D::bf16, 2)}, 2);
   });
