@@ -541,8 +541,9 @@ ValueId emit_atomic_rmw(ir::AtomicKind k, ValueId tensor, const std::vector<Valu
                         const SourceLoc& loc) {
   const ir::Type& t = type_of(tensor);
   const DType d = t.dtype;
-  if (!(d == DType::i32 || d == DType::i64 || d == DType::u32 || d == DType::u64 || d == DType::f32 || d == DType::f64))
-    user_error(std::string("atomic ") + ir::atomic_name(k) + " supports i32, i64, u32, u64, f32 and f64 tensors, not " +
+  if (!(d == DType::i32 || d == DType::i64 || d == DType::u32 || d == DType::u64 || d == DType::f32 || d == DType::f64 ||
+        d == DType::f16 || d == DType::bf16))
+    user_error(std::string("atomic ") + ir::atomic_name(k) + " supports i32, i64, u32, u64, f16, bf16, f32 and f64 tensors, not " +
                    std::string(dtype_name(d)),
                loc);
   Shape s;

@@ -250,7 +250,9 @@ std::vector<Type> Rule::run() {
       if (n() < 1) fail("expected a tensor operand");
       const Type& t = kind_of(0, TypeKind::Tensor, "a tensor");
       if (t.access != Access::Atomic) fail(cat("operand has type ", type_str(t), ", expected an atomic tensor"));
-      if (!is_atomic_dtype(t.dtype)) fail(cat("atomics on ", dtype_name(t.dtype), " are not supported"));
+      const bool half = t.dtype == DType::f16 || t.dtype == DType::bf16;  // read-modify-writes only, no CAS
+      if (!is_atomic_dtype(t.dtype) && !(half && op.kind == OpKind::AtomicRMW))
+        fail(cat("atomics on ", dtype_name(t.dtype), " are not supported"));
       const int r = tensor_rank(t);
       const std::size_t nv = op.kind == OpKind::AtomicRMW ? 1 : 2;
       nops(1 + static_cast<std::size_t>(r) + nv);

@@ -87,8 +87,17 @@ void rand_with_a_tile_seed(ct::Mut<float, 1> z, ct::Ref<std::int64_t, 1> seeds) 
   z.store(ct::rand(s, ct::iota<std::int64_t>(16)));
 }
 
+void cas_of_halves(ct::Atomic<ct::f16, 1> a) {
+  MARK();
+  (void)a.compare_exchange({ct::iota<std::int64_t>(16)}, ct::Tile<ct::f16>::zeros({16}), ct::Tile<ct::f16>::zeros({16}));
+}
+
 }  // namespace
 
+TEST(OpErrors, CompareExchangeOfHalves) {
+  expect_here(EXPECT_USER_ERROR(ct::trace(cas_of_halves, "k", {{Kind::Atomic, ct::DType::f16, 1, {}, {}}}, 1),
+                                "compare_exchange supports i32, i64, u32, u64, f32 and f64 tensors, not f16"));
+}
 TEST(OpErrors, RandSeedMustBeAScalar) {
   expect_here(EXPECT_USER_ERROR(ct::trace(rand_with_a_tile_seed, "k", {piece(ct::DType::f32, {16}), ref(ct::DType::i64, 1)}, 1),
                                 "rand: the seed must be an integer scalar, got tile<i64, [16]>"));

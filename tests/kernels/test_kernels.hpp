@@ -323,4 +323,16 @@ inline void random_tiles(ct::Mut<float, 2> u, ct::Mut<float, 2> n, ct::Mut<std::
   dropped.store(ct::where(keep, ct::load_like(x, dropped) * (1.0f / 0.75f), 0.0f));
 }
 
+// 16-bit float atomics: a histogram of bf16 weights into 16 bins (neighbouring bins share a
+// 32-bit word), and the running max and min of f16 values.
+inline void half_atomics(ct::Atomic<ct::bf16, 1> hist, ct::Atomic<ct::f16, 1> extremes, ct::Ref<ct::bf16, 1> w,
+                         ct::Ref<ct::f16, 1> v) {
+  auto b = ct::block_id(0);
+  auto weights = w.tiles({256}).load({b});
+  (void)hist.add({ct::iota<std::int64_t>(256) % 16}, weights);
+  auto x = v.tiles({256}).load({b});
+  (void)extremes.max({ct::iota<std::int64_t>(256) % 2}, x);
+  (void)extremes.min({ct::iota<std::int64_t>(256) % 2 + 2}, x);
+}
+
 }  // namespace test_kernels

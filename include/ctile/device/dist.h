@@ -599,7 +599,7 @@ CT_DEV void atomic_d(Regs<T, D::regs>& old, const TensorDesc& td, const Regs<T, 
 #pragma unroll
   for (int r = 0; r < D::regs; ++r) {
     long long off = 0;
-    T o = (T)0;
+    T o = T{};  // 0 (also for the 16-bit float structs)
     if (owner && locate(td, off, to_index(idx.get(r))...)) o = atomic_rmw<OP>(ptr_at<T>(td, off), val.get(r));
     old.set(r, o);
     if constexpr (SHARE)
@@ -683,7 +683,7 @@ CT_DEV T atomic_one_t(const TensorDesc& td, T val, unsigned char* scratch, const
   team.sync();
   if (team.leader()) {
     long long off = 0;
-    *(T*)scratch = locate(td, off, to_index(idx)...) ? atomic_rmw<OP>(ptr_at<T>(td, off), val) : (T)0;
+    *(T*)scratch = locate(td, off, to_index(idx)...) ? atomic_rmw<OP>(ptr_at<T>(td, off), val) : T{};
   }
   team.sync();
   const T r = *(T*)scratch;

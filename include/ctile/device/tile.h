@@ -8,6 +8,7 @@
 #include "ctile/device/philox.h"
 #include "ctile/device/layout.h"
 #include "ctile/device/memory.h"
+#include "ctile/device/atomic16.h"
 #include "ctile/device/block.h"
 #include "ctile/device/regs.h"
 #include "ctile/device/dist.h"

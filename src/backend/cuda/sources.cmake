@@ -8,6 +8,7 @@ set(CTILE_DEVICE_HEADERS
   ctile/device/philox.h
   ctile/device/layout.h
   ctile/device/memory.h
+  ctile/device/atomic16.h
   ctile/device/block.h
   ctile/device/regs.h
   ctile/device/dist.h

@@ -143,6 +143,9 @@ void add_traced_cases(std::vector<Case>& out) {
                      {piece(D::f32, {8, 64}), piece(D::f32, {8, 64}), piece(D::u32, {8, 64}), piece(D::f32, {8, 64}),
                       ref(D::f32, 2), scalar(D::i64)}, 2);
   });
+  add("half_atomics", [] {
+    return ct::trace(half_atomics, "half_atomics", {atomic(D::bf16, 1), atomic(D::f16, 1), ref(D::bf16, 1), ref(D::f16, 1)}, 1);
+  });
   add("matmul_128x128x32", [] {
     return ct::trace(matmul<32>, "matmul<32>", {piece(D::f32, {128, 128}), ref(D::bf16, 2), ref(D::bf16, 2)}, 2);
   });
