@@ -175,7 +175,12 @@ ValueId emit_unary(ir::UnaryFn f, ValueId x, const SourceLoc& loc, Numerics n) {
   const ir::Type& t = tile_type(x, ir::unary_name(f), loc);
   const DType d = t.dtype;
   using U = ir::UnaryFn;
-  const bool float_only = f != U::Neg && f != U::Abs && f != U::Not;
+  const bool int_only = f == U::Popcount || f == U::Clz;
+  const bool float_only = f != U::Neg && f != U::Abs && f != U::Not && !int_only;
+  if (int_only && !is_integer(d))
+    user_error(std::string(ir::unary_name(f)) + " needs an integer tile, got " + ir::type_str(t) +
+                   (is_float(d) ? "; reinterpret float bits with bitcast<u32>() (or the same-width integer) first" : ""),
+               loc);
   if (float_only && !is_float(d))
     user_error(std::string(ir::unary_name(f)) + " needs a floating-point tile, got " + ir::type_str(t) +
                    "; convert with .to<float>() first",
@@ -196,7 +201,8 @@ ValueId emit_binary(ir::BinaryFn f, ValueId a, ValueId b, const SourceLoc& loc, 
   same_dtype(a, b, name, loc);
   const DType d = type_of(a).dtype;
   using F = ir::BinaryFn;
-  if (f == F::Pow && !is_float(d)) user_error("pow needs floating-point tiles, got " + tstr(a), loc);
+  if ((f == F::Pow || f == F::Atan2) && !is_float(d))
+    user_error(std::string(name) + " needs floating-point tiles, got " + tstr(a) + "; convert with .to<float>() first", loc);
   if ((f == F::And || f == F::Or || f == F::Xor) && is_float(d))
     user_error(std::string(name) + " needs integer or bool tiles, got " + tstr(a), loc);
   if ((f == F::Shl || f == F::Shr) && !is_integer(d)) user_error(std::string(name) + " needs integer tiles, got " + tstr(a), loc);
@@ -264,6 +270,36 @@ ValueId emit_convert(ValueId x, DType to, const SourceLoc& loc) {
   const ir::Type& t = tile_type(x, "to<T>()", loc);
   if (t.dtype == to) return x;
   return one(B(loc), ir::OpKind::Convert, {x}, loc, {ir::Type::tile(to, t.shape)});
+}
+
+ValueId emit_bitcast(ValueId x, DType to, const SourceLoc& loc) {
+  const ir::Type& t = tile_type(x, "bitcast", loc);
+  if (is_bool(t.dtype) || is_bool(to))
+    user_error("bitcast: bool tiles have no bit pattern to reinterpret (" + ir::type_str(t) + " to " +
+                   std::string(dtype_name(to)) + "); use .to<T>() or where()",
+               loc);
+  if (dtype_size(t.dtype) != dtype_size(to))
+    user_error("bitcast: " + std::string(dtype_name(t.dtype)) + " (" + std::to_string(dtype_size(t.dtype)) + " bytes) and " +
+                   std::string(dtype_name(to)) + " (" + std::to_string(dtype_size(to)) +
+                   " bytes) differ in width; a bitcast keeps every element's bits",
+               loc);
+  if (t.dtype == to) return x;
+  return one(B(loc), ir::OpKind::Bitcast, {x}, loc, {ir::Type::tile(to, t.shape)});
+}
+
+ValueId emit_random(ir::RandomDist d, ValueId seed, ValueId offsets, const char* what, const SourceLoc& loc) {
+  const ir::Type& s = tile_type(seed, what, loc);
+  const ir::Type& o = tile_type(offsets, what, loc);
+  if (!s.is_scalar() || !is_integer(s.dtype))
+    user_error(std::string(what) + ": the seed must be an integer scalar, got " + ir::type_str(s), loc);
+  if (!is_integer(o.dtype))
+    user_error(std::string(what) + ": the offsets must be an integer tile (one counter per element), got " + ir::type_str(o) +
+                   "; build them with ct::iota<std::int64_t>(n) + base",
+               loc);
+  const Shape shape = o.shape;
+  const ValueId off = emit_convert(offsets, DType::i64, loc);
+  const ValueId sd = to_shape(emit_convert(seed, DType::i64, loc), shape, loc);
+  return one(B(loc), ir::OpKind::Random, {sd, off}, loc, {}, [&](ir::Op& op) { op.random = d; });
 }
 
 // ---- shapes ----
@@ -336,8 +372,13 @@ ValueId emit_extract(ValueId x, const Shape& offsets, const Shape& shape, const 
 // ---- reductions, scans, mma ----
 ValueId emit_reduce(ir::ReduceKind k, ValueId x, int axis, bool keepdims, const SourceLoc& loc, Numerics n) {
   const ir::Type& t = tile_type(x, ir::reduce_name(k), loc);
-  axis = norm_axis(axis, t.rank, ir::reduce_name(k), loc);
-  if (is_bool(t.dtype)) user_error(std::string(ir::reduce_name(k)) + " is not defined on bool tiles", loc);
+  // The user's word for a bool max/min.
+  const char* what = !is_bool(t.dtype) ? ir::reduce_name(k) : k == ir::ReduceKind::Max ? "any (max)" : k == ir::ReduceKind::Min ? "all (min)" : ir::reduce_name(k);
+  axis = norm_axis(axis, t.rank, what, loc);
+  // On bool, max is any and min is all (false < true); the rest have no meaning there.
+  if (is_bool(t.dtype) && k != ir::ReduceKind::Max && k != ir::ReduceKind::Min)
+    user_error(std::string(ir::reduce_name(k)) + " is not defined on bool tiles; use any/all, or convert with .to<int>() to count",
+               loc);
   const Shape kept = t.shape;
   ValueId r = one(B(loc), ir::OpKind::Reduce, {x}, loc, {}, [&](ir::Op& op) {
     op.reduce = k;
@@ -352,11 +393,19 @@ ValueId emit_reduce(ir::ReduceKind k, ValueId x, int axis, bool keepdims, const 
   return r;
 }
 
-ValueId emit_scan(ValueId x, int axis, const SourceLoc& loc) {
-  const ir::Type& t = tile_type(x, "cumsum", loc);
-  axis = norm_axis(axis, t.rank, "cumsum", loc);
-  if (is_bool(t.dtype)) user_error("cumsum is not defined on bool tiles", loc);
-  return one(B(loc), ir::OpKind::Scan, {x}, loc, {}, [&](ir::Op& op) { op.axis = axis; });
+ValueId emit_scan(ir::ReduceKind k, ValueId x, int axis, bool exclusive, bool reverse, const char* what, const SourceLoc& loc) {
+  const ir::Type& t = tile_type(x, what, loc);
+  axis = norm_axis(axis, t.rank, what, loc);
+  if (k == ir::ReduceKind::ArgMax || k == ir::ReduceKind::ArgMin) user_error(std::string(what) + ": not a scan", loc);
+  if (is_bool(t.dtype) && (k == ir::ReduceKind::Sum || k == ir::ReduceKind::Prod))
+    user_error(std::string(what) + " is not defined on bool tiles (cummax/cummin are running any/all); convert with .to<int>() to count",
+               loc);
+  return one(B(loc), ir::OpKind::Scan, {x}, loc, {}, [&](ir::Op& op) {
+    op.reduce = k;
+    op.axis = axis;
+    op.exclusive = exclusive;
+    op.reverse = reverse;
+  });
 }
 
 ValueId emit_mma(ValueId a, ValueId b, ValueId acc, const SourceLoc& loc) {
@@ -492,8 +541,9 @@ ValueId emit_atomic_rmw(ir::AtomicKind k, ValueId tensor, const std::vector<Valu
                         const SourceLoc& loc) {
   const ir::Type& t = type_of(tensor);
   const DType d = t.dtype;
-  if (!(d == DType::i32 || d == DType::i64 || d == DType::u32 || d == DType::u64 || d == DType::f32 || d == DType::f64))
-    user_error(std::string("atomic ") + ir::atomic_name(k) + " supports i32, i64, u32, u64, f32 and f64 tensors, not " +
+  if (!(d == DType::i32 || d == DType::i64 || d == DType::u32 || d == DType::u64 || d == DType::f32 || d == DType::f64 ||
+        d == DType::f16 || d == DType::bf16))
+    user_error(std::string("atomic ") + ir::atomic_name(k) + " supports i32, i64, u32, u64, f16, bf16, f32 and f64 tensors, not " +
                    std::string(dtype_name(d)),
                loc);
   Shape s;

@@ -9,12 +9,15 @@ namespace ctile::ir {
 
 const char* unary_name(UnaryFn f) {
   constexpr const char* n[] = {"neg", "exp", "exp2", "log", "log2", "sqrt", "rsqrt",
-                               "tanh", "sin", "cos", "abs", "floor", "ceil", "not"};
+                               "tanh", "sin", "cos", "abs", "floor", "ceil", "not",
+                               "erf", "erfc", "sigmoid", "log1p", "expm1", "popcount", "clz"};
+  static_assert(sizeof(n) / sizeof(n[0]) == kUnaryFns);
   return n[static_cast<int>(f)];
 }
 const char* binary_name(BinaryFn f) {
   constexpr const char* n[] = {"add", "sub", "mul", "div", "rem", "min", "max",
-                               "pow", "and", "or", "xor", "shl", "shr"};
+                               "pow", "and", "or", "xor", "shl", "shr", "atan2"};
+  static_assert(sizeof(n) / sizeof(n[0]) == kBinaryFns);
   return n[static_cast<int>(f)];
 }
 const char* cmp_name(CmpPred p) {
@@ -28,6 +31,10 @@ const char* reduce_name(ReduceKind k) {
 const char* atomic_name(AtomicKind k) {
   constexpr const char* n[] = {"add", "max", "min", "exch"};
   return n[static_cast<int>(k)];
+}
+const char* random_name(RandomDist d) {
+  constexpr const char* n[] = {"bits", "uniform", "normal"};
+  return n[static_cast<int>(d)];
 }
 const char* rounding_name(Rounding r) {
   constexpr const char* n[] = {"default", "rn", "full", "approx"};
@@ -63,7 +70,10 @@ void clone_region(const Region& from, Region& to) {
     c->binary = op->binary;
     c->cmp = op->cmp;
     c->reduce = op->reduce;
+    c->exclusive = op->exclusive;
+    c->reverse = op->reverse;
     c->atomic = op->atomic;
+    c->random = op->random;
     c->rounding = op->rounding;
     c->ftz = op->ftz;
     c->propagate_nan = op->propagate_nan;

@@ -43,6 +43,9 @@ constexpr std::array<OpTraits, kOpKinds> kTraits = {{
     row("ct.cmp", Effect::None),
     row("ct.select", Effect::None),
     row("ct.convert", Effect::None, false, 0, true),
+    row("ct.bitcast", Effect::None, false, 0, true),
+    // Pure: the same seed and offset give the same numbers (a counter-based generator has no state).
+    row("ct.random", Effect::None),
     row("ct.reduce", Effect::None, true),
     row("ct.scan", Effect::None, true),
     row("ct.mma", Effect::None, true),
@@ -70,9 +73,11 @@ bool is_atomic_dtype(DType d) {
 }
 
 bool unary_ok(UnaryFn f, DType d) {
-  if (is_float(d)) return f != UnaryFn::Not;
-  if (is_signed_int(d)) return f == UnaryFn::Neg || f == UnaryFn::Abs || f == UnaryFn::Not;
-  return f == UnaryFn::Not;  // unsigned ints and bool
+  const bool bits = f == UnaryFn::Popcount || f == UnaryFn::Clz;  // integer-only
+  if (is_float(d)) return f != UnaryFn::Not && !bits;
+  if (is_signed_int(d)) return f == UnaryFn::Neg || f == UnaryFn::Abs || f == UnaryFn::Not || bits;
+  if (is_unsigned_int(d)) return f == UnaryFn::Not || bits;
+  return f == UnaryFn::Not;  // bool
 }
 
 bool binary_ok(BinaryFn f, DType d) {
@@ -80,7 +85,7 @@ bool binary_ok(BinaryFn f, DType d) {
     case BinaryFn::Add: case BinaryFn::Sub: case BinaryFn::Mul: case BinaryFn::Div:
     case BinaryFn::Rem: case BinaryFn::Min: case BinaryFn::Max:
       return is_float(d) || is_integer(d);
-    case BinaryFn::Pow: return is_float(d);
+    case BinaryFn::Pow: case BinaryFn::Atan2: return is_float(d);
     case BinaryFn::And: case BinaryFn::Or: case BinaryFn::Xor: return is_integer(d) || is_bool(d);
     case BinaryFn::Shl: case BinaryFn::Shr: return is_integer(d);
   }
@@ -245,7 +250,9 @@ std::vector<Type> Rule::run() {
       if (n() < 1) fail("expected a tensor operand");
       const Type& t = kind_of(0, TypeKind::Tensor, "a tensor");
       if (t.access != Access::Atomic) fail(cat("operand has type ", type_str(t), ", expected an atomic tensor"));
-      if (!is_atomic_dtype(t.dtype)) fail(cat("atomics on ", dtype_name(t.dtype), " are not supported"));
+      const bool half = t.dtype == DType::f16 || t.dtype == DType::bf16;  // read-modify-writes only, no CAS
+      if (!is_atomic_dtype(t.dtype) && !(half && op.kind == OpKind::AtomicRMW))
+        fail(cat("atomics on ", dtype_name(t.dtype), " are not supported"));
       const int r = tensor_rank(t);
       const std::size_t nv = op.kind == OpKind::AtomicRMW ? 1 : 2;
       nops(1 + static_cast<std::size_t>(r) + nv);
@@ -364,6 +371,22 @@ std::vector<Type> Rule::run() {
       if (!y.is_tile() || y.shape != x.shape) fail(cat("cannot convert ", type_str(x), " to ", type_str(y)));
       return {y};
     }
+    case OpKind::Bitcast: {
+      nops(1);
+      const Type& x = tile(0);
+      const Type& y = declared();
+      if (!y.is_tile() || y.shape != x.shape) fail(cat("cannot bitcast ", type_str(x), " to ", type_str(y)));
+      if (is_bool(x.dtype) || is_bool(y.dtype) || dtype_size(x.dtype) != dtype_size(y.dtype))
+        fail(cat("cannot bitcast ", dtype_name(x.dtype), " to ", dtype_name(y.dtype), " (bitcasts keep the width; bool has none)"));
+      return {y};
+    }
+    case OpKind::Random: {
+      nops(2);
+      const Type& off = tile(1);
+      operand_is(0, Type::tile(DType::i64, off.shape));
+      operand_is(1, Type::tile(DType::i64, off.shape));
+      return {Type::tile(op.random == RandomDist::Bits ? DType::u32 : DType::f32, off.shape)};
+    }
     case OpKind::Reduce: {
       nops(1);
       const Type& x = tile(0);
@@ -379,7 +402,10 @@ std::vector<Type> Rule::run() {
       nops(1);
       const Type& x = tile(0);
       axis_in(x.rank);
-      if (is_bool(x.dtype)) fail("scan is not defined on bool");
+      if (op.reduce == ReduceKind::ArgMax || op.reduce == ReduceKind::ArgMin)
+        fail(cat(reduce_name(op.reduce), " is not a scan (sum, prod, max, min)"));
+      if (is_bool(x.dtype) && (op.reduce == ReduceKind::Sum || op.reduce == ReduceKind::Prod))
+        fail(cat(reduce_name(op.reduce), " scan is not defined on bool"));
       return {x};
     }
     case OpKind::Mma: {

@@ -452,6 +452,8 @@ class Parser {
       if (key == "sync_after") { op.sync_after = true; continue; }
       if (key == "grid_indices") { op.grid_indices = true; continue; }
       if (key == "tensor_core") { op.tensor_core = true; continue; }
+      if (key == "exclusive") { op.exclusive = true; continue; }
+      if (key == "reverse") { op.reverse = true; continue; }
       expect('=');
       if (key == "axis") op.axis = static_cast<int>(parse_int());
       else if (key == "tile") op.shape = parse_list();
@@ -461,14 +463,15 @@ class Parser {
       } else if (key == "pad" || key == "value") scalar = scalar_text();
       else if (key == "fn") {
         const std::string w = word();
-        if (op.kind == OpKind::Unary) op.unary = enum_of<UnaryFn, 14>(w, unary_name, "unary function");
-        else op.binary = enum_of<BinaryFn, 13>(w, binary_name, "binary function");
+        if (op.kind == OpKind::Unary) op.unary = enum_of<UnaryFn, kUnaryFns>(w, unary_name, "unary function");
+        else op.binary = enum_of<BinaryFn, kBinaryFns>(w, binary_name, "binary function");
       } else if (key == "pred") op.cmp = enum_of<CmpPred, 6>(word(), cmp_name, "predicate");
       else if (key == "kind") {
         const std::string w = word();
-        if (op.kind == OpKind::Reduce) op.reduce = enum_of<ReduceKind, 6>(w, reduce_name, "reduction");
+        if (op.kind == OpKind::Reduce || op.kind == OpKind::Scan) op.reduce = enum_of<ReduceKind, 6>(w, reduce_name, "reduction");
         else op.atomic = enum_of<AtomicKind, 4>(w, atomic_name, "atomic kind");
-      } else if (key == "rounding") op.rounding = enum_of<Rounding, 4>(word(), rounding_name, "rounding");
+      } else if (key == "dist") op.random = enum_of<RandomDist, 3>(word(), random_name, "distribution");
+      else if (key == "rounding") op.rounding = enum_of<Rounding, 4>(word(), rounding_name, "rounding");
       else if (key == "smem") {
         const Shape v = parse_list();
         if (v.size() != 2) fail("smem takes [offset, bytes]");

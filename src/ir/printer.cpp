@@ -100,8 +100,14 @@ class Printer {
     auto dt = [&]() { return op.results.empty() ? DType::f32 : k_.type(op.results[0]).dtype; };
     switch (op.kind) {
       case OpKind::BlockId: case OpKind::NumBlocks: case OpKind::Dim: case OpKind::PartitionCount:
-      case OpKind::Cat: case OpKind::Scan:
+      case OpKind::Cat:
         a << "axis = " << op.axis; break;
+      case OpKind::Scan:  // kind defaults to sum (cumsum)
+        if (op.reduce != ReduceKind::Sum) a << "kind = " << reduce_name(op.reduce) << ", ";
+        a << "axis = " << op.axis;
+        if (op.exclusive) a << ", exclusive";
+        if (op.reverse) a << ", reverse";
+        break;
       case OpKind::MakePartition: a << "tile = " << shape_str(op.shape); break;
       case OpKind::Load: case OpKind::LoadPiece: case OpKind::Gather:
         a << "pad = " << scalar_str(scalar_cast(op.value, dt()), dt()); break;
@@ -118,6 +124,7 @@ class Printer {
       case OpKind::Cmp: a << "pred = " << cmp_name(op.cmp); break;
       case OpKind::Reduce: a << "kind = " << reduce_name(op.reduce) << ", axis = " << op.axis; break;
       case OpKind::AtomicRMW: a << "kind = " << atomic_name(op.atomic); break;
+      case OpKind::Random: a << "dist = " << random_name(op.random); break;
       default: break;
     }
     auto more = [&](const std::string& x) {

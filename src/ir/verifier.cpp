@@ -256,7 +256,7 @@ class Verifier {
         if (shared(r)) fail(op, cat("result %", r, " has a shared layout: a branch or a while loop may not carry one"));
     switch (op.kind) {
       case OpKind::Unary: case OpKind::Binary: case OpKind::Fma: case OpKind::Cmp: case OpKind::Select:
-      case OpKind::Convert: case OpKind::Reshape: case OpKind::Scan:
+      case OpKind::Convert: case OpKind::Bitcast: case OpKind::Random: case OpKind::Reshape: case OpKind::Scan:
         for (ValueId v : op.operands) same(v, op.results[0], "operand");
         return;
       case OpKind::Broadcast: {

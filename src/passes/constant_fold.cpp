@@ -101,7 +101,7 @@ std::optional<Scalar> binary(const ir::Op& op, DType d, const Scalar& a, const S
         case BinaryFn::Xor: return to_scalar<T>(static_cast<T>(x ^ y));
         case BinaryFn::Shl: return to_scalar<T>(nm::ishl<T>(x, y));
         case BinaryFn::Shr: return to_scalar<T>(nm::ishr<T>(x, y));
-        case BinaryFn::Pow: return std::nullopt;
+        case BinaryFn::Pow: case BinaryFn::Atan2: return std::nullopt;
       }
       return std::nullopt;
     }

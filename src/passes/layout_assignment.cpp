@@ -418,7 +418,7 @@ class LayoutAssignment : public Pass {
       }
       case OpKind::Constant: case OpKind::Iota: case OpKind::Broadcast:
         return flexible(r, i);
-      case OpKind::Reshape: case OpKind::Convert: case OpKind::Unary: case OpKind::Binary: case OpKind::Fma:
+      case OpKind::Reshape: case OpKind::Convert: case OpKind::Bitcast: case OpKind::Random: case OpKind::Unary: case OpKind::Binary: case OpKind::Fma:
       case OpKind::Cmp: case OpKind::Select: {
         // Reshapes and conversions of a flexible value stay flexible (they follow their user).
         if ((o.kind == OpKind::Reshape || o.kind == OpKind::Convert) && is_pending(o.operands[0])) return flexible(r, i);

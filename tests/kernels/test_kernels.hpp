@@ -260,4 +260,79 @@ inline void approx_math(ct::Mut<float, 2> out, ct::Ref<float, 2> x) {
   out.store(pick(0, ct::exp(t, ct::approx), pick(1, ct::log2(a, ct::approx), pick(2, ct::rsqrt(a, ct::approx), ct::div(t, a, ct::approx)))));
 }
 
+// The math functions beyond the basic set, each into its own output (so each gets its own op's
+// bound in the differential tests); f16/bf16 compute in f32.
+template <class T>
+void math_fns(ct::Mut<T, 1> erf_o, ct::Mut<T, 1> erfc_o, ct::Mut<T, 1> sigmoid_o, ct::Mut<T, 1> log1p_o,
+              ct::Mut<T, 1> expm1_o, ct::Mut<T, 1> atan2_o, ct::Ref<T, 1> x, ct::Ref<T, 1> y) {
+  auto a = ct::load_like(x, erf_o);
+  auto b = ct::load_like(y, erf_o);
+  erf_o.store(ct::erf(a));
+  erfc_o.store(ct::erfc(a));
+  sigmoid_o.store(ct::sigmoid(a));
+  log1p_o.store(ct::log1p(ct::abs(a)));
+  expm1_o.store(ct::expm1(a));
+  atan2_o.store(ct::atan2(a, b));
+}
+
+// Bit counts in three widths, and bitcasts (a float's sign flipped through its bits).
+inline void bit_ops(ct::Mut<std::int32_t, 1> counts, ct::Mut<std::uint8_t, 1> clz8, ct::Mut<std::int64_t, 1> clz64,
+                    ct::Mut<float, 1> flipped, ct::Ref<std::int32_t, 1> x, ct::Ref<float, 1> f) {
+  auto v = ct::load_like(x, counts);
+  counts.store(ct::popcount(v) * 100 + ct::clz(v));
+  clz8.store(ct::clz(v.to<std::uint8_t>()) + ct::popcount(v.to<std::uint8_t>()));
+  clz64.store(ct::clz(v.to<std::int64_t>() * 1000003));
+  auto bits = ct::bitcast<std::uint32_t>(ct::load_like(f, flipped));
+  flipped.store(ct::bitcast<float>(bits ^ 0x80000000u));
+}
+
+// any/all of bool tiles along each axis, and the documented max/min spelling of the same.
+inline void bool_reduce(ct::Mut<bool, 2> any_rows, ct::Mut<bool, 2> all_cols, ct::Mut<bool, 2> max_min,
+                        ct::Ref<std::int32_t, 2> x) {
+  auto v = ct::load_like(x, max_min);          // [8, 32]
+  auto pos = v > 2;                            // the fill is in [-8, 23]: mostly true
+  auto big = v > 20;                           // mostly false
+  any_rows.store(ct::any(big, 1, true));       // [8, 1]
+  all_cols.store(ct::all(pos, 0, true));       // [1, 32]
+  max_min.store(ct::max(big, 0, true) != ct::min(pos, 1, true));
+}
+
+// The scan family: every combine, exclusive and reverse, along both axes of a [4, 64] tile.
+template <class T>
+void scans(ct::Mut<T, 2> sum_ex, ct::Mut<T, 2> prod_rev, ct::Mut<T, 2> max_ex_rev, ct::Mut<T, 2> min_in, ct::Ref<T, 2> x) {
+  auto v = ct::load_like(x, sum_ex);
+  sum_ex.store(ct::cumsum(v, 1, ct::exclusive));
+  prod_rev.store(ct::cumprod(v, 0, ct::reverse));
+  max_ex_rev.store(ct::cummax(v, 1, ct::exclusive | ct::reverse));
+  min_in.store(ct::cummin(v, 0));
+}
+
+// Random tiles from (seed, offset): uniform, normal and raw bits of one counter per element
+// (row * 1000 + column over the whole tensor), and dropout with the uniform numbers.
+inline void random_tiles(ct::Mut<float, 2> u, ct::Mut<float, 2> n, ct::Mut<std::uint32_t, 2> bits, ct::Mut<float, 2> dropped,
+                         ct::Ref<float, 2> x, ct::Scalar<std::int64_t> seed) {
+  auto [i, j] = u.tile_index();
+  const auto [bm, bn] = u.tile_shape();
+  auto rows = ct::iota<std::int64_t>(bm).reshape({bm, 1}) + i * bm;
+  auto cols = ct::iota<std::int64_t>(bn).reshape({1, bn}) + j * bn;
+  auto off = rows * 1000 + cols;
+  u.store(ct::rand(seed, off));
+  n.store(ct::randn(seed, off));
+  bits.store(ct::rand_bits(seed + 1, off.to<std::uint32_t>()));
+  auto keep = ct::rand(seed, off + (1 << 20)) >= 0.25f;
+  dropped.store(ct::where(keep, ct::load_like(x, dropped) * (1.0f / 0.75f), 0.0f));
+}
+
+// 16-bit float atomics: a histogram of bf16 weights into 16 bins (neighbouring bins share a
+// 32-bit word), and the running max and min of f16 values.
+inline void half_atomics(ct::Atomic<ct::bf16, 1> hist, ct::Atomic<ct::f16, 1> extremes, ct::Ref<ct::bf16, 1> w,
+                         ct::Ref<ct::f16, 1> v) {
+  auto b = ct::block_id(0);
+  auto weights = w.tiles({256}).load({b});
+  (void)hist.add({ct::iota<std::int64_t>(256) % 16}, weights);
+  auto x = v.tiles({256}).load({b});
+  (void)extremes.max({ct::iota<std::int64_t>(256) % 2}, x);
+  (void)extremes.min({ct::iota<std::int64_t>(256) % 2 + 2}, x);
+}
+
 }  // namespace test_kernels

@@ -387,26 +387,75 @@ CT_DEV typename Op::R reduce_one_in_order(const Regs<T, DX::regs>& x, T* s, int 
 }
 
 // ---- scans (staged: one thread per line walks it in order, like the reference) ----------------------------
-template <class D, int OUTER, int LEN, int INNER, class Team, class T>
+// The combine of a scan (the interpreter's ScanCombine): Acc the running value (double for float
+// sums and products, rounded once per output; the compute type for max/min; the wrapping type W for
+// integers), identity() the first output of an exclusive scan.
+template <class T, bool WIDE = is_floaty_v<T>>
+struct ScanAcc {
+  typedef typename Traits<T>::W type;  // integers: wrap
+  static CT_DEV type lift(T v) { return (type)v; }
+  static CT_DEV T down(type a) { return (T)a; }
+};
+template <class T>
+struct ScanAcc<T, true> {
+  typedef double type;
+  static CT_DEV double lift(T v) { return (double)up(v); }
+  static CT_DEV T down(double a) { return float_from_double<T>(a); }
+};
+template <class T>
+struct ScanSum {
+  typedef ScanAcc<T> S;
+  typedef typename S::type Acc;
+  static CT_DEV Acc identity() { return (Acc)0; }
+  static CT_DEV Acc lift(T v) { return S::lift(v); }
+  static CT_DEV Acc combine(Acc a, Acc b) { return (Acc)(a + b); }
+  static CT_DEV T down(Acc a) { return S::down(a); }
+};
+template <class T>
+struct ScanProd {
+  typedef ScanAcc<T> S;
+  typedef typename S::type Acc;
+  static CT_DEV Acc identity() { return (Acc)1; }
+  static CT_DEV Acc lift(T v) { return S::lift(v); }
+  static CT_DEV Acc combine(Acc a, Acc b) { return (Acc)(a * b); }
+  static CT_DEV T down(Acc a) { return S::down(a); }
+};
+// max/min: floats like fmax/fmin (a NaN operand yields the other), bool as any/all.
+template <class T, bool MAX>
+struct ScanMinMax {
+  typedef typename Traits<T>::C Acc;
+  static CT_DEV Acc identity() {
+    if constexpr (is_same<Acc, float>::value) return __uint_as_float(MAX ? 0xff800000u : 0x7f800000u);
+    else if constexpr (is_same<Acc, double>::value)
+      return __longlong_as_double(MAX ? (long long)0xfff0000000000000ULL : 0x7ff0000000000000LL);
+    else return MAX ? Traits<T>::lowest() : Traits<T>::highest();
+  }
+  static CT_DEV Acc lift(T v) { return up(v); }
+  static CT_DEV Acc combine(Acc a, Acc b) {
+    if constexpr (is_floaty_v<T>) return MAX ? m_fmax(a, b) : m_fmin(a, b);
+    else if constexpr (MAX) return b > a ? b : a;
+    else return b < a ? b : a;
+  }
+  static CT_DEV T down(Acc a) { return ct::down<T>(a); }
+};
+
+// Each line along the axis walked in order (from its end when REV); the inclusive run starts at
+// the first element itself, the exclusive output lags it by one and starts at the identity.
+template <class Op, class D, int OUTER, int LEN, int INNER, bool EXCL, bool REV, class Team, class T>
 CT_DEV void scan(Regs<T, D::regs>& out, const Regs<T, D::regs>& x, T* s, int tp, bool owner, const Team& team) {
+  typedef typename Op::Acc Acc;
   stage<D>(s, x, tp, owner);
   team.sync();
   for (int line = team.tid; line < OUTER * INNER; line += Team::threads) {
     const unsigned o = (unsigned)line / INNER, in = (unsigned)line % INNER;
-    if constexpr (is_floaty_v<T>) {
-      double run = 0.0;
-      for (int k = 0; k < LEN; ++k) {
-        T& e = s[(o * LEN + k) * INNER + in];
-        run += (double)up(e);
-        e = float_from_double<T>(run);
-      }
-    } else {
-      typename Traits<T>::W run = 0;
-      for (int k = 0; k < LEN; ++k) {
-        T& e = s[(o * LEN + k) * INNER + in];
-        run = (typename Traits<T>::W)(run + (typename Traits<T>::W)e);
-        e = (T)run;
-      }
+    Acc run = Op::identity();
+    for (int step = 0; step < LEN; ++step) {
+      const int k = REV ? LEN - 1 - step : step;
+      T& e = s[(o * LEN + k) * INNER + in];
+      const Acc v = Op::lift(e);
+      const Acc next = step == 0 ? v : Op::combine(run, v);
+      e = Op::down(EXCL ? run : next);
+      run = next;
     }
   }
   team.sync();
@@ -550,7 +599,7 @@ CT_DEV void atomic_d(Regs<T, D::regs>& old, const TensorDesc& td, const Regs<T, 
 #pragma unroll
   for (int r = 0; r < D::regs; ++r) {
     long long off = 0;
-    T o = (T)0;
+    T o = T{};  // 0 (also for the 16-bit float structs)
     if (owner && locate(td, off, to_index(idx.get(r))...)) o = atomic_rmw<OP>(ptr_at<T>(td, off), val.get(r));
     old.set(r, o);
     if constexpr (SHARE)
@@ -634,7 +683,7 @@ CT_DEV T atomic_one_t(const TensorDesc& td, T val, unsigned char* scratch, const
   team.sync();
   if (team.leader()) {
     long long off = 0;
-    *(T*)scratch = locate(td, off, to_index(idx)...) ? atomic_rmw<OP>(ptr_at<T>(td, off), val) : (T)0;
+    *(T*)scratch = locate(td, off, to_index(idx)...) ? atomic_rmw<OP>(ptr_at<T>(td, off), val) : T{};
   }
   team.sync();
   const T r = *(T*)scratch;

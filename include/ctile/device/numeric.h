@@ -41,6 +41,16 @@ CT_DEV double m_fmax(double x, double y) { return fmax(x, y); }
 CT_DEV float m_pow(float x, float y) { return powf(x, y); }
 CT_DEV double m_pow(double x, double y) { return pow(x, y); }
 CT_DEV float m_fma(float x, float y, float z) { return fmaf(x, y, z); }
+CT_DEV float m_erf(float x) { return erff(x); }
+CT_DEV double m_erf(double x) { return erf(x); }
+CT_DEV float m_erfc(float x) { return erfcf(x); }
+CT_DEV double m_erfc(double x) { return erfc(x); }
+CT_DEV float m_log1p(float x) { return log1pf(x); }
+CT_DEV double m_log1p(double x) { return log1p(x); }
+CT_DEV float m_expm1(float x) { return expm1f(x); }
+CT_DEV double m_expm1(double x) { return expm1(x); }
+CT_DEV float m_atan2(float y, float x) { return atan2f(y, x); }
+CT_DEV double m_atan2(double y, double x) { return atan2(y, x); }
 CT_DEV double m_fma(double x, double y, double z) { return fma(x, y, z); }
 
 // ---- integer helpers (wrap-around via the unsigned type W) --------------------------------------------
@@ -82,8 +92,21 @@ CT_FLOAT_UNARY(op_sin, m_sin(x))
 CT_FLOAT_UNARY(op_cos, m_cos(x))
 CT_FLOAT_UNARY(op_floor, m_floor(x))
 CT_FLOAT_UNARY(op_ceil, m_ceil(x))
+CT_FLOAT_UNARY(op_erf, m_erf(x))
+CT_FLOAT_UNARY(op_erfc, m_erfc(x))
+CT_FLOAT_UNARY(op_log1p, m_log1p(x))
+CT_FLOAT_UNARY(op_expm1, m_expm1(x))
 #undef CT_FLOAT_UNARY
 
+// 1 / (1 + e^-x), and e^x / (1 + e^x) below 0 (no overflow of e^-x), like the reference.
+template <class T>
+CT_DEV T op_sigmoid(T a) {
+  typedef typename Traits<T>::C C;
+  const C x = up(a);
+  if (x >= (C)0) return down<T>((C)1 / ((C)1 + m_exp(-x)));
+  const C e = m_exp(x);
+  return down<T>(e / ((C)1 + e));
+}
 template <class T>
 CT_DEV T op_neg(T a) {
   if constexpr (is_floaty_v<T>) return down<T>(-up(a));
@@ -99,6 +122,33 @@ template <class T>
 CT_DEV T op_not(T a) {
   if constexpr (Traits<T>::kind == kBool) return !a;
   else return (T)~a;
+}
+
+// Bit counts of the pattern in T's own width (the result in T).
+template <class T>
+CT_DEV T op_popcount(T a) {
+  if constexpr (sizeof(T) == 8) return (T)__popcll((u64)a);
+  else if constexpr (sizeof(T) == 4) return (T)__popc((u32)a);
+  else if constexpr (sizeof(T) == 2) return (T)__popc((u32)(u16)a);
+  else return (T)__popc((u32)(u8)a);
+}
+template <class T>
+CT_DEV T op_clz(T a) {
+  if constexpr (sizeof(T) == 8) return (T)__clzll((i64)a);
+  else if constexpr (sizeof(T) == 4) return (T)__clz((i32)a);
+  else if constexpr (sizeof(T) == 2) return (T)(__clz((i32)(u32)(u16)a) - 16);
+  else return (T)(__clz((i32)(u32)(u8)a) - 24);
+}
+// The same bits as element type To (same width: the type rule checks it).
+template <class To, class From>
+CT_DEV To op_bitcast(From a) {
+  static_assert(sizeof(To) == sizeof(From), "bitcast keeps the width");
+  union {
+    From f;
+    To t;
+  } u;
+  u.f = a;
+  return u.t;
 }
 
 // ---- binary ---------------------------------------------------------------------------------------------
@@ -154,6 +204,10 @@ CT_DEV T op_max(T a, T b) {
 template <class T>
 CT_DEV T op_pow(T a, T b) {
   return down<T>(m_pow(up(a), up(b)));
+}
+template <class T>
+CT_DEV T op_atan2(T a, T b) {
+  return down<T>(m_atan2(up(a), up(b)));
 }
 template <class T>
 CT_DEV T op_and(T a, T b) {

@@ -39,6 +39,11 @@ ValueId emit_cmp_scalar(ir::CmpPred p, ValueId a, ir::Scalar s, const SourceLoc&
 ValueId emit_select(ValueId c, ValueId a, ValueId b, const SourceLoc& loc);
 ValueId emit_fma(ValueId a, ValueId b, ValueId c, const SourceLoc& loc);
 ValueId emit_convert(ValueId x, DType to, const SourceLoc& loc);
+// The same bits read as another element type of the same width (no bool).
+ValueId emit_bitcast(ValueId x, DType to, const SourceLoc& loc);
+// Counter-based random numbers: `seed` an integer scalar, `offsets` an integer tile (the counter
+// of each element); both become i64, the seed broadcast to the offsets' shape.
+ValueId emit_random(ir::RandomDist d, ValueId seed, ValueId offsets, const char* what, const SourceLoc& loc);
 
 ValueId emit_broadcast(ValueId x, const Shape& shape, const SourceLoc& loc);
 ValueId emit_reshape(ValueId x, const Shape& shape, const SourceLoc& loc);
@@ -47,7 +52,8 @@ ValueId emit_cat(ValueId a, ValueId b, int axis, const SourceLoc& loc);
 ValueId emit_extract(ValueId x, const Shape& offsets, const Shape& shape, const SourceLoc& loc);
 
 ValueId emit_reduce(ir::ReduceKind k, ValueId x, int axis, bool keepdims, const SourceLoc& loc, Numerics n = {});
-ValueId emit_scan(ValueId x, int axis, const SourceLoc& loc);
+// A scan of `k` (sum, prod, max, min) along `axis`; `what` names it in errors (cumsum, ...).
+ValueId emit_scan(ir::ReduceKind k, ValueId x, int axis, bool exclusive, bool reverse, const char* what, const SourceLoc& loc);
 ValueId emit_mma(ValueId a, ValueId b, ValueId acc, const SourceLoc& loc);
 
 ValueId emit_make_partition(ValueId tensor, const Shape& tile, const SourceLoc& loc);

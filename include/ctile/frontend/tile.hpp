@@ -281,7 +281,30 @@ CTILE_UNARY_FN(cos, Cos)
 CTILE_UNARY_FN(abs, Abs)
 CTILE_UNARY_FN(floor, Floor)
 CTILE_UNARY_FN(ceil, Ceil)
+CTILE_UNARY_FN(erf, Erf)
+CTILE_UNARY_FN(erfc, Erfc)
+CTILE_UNARY_FN(sigmoid, Sigmoid)
+CTILE_UNARY_FN(log1p, Log1p)
+CTILE_UNARY_FN(expm1, Expm1)
 #undef CTILE_UNARY_FN
+
+// Bit counts of integer tiles, in the element's own width (popcount of an i8 -1 is 8, clz of 0 is
+// the width); the result has the operand's type.
+template <Element T>
+Tile<T> popcount(const Tile<T>& x, std::source_location l = std::source_location::current()) {
+  return Tile<T>(detail::emit_unary(ir::UnaryFn::Popcount, x.value(), l), l);
+}
+template <Element T>
+Tile<T> clz(const Tile<T>& x, std::source_location l = std::source_location::current()) {
+  return Tile<T>(detail::emit_unary(ir::UnaryFn::Clz, x.value(), l), l);
+}
+
+// The same bits read as element type U of the same width (bitcast<std::uint32_t>(f32 tile));
+// a different width or bool is a UserError.
+template <Element U, Element T>
+Tile<U> bitcast(const Tile<T>& x, std::source_location l = std::source_location::current()) {
+  return Tile<U>(detail::emit_bitcast(x.value(), dtype_of<U>, l), l);
+}
 
 inline Tile<bool> logical_not(const Tile<bool>& x, std::source_location l = std::source_location::current()) {
   return Tile<bool>(detail::emit_unary(ir::UnaryFn::Not, x.value(), l), l);
@@ -306,6 +329,7 @@ inline Tile<bool> logical_not(const Tile<bool>& x, std::source_location l = std:
 CTILE_BINARY_FN(maximum, Max)
 CTILE_BINARY_FN(minimum, Min)
 CTILE_BINARY_FN(pow, Pow)
+CTILE_BINARY_FN(atan2, Atan2)  // atan2(y, x): the angle of (x, y), in [-pi, pi]
 #undef CTILE_BINARY_FN
 
 // maximum / minimum with a NaN policy; either operand may be a literal.
@@ -392,6 +416,25 @@ auto where(const Tile<bool>& c, U a, V b, std::source_location l = std::source_l
   return where(c, ta, tb, l);
 }
 
+// ---- random numbers (docs/ir.md, "Random numbers") ----
+// Counter-based (Philox-4x32-10): element i of the result depends only on the seed and offsets[i]
+// (its counter), so the same (seed, offset) gives the same number in every tile block, on the CPU
+// and on the GPU alike (bit-identical), and distinct offsets give independent numbers. The seed is
+// an integer scalar (a kernel parameter or a literal), the offsets an integer tile of any shape.
+// rand: uniform f32 in [0, 1) (24 random bits); randn: standard normal f32 (Box-Muller);
+// rand_bits: the 32 random bits as u32.
+#define CTILE_RANDOM_FN(NAME, DIST, ELEM)                                                           \
+  template <Element I>                                                                              \
+    requires is_int_element<I>                                                                      \
+  Tile<ELEM> NAME(const IndexArg& seed, const Tile<I>& offsets,                                     \
+                  std::source_location l = std::source_location::current()) {                       \
+    return Tile<ELEM>(detail::emit_random(ir::RandomDist::DIST, seed.resolve(l), offsets.value(), #NAME, l), l); \
+  }
+CTILE_RANDOM_FN(rand, Uniform, float)
+CTILE_RANDOM_FN(randn, Normal, float)
+CTILE_RANDOM_FN(rand_bits, Bits, std::uint32_t)
+#undef CTILE_RANDOM_FN
+
 // ---- shape manipulation ----
 template <Element T>
 Tile<T> reshape(const Tile<T>& x, const Shape& s, std::source_location l = std::source_location::current()) {
@@ -450,6 +493,15 @@ template <Element T>
 Tile<T> min(const Tile<T>& x, int axis, bool keepdims, NanPolicy n, std::source_location l = std::source_location::current()) {
   return Tile<T>(detail::emit_reduce(ir::ReduceKind::Min, x.value(), axis, keepdims, l, {ir::Rounding::Default, false, n.propagate}), l);
 }
+// any/all of a bool tile along an axis (the max/min of bools: false < true).
+inline Tile<bool> any(const Tile<bool>& x, int axis, bool keepdims = false,
+                      std::source_location l = std::source_location::current()) {
+  return Tile<bool>(detail::emit_reduce(ir::ReduceKind::Max, x.value(), axis, keepdims, l), l);
+}
+inline Tile<bool> all(const Tile<bool>& x, int axis, bool keepdims = false,
+                      std::source_location l = std::source_location::current()) {
+  return Tile<bool>(detail::emit_reduce(ir::ReduceKind::Min, x.value(), axis, keepdims, l), l);
+}
 template <Element T>
 Index argmax(const Tile<T>& x, int axis, bool keepdims = false, std::source_location l = std::source_location::current()) {
   return Index(detail::emit_reduce(ir::ReduceKind::ArgMax, x.value(), axis, keepdims, l), l);
@@ -458,10 +510,26 @@ template <Element T>
 Index argmin(const Tile<T>& x, int axis, bool keepdims = false, std::source_location l = std::source_location::current()) {
   return Index(detail::emit_reduce(ir::ReduceKind::ArgMin, x.value(), axis, keepdims, l), l);
 }
-template <Element T>
-Tile<T> cumsum(const Tile<T>& x, int axis, std::source_location l = std::source_location::current()) {
-  return Tile<T>(detail::emit_scan(x.value(), axis, l), l);
-}
+// Scans: inclusive and forward by default; ct::exclusive (element i combines the elements before
+// i, the first gets the identity: 0, 1, the lowest or the highest value), ct::reverse (from the
+// last element to the first), or both (`ct::exclusive | ct::reverse`).
+struct ScanMode {
+  bool exclusive = false;
+  bool reverse = false;
+  friend constexpr ScanMode operator|(ScanMode a, ScanMode b) { return {a.exclusive || b.exclusive, a.reverse || b.reverse}; }
+};
+inline constexpr ScanMode exclusive{true, false};
+inline constexpr ScanMode reverse{false, true};
+#define CTILE_SCAN_FN(NAME, KIND)                                                                   \
+  template <Element T>                                                                              \
+  Tile<T> NAME(const Tile<T>& x, int axis, ScanMode m = {}, std::source_location l = std::source_location::current()) { \
+    return Tile<T>(detail::emit_scan(ir::ReduceKind::KIND, x.value(), axis, m.exclusive, m.reverse, #NAME, l), l); \
+  }
+CTILE_SCAN_FN(cumsum, Sum)
+CTILE_SCAN_FN(cumprod, Prod)
+CTILE_SCAN_FN(cummax, Max)
+CTILE_SCAN_FN(cummin, Min)
+#undef CTILE_SCAN_FN
 
 // ---- matrix multiply-accumulate: acc[M,N] + a[M,K] @ b[K,N] ----
 template <Element A, Element Acc>

@@ -110,9 +110,11 @@ enum class OpKind : std::uint8_t {
   Cmp,             // (a, b) -> bool tile                       attrs: cmp
   Select,          // (cond: bool tile, a, b) -> tile
   Convert,         // (x) -> tile of result dtype (float->int truncates toward zero and saturates; NaN -> 0)
+  Bitcast,         // (x) -> tile of result dtype of the same width: the same bits read as the other type
+  Random,          // (seed: i64 tile, offset: i64 tile) -> tile  attrs: random. Philox-4x32-10 per element (docs/ir.md)
   // reductions, scans, matrix multiply
   Reduce,          // (x) -> tile without `axis`                attrs: reduce, axis. argmax/argmin give i64, first index wins ties.
-  Scan,            // (x) -> same type                          attrs: axis (inclusive cumulative sum)
+  Scan,            // (x) -> same type                          attrs: reduce (sum|prod|max|min), axis, exclusive, reverse
   Mma,             // (a[M,K], b[K,N], acc[M,N]) -> acc type    products and sums in acc's type
   // GPU-level IR (after layout assignment; docs/compiler.md)
   ConvertLayout,   // (x) -> same type                          the value in another layout (Kernel::layouts)
@@ -124,11 +126,20 @@ enum class OpKind : std::uint8_t {
   Yield,           // (values...) -> ()                         terminator of every region
 };
 
-enum class UnaryFn : std::uint8_t { Neg, Exp, Exp2, Log, Log2, Sqrt, Rsqrt, Tanh, Sin, Cos, Abs, Floor, Ceil, Not };
-enum class BinaryFn : std::uint8_t { Add, Sub, Mul, Div, Rem, Min, Max, Pow, And, Or, Xor, Shl, Shr };
+// Erf .. Expm1 are float-only; Popcount and Clz integer-only (of the bit pattern, in the element's width).
+enum class UnaryFn : std::uint8_t {
+  Neg, Exp, Exp2, Log, Log2, Sqrt, Rsqrt, Tanh, Sin, Cos, Abs, Floor, Ceil, Not,
+  Erf, Erfc, Sigmoid, Log1p, Expm1, Popcount, Clz,
+};
+inline constexpr int kUnaryFns = static_cast<int>(UnaryFn::Clz) + 1;
+enum class BinaryFn : std::uint8_t { Add, Sub, Mul, Div, Rem, Min, Max, Pow, And, Or, Xor, Shl, Shr, Atan2 };
+inline constexpr int kBinaryFns = static_cast<int>(BinaryFn::Atan2) + 1;
 enum class CmpPred : std::uint8_t { Eq, Ne, Lt, Le, Gt, Ge };
 enum class ReduceKind : std::uint8_t { Sum, Max, Min, Prod, ArgMax, ArgMin };
 enum class AtomicKind : std::uint8_t { Add, Max, Min, Exch };
+// What ct.random makes of the Philox words of an element: the first word (u32), a uniform f32 in
+// [0, 1) from it, or a standard normal f32 (Box-Muller of the first two).
+enum class RandomDist : std::uint8_t { Bits, Uniform, Normal };
 // Precision of a float op (docs/ir.md, "Numerics"): Rn is correctly rounded, Full within a few ulp
 // (CUDA's accurate functions), Approx the hardware's fast approximations. Default is the op's own
 // default, resolved by the precision pass from the kernel's options (fast_math makes it Approx).
@@ -140,6 +151,7 @@ const char* binary_name(BinaryFn f);
 const char* cmp_name(CmpPred p);
 const char* reduce_name(ReduceKind k);
 const char* atomic_name(AtomicKind k);
+const char* random_name(RandomDist d);
 const char* rounding_name(Rounding r);
 
 struct Op;
@@ -166,8 +178,11 @@ struct Op {
   UnaryFn unary = UnaryFn::Neg;
   BinaryFn binary = BinaryFn::Add;
   CmpPred cmp = CmpPred::Eq;
-  ReduceKind reduce = ReduceKind::Sum;
+  ReduceKind reduce = ReduceKind::Sum;  // Reduce; Scan: its combine (sum, prod, max, min)
+  bool exclusive = false;      // Scan: element i combines the elements before i (the first gets the identity)
+  bool reverse = false;        // Scan: runs from the last element of the axis to the first
   AtomicKind atomic = AtomicKind::Add;
+  RandomDist random = RandomDist::Uniform;  // Random
   // Numerics (exp, exp2, log, log2, sqrt, rsqrt, div; min/max): see op_info.hpp for who takes them.
   Rounding rounding = Rounding::Default;
   bool ftz = false;            // flush subnormal f32 inputs and results to zero

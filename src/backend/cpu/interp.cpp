@@ -116,8 +116,10 @@ void BlockInterp::exec_op(const ir::Op& op) {
     case OpKind::Cmp: return op_cmp(op.cmp, in(0), in(1), out());
     case OpKind::Select: return op_select(in(0), in(1), in(2), out());
     case OpKind::Convert: return op_convert(in(0), out());
+    case OpKind::Bitcast: return op_bitcast(in(0), out());
+    case OpKind::Random: return op_random(op.random, in(0), in(1), out());
     case OpKind::Reduce: return op_reduce(op.reduce, op.axis, in(0), out(), op.propagate_nan);
-    case OpKind::Scan: return op_scan(op.axis, in(0), out());
+    case OpKind::Scan: return op_scan(op.reduce, op.axis, op.exclusive, op.reverse, in(0), out());
     case OpKind::Mma: return op_mma(in(0), in(1), in(2), out());
     case OpKind::For: return exec_for(op);
     case OpKind::If: {

@@ -136,6 +136,8 @@ class BlockInterp {
 
 // ---- op implementations (ops_*.cpp) ----
 // element-wise (ops_elementwise.cpp)
+void op_bitcast(const Tile& x, Tile& out);
+void op_random(ir::RandomDist d, const Tile& seed, const Tile& offsets, Tile& out);
 void op_unary(ir::UnaryFn fn, const Tile& x, Tile& out);
 // propagate_nan: float min/max give NaN when either operand is NaN (else the other operand).
 void op_binary(ir::BinaryFn fn, const Tile& a, const Tile& b, Tile& out, bool propagate_nan = false);
@@ -153,7 +155,7 @@ void op_cat(int axis, const Tile& a, const Tile& b, Tile& out);
 void op_extract(const Shape& offsets, const Tile& x, Tile& out);
 // reductions, scans, mma (ops_reduce.cpp)
 void op_reduce(ir::ReduceKind kind, int axis, const Tile& x, Tile& out, bool propagate_nan = false);
-void op_scan(int axis, const Tile& x, Tile& out);
+void op_scan(ir::ReduceKind kind, int axis, bool exclusive, bool reverse, const Tile& x, Tile& out);
 void op_mma(const Tile& a, const Tile& b, const Tile& acc, Tile& out);
 // memory (ops_memory.cpp). `tile_index` addresses a tile of shape out.shape (Load/LoadPiece).
 void op_load(const TensorView& t, const std::int64_t* tile_index, const ir::Scalar& pad, Tile& out);

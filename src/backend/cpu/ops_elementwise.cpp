@@ -1,6 +1,8 @@
 // Element-wise ops of the CPU interpreter: Unary, Binary, Fma, Cmp, Select, Convert.
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "interp.hpp"
@@ -52,7 +54,19 @@ void unary_float(UnaryFn fn, const Tile& x, Tile& out) {
     case UnaryFn::Abs: return map1<T>(x, out, [](C v) { return std::fabs(v); });
     case UnaryFn::Floor: return map1<T>(x, out, [](C v) { return std::floor(v); });
     case UnaryFn::Ceil: return map1<T>(x, out, [](C v) { return std::ceil(v); });
-    case UnaryFn::Not: break;
+    case UnaryFn::Erf: return map1<T>(x, out, [](C v) { return std::erf(v); });
+    case UnaryFn::Erfc: return map1<T>(x, out, [](C v) { return std::erfc(v); });
+    // 1 / (1 + e^-x), and e^x / (1 + e^x) for x < 0, where e^-x could overflow (the tail stays
+    // a small number, not 0). NaN takes the second form and stays NaN.
+    case UnaryFn::Sigmoid:
+      return map1<T>(x, out, [](C v) {
+        if (v >= C(0)) return C(1) / (C(1) + std::exp(-v));
+        const C e = std::exp(v);
+        return e / (C(1) + e);
+      });
+    case UnaryFn::Log1p: return map1<T>(x, out, [](C v) { return std::log1p(v); });
+    case UnaryFn::Expm1: return map1<T>(x, out, [](C v) { return std::expm1(v); });
+    case UnaryFn::Not: case UnaryFn::Popcount: case UnaryFn::Clz: break;
   }
   unsupported(ir::unary_name(fn), x.dtype);
 }
@@ -65,6 +79,11 @@ void unary_int(UnaryFn fn, const Tile& x, Tile& out) {
       if constexpr (std::is_signed_v<T>) return map1<T>(x, out, [](T v) { return v < 0 ? wneg<T>(v) : v; });
       else break;
     case UnaryFn::Not: return map1<T>(x, out, [](T v) { return static_cast<T>(~v); });
+    // Of the bit pattern in T's own width.
+    case UnaryFn::Popcount:
+      return map1<T>(x, out, [](T v) { return static_cast<T>(std::popcount(static_cast<std::make_unsigned_t<T>>(v))); });
+    case UnaryFn::Clz:
+      return map1<T>(x, out, [](T v) { return static_cast<T>(std::countl_zero(static_cast<std::make_unsigned_t<T>>(v))); });
     default: break;
   }
   unsupported(ir::unary_name(fn), x.dtype);
@@ -89,6 +108,7 @@ void binary_float(BinaryFn fn, const Tile& a, const Tile& b, Tile& out, bool pro
     case BinaryFn::Min: return map2<T>(a, b, out, [](C x, C y) { return std::fmin(x, y); });
     case BinaryFn::Max: return map2<T>(a, b, out, [](C x, C y) { return std::fmax(x, y); });
     case BinaryFn::Pow: return map2<T>(a, b, out, [](C x, C y) { return std::pow(x, y); });
+    case BinaryFn::Atan2: return map2<T>(a, b, out, [](C y, C x) { return std::atan2(y, x); });
     default: break;
   }
   unsupported(ir::binary_name(fn), a.dtype);
@@ -109,7 +129,7 @@ void binary_int(BinaryFn fn, const Tile& a, const Tile& b, Tile& out) {
     case BinaryFn::Xor: return map2<T>(a, b, out, [](T x, T y) { return static_cast<T>(x ^ y); });
     case BinaryFn::Shl: return map2<T>(a, b, out, [](T x, T y) { return ishl<T>(x, y); });
     case BinaryFn::Shr: return map2<T>(a, b, out, [](T x, T y) { return ishr<T>(x, y); });
-    case BinaryFn::Pow: break;
+    case BinaryFn::Pow: case BinaryFn::Atan2: break;
   }
   unsupported(ir::binary_name(fn), a.dtype);
 }
@@ -200,6 +220,13 @@ void op_select(const Tile& c, const Tile& a, const Tile& b, Tile& out) {
     const W* y = b.as<W>();
     W* o = out.as<W>();
     for (std::int64_t i = 0; i < a.n; ++i) o[i] = s[i] ? x[i] : y[i];
+  });
+}
+
+// Same width (the type rule checks it): the bytes as they are.
+void op_bitcast(const Tile& x, Tile& out) {
+  dispatch_width(x.dtype, [&]<class W>(std::type_identity<W>) {
+    std::memcpy(out.as<W>(), x.as<W>(), static_cast<std::size_t>(x.n) * sizeof(W));
   });
 }
 

@@ -297,7 +297,36 @@ void op_atomic_rmw(ir::AtomicKind kind, const TensorView& t, const std::vector<c
                    const Tile& value, Tile& old) {
   const Indices ix(idx);
   dispatch(value.dtype, [&]<class T>(std::type_identity<T>) {
-    if constexpr (!atomic_ok<T>) {
+    if constexpr (is_half_v<T>) {
+      // f16/bf16: a compare-and-swap loop on the 16-bit pattern; the new value is the element op
+      // (in f32, rounded once), as on the GPU.
+      using A = Arith<T>;
+      const T* v = value.as<T>();
+      T* o = old.as<T>();
+      std::array<std::int64_t, kMaxRank> c{};
+      std::int64_t off = 0;
+      for (std::int64_t e = 0; e < value.n; ++e) {
+        if (!ix.locate(t, e, c.data(), off)) {
+          o[e] = T::from_bits(0);
+          continue;
+        }
+        std::atomic_ref<std::uint16_t> ref(*atomic_target<std::uint16_t>(t, off));
+        const float x = A::up(v[e]);
+        std::uint16_t cur = ref.load();
+        for (;;) {
+          const float a = A::up(T::from_bits(cur));
+          std::uint16_t nv = v[e].bits;
+          switch (kind) {
+            case ir::AtomicKind::Add: nv = A::down(a + x).bits; break;
+            case ir::AtomicKind::Max: nv = A::down(std::fmax(a, x)).bits; break;
+            case ir::AtomicKind::Min: nv = A::down(std::fmin(a, x)).bits; break;
+            case ir::AtomicKind::Exch: break;
+          }
+          if (ref.compare_exchange_weak(cur, nv)) break;
+        }
+        o[e] = T::from_bits(cur);
+      }
+    } else if constexpr (!atomic_ok<T>) {
       throw InternalError(detail::cat("cpu backend: atomic on ", dtype_name(value.dtype)));
     } else {
       const T* v = value.as<T>();

@@ -124,32 +124,88 @@ void op_reduce(ir::ReduceKind kind, int axis, const Tile& x, Tile& out, bool pro
   dispatch(x.dtype, [&]<class T>(std::type_identity<T>) { reduce_t<T>(kind, s, x, out, propagate_nan); });
 }
 
-void op_scan(int axis, const Tile& x, Tile& out) {
+namespace {
+// The combine of a scan over elements of T: the running value's type Acc (double for float sums
+// and products, which round each output once; the compute type for float max/min; T for integers,
+// wrapping), its identity (the first output of an exclusive scan), lift and down.
+template <class T>
+struct ScanCombine {
+  using A = Arith<T>;
+  using C = typename A::C;
+  static constexpr bool wide = is_float_v<T>;  // sums and products of floats run in double
+  ir::ReduceKind kind;
+
+  template <class Acc>
+  Acc identity() const {
+    switch (kind) {
+      case ir::ReduceKind::Sum: return Acc(0);
+      case ir::ReduceKind::Prod: return Acc(1);
+      case ir::ReduceKind::Max:
+        if constexpr (std::numeric_limits<Acc>::has_infinity) return -std::numeric_limits<Acc>::infinity();
+        else return std::numeric_limits<Acc>::lowest();
+      default:
+        if constexpr (std::numeric_limits<Acc>::has_infinity) return std::numeric_limits<Acc>::infinity();
+        else return std::numeric_limits<Acc>::max();
+    }
+  }
+};
+
+// out[line] = scan of x[line] along the axis, with combine `comb` on Acc values.
+template <class T, class Acc, class Lift, class Comb, class Down>
+void scan_lines(const Split& s, const Tile& x, Tile& out, bool exclusive, bool reverse, Acc identity, Lift lift, Comb comb,
+                Down down) {
+  const T* in = x.as<T>();
+  T* res = out.as<T>();
+  for (std::int64_t o = 0; o < s.outer; ++o)
+    for (std::int64_t i = 0; i < s.inner; ++i) {
+      Acc run = identity;
+      for (std::int64_t step = 0; step < s.len; ++step) {
+        const std::int64_t a = reverse ? s.len - 1 - step : step;
+        const std::int64_t at = (o * s.len + a) * s.inner + i;
+        const Acc v = lift(in[at]);
+        // The inclusive run starts at the first element itself (a max of NaNs stays NaN, a sum of
+        // -0s stays -0); the exclusive output lags it by one and starts at the identity.
+        const Acc next = step == 0 ? v : comb(run, v);
+        res[at] = down(exclusive ? run : next);
+        run = next;
+      }
+    }
+}
+}  // namespace
+
+void op_scan(ir::ReduceKind kind, int axis, bool exclusive, bool reverse, const Tile& x, Tile& out) {
   const Split s = split(*x.shape, axis);
   dispatch(x.dtype, [&]<class T>(std::type_identity<T>) {
-    const T* in = x.as<T>();
-    T* res = out.as<T>();
+    using A = Arith<T>;
+    using C = typename A::C;
+    const ScanCombine<T> sc{kind};
+    const bool mx = kind == ir::ReduceKind::Max;
     if constexpr (is_float_v<T>) {
-      std::vector<double> run(static_cast<std::size_t>(s.inner));
-      for (std::int64_t o = 0; o < s.outer; ++o) {
-        std::fill(run.begin(), run.end(), 0.0);
-        for (std::int64_t a = 0; a < s.len; ++a) {
-          const std::int64_t base = (o * s.len + a) * s.inner;
-          for (std::int64_t i = 0; i < s.inner; ++i) {
-            run[static_cast<std::size_t>(i)] += to_double(in[base + i]);
-            res[base + i] = float_from_double<T>(run[static_cast<std::size_t>(i)]);
-          }
-        }
+      if (kind == ir::ReduceKind::Sum || kind == ir::ReduceKind::Prod) {
+        const bool sum = kind == ir::ReduceKind::Sum;
+        return scan_lines<T, double>(s, x, out, exclusive, reverse, sc.template identity<double>(),
+                                     [](T v) { return to_double(v); },
+                                     [sum](double a, double b) { return sum ? a + b : a * b; },
+                                     [](double a) { return float_from_double<T>(a); });
       }
-    } else if constexpr (is_int_v<T>) {
-      for (std::int64_t o = 0; o < s.outer; ++o)
-        for (std::int64_t a = 0; a < s.len; ++a) {
-          const std::int64_t base = (o * s.len + a) * s.inner;
-          for (std::int64_t i = 0; i < s.inner; ++i)
-            res[base + i] = a == 0 ? in[base + i] : wadd<T>(res[base - s.inner + i], in[base + i]);
-        }
+      return scan_lines<T, C>(s, x, out, exclusive, reverse, sc.template identity<C>(), [](T v) { return A::up(v); },
+                              [mx](C a, C b) { return mx ? std::fmax(a, b) : std::fmin(a, b); },
+                              [](C a) { return A::down(a); });
+    } else if constexpr (is_bool_v<T>) {
+      if (kind != ir::ReduceKind::Max && kind != ir::ReduceKind::Min) unsupported("sum/prod scan", x.dtype);
+      return scan_lines<T, bool>(s, x, out, exclusive, reverse, !mx, [](bool v) { return v; },
+                                 [mx](bool a, bool b) { return mx ? (a || b) : (a && b); }, [](bool a) { return a; });
     } else {
-      unsupported("scan", x.dtype);
+      return scan_lines<T, T>(s, x, out, exclusive, reverse, sc.template identity<T>(), [](T v) { return v; },
+                              [kind](T a, T b) {
+                                switch (kind) {
+                                  case ir::ReduceKind::Sum: return wadd<T>(a, b);
+                                  case ir::ReduceKind::Prod: return wmul<T>(a, b);
+                                  case ir::ReduceKind::Max: return b > a ? b : a;
+                                  default: return b < a ? b : a;
+                                }
+                              },
+                              [](T a) { return a; });
     }
   });
 }

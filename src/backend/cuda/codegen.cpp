@@ -310,7 +310,10 @@ class Emitter {
       case OpKind::Binary: d += std::string(" ") + ir::binary_name(op.binary); break;
       case OpKind::Cmp: d += std::string(" ") + ir::cmp_name(op.cmp); break;
       case OpKind::Reduce: d += std::string(" ") + ir::reduce_name(op.reduce) + " axis " + std::to_string(op.axis); break;
-      case OpKind::Scan: d += " axis " + std::to_string(op.axis); break;
+      case OpKind::Scan:
+        d += std::string(" ") + ir::reduce_name(op.reduce) + " axis " + std::to_string(op.axis) + (op.exclusive ? " exclusive" : "") +
+             (op.reverse ? " reverse" : "");
+        break;
       case OpKind::AtomicRMW: d += std::string(" ") + ir::atomic_name(op.atomic); break;
       default: break;
     }
@@ -510,12 +513,20 @@ class Emitter {
       case ir::UnaryFn::Floor: return "ct::op_floor";
       case ir::UnaryFn::Ceil: return "ct::op_ceil";
       case ir::UnaryFn::Not: return "ct::op_not";
+      case ir::UnaryFn::Erf: return "ct::op_erf";
+      case ir::UnaryFn::Erfc: return "ct::op_erfc";
+      case ir::UnaryFn::Sigmoid: return "ct::op_sigmoid";
+      case ir::UnaryFn::Log1p: return "ct::op_log1p";
+      case ir::UnaryFn::Expm1: return "ct::op_expm1";
+      case ir::UnaryFn::Popcount: return "ct::op_popcount";
+      case ir::UnaryFn::Clz: return "ct::op_clz";
     }
     throw InternalError("cuda codegen: bad unary fn");
   }
   std::string binary_fn(const ir::Op& op) const {
     static const char* fns[] = {"op_add", "op_sub", "op_mul", "op_div", "op_rem", "op_min", "op_max",
-                                "op_pow", "op_and", "op_or",  "op_xor", "op_shl", "op_shr"};
+                                "op_pow", "op_and", "op_or",  "op_xor", "op_shl", "op_shr", "op_atan2"};
+    static_assert(sizeof(fns) / sizeof(fns[0]) == ir::kBinaryFns);
     std::string f = std::string("ct::") + fns[static_cast<int>(op.binary)];
     if (op.binary == ir::BinaryFn::Div && is_float(type(op.operands[0]).dtype)) {
       if (op.rounding == ir::Rounding::Approx) f = "ct::op_div_approx";
@@ -709,6 +720,12 @@ class Emitter {
           return "(" + get(o[0], r) + " ? " + get(o[1], r) + " : " + get(o[2], r) + ")";
         });
       case OpKind::Convert: return emit_convert(op);
+      case OpKind::Bitcast:
+        return each(op, r0, [&](const std::string& r) { return "ct::op_bitcast<" + ct(r0) + ">(" + get(o[0], r) + ")"; });
+      case OpKind::Random: {
+        const char* f = op.random == ir::RandomDist::Bits ? "ct::philox::bits_at(" : op.random == ir::RandomDist::Uniform ? "ct::philox::uniform_at(" : "ct::philox::normal_at(";
+        return each(op, r0, [&](const std::string& r) { return f + get(o[0], r) + ", " + get(o[1], r) + ")"; });
+      }
       case OpKind::Reduce: return emit_reduce(op);
       case OpKind::Scan: return emit_scan(op);
       case OpKind::Mma: return emit_mma(op);
@@ -946,12 +963,25 @@ class Emitter {
 
   void emit_scan(const ir::Op& op) {
     const ValueId x = op.operands[0], r = op.results[0];
-    if (rep(x)) return line(decl(r) + " = " + name(x) + ";" + comment(op));
+    const std::string t = ct(x);
+    std::string comb;
+    switch (op.reduce) {
+      case ir::ReduceKind::Sum: comb = "ct::ScanSum<" + t + ">"; break;
+      case ir::ReduceKind::Prod: comb = "ct::ScanProd<" + t + ">"; break;
+      case ir::ReduceKind::Max: comb = "ct::ScanMinMax<" + t + ", true>"; break;
+      case ir::ReduceKind::Min: comb = "ct::ScanMinMax<" + t + ", false>"; break;
+      default: throw InternalError("cuda codegen: bad scan kind");
+    }
+    if (rep(x)) {  // one element: itself, or the identity when exclusive
+      if (op.exclusive) return line(decl(r) + " = " + comb + "::down(" + comb + "::identity());" + comment(op));
+      return line(decl(r) + " = " + name(x) + ";" + comment(op));
+    }
     std::int64_t outer, len, inner;
     split(type(x).shape, op.axis, outer, len, inner);
     line(decl(r) + ";" + comment(op));
-    line("ct::scan<" + D(x) + ", " + std::to_string(outer) + ", " + std::to_string(len) + ", " + std::to_string(inner) + ">(" +
-         name(r) + ", " + name(x) + ", " + smem(op, ct(x)) + ", " + tp(x) + ", " + own(x) + ", team);");
+    line("ct::scan<" + comb + ", " + D(x) + ", " + std::to_string(outer) + ", " + std::to_string(len) + ", " +
+         std::to_string(inner) + ", " + (op.exclusive ? "true" : "false") + ", " + (op.reverse ? "true" : "false") + ">(" +
+         name(r) + ", " + name(x) + ", " + smem(op, t) + ", " + tp(x) + ", " + own(x) + ", team);");
   }
 
   void emit_mma(const ir::Op& op) {

@@ -5,8 +5,10 @@ set(CTILE_DEVICE_HEADERS
   ctile/device/arch.h
   ctile/device/types.h
   ctile/device/numeric.h
+  ctile/device/philox.h
   ctile/device/layout.h
   ctile/device/memory.h
+  ctile/device/atomic16.h
   ctile/device/block.h
   ctile/device/regs.h
   ctile/device/dist.h

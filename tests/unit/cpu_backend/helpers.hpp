@@ -187,9 +187,12 @@ struct KB {
     o.axis = axis;
     return o.results[0];
   }
-  ValueId scan(ValueId x, int axis) {
+  ValueId scan(ValueId x, int axis, ir::ReduceKind kind = ir::ReduceKind::Sum, bool exclusive = false, bool reverse = false) {
     auto& o = op(OpKind::Scan, {x}, {type(x)});
     o.axis = axis;
+    o.reduce = kind;
+    o.exclusive = exclusive;
+    o.reverse = reverse;
     return o.results[0];
   }
   ValueId mma(ValueId a, ValueId b2, ValueId acc) { return op1(OpKind::Mma, {a, b2, acc}, type(acc)); }
@@ -341,5 +344,20 @@ std::vector<Out> run_map(std::int64_t n, std::int64_t tile, std::vector<In> ins,
 
 inline f16 h(float v) { return f16(v); }
 inline bf16 bh(float v) { return bf16(v); }
+
+// Loads the whole [R, C] input as one tile, applies f, stores the result (shape out_shape, rank
+// >= 1) as the single piece of a 1-block grid.
+template <class Out>
+std::vector<Out> run_tile(In input, Shape shape, DType out_d, Shape out_shape,
+                          const std::function<ValueId(KB&, ValueId)>& f) {
+  KB kb("tile_fn", static_cast<int>(out_shape.size()));
+  const ValueId t = kb.tensor("in", input.d, static_cast<int>(shape.size()));
+  const ValueId out = kb.piece("out", out_d, out_shape);
+  std::vector<ValueId> zeros(shape.size(), kb.i64c(0));
+  kb.store_piece(out, f(kb, kb.load(kb.partition(t, shape), zeros)));
+  std::vector<Out> o(static_cast<std::size_t>(numel(out_shape)));
+  launch(kb.finish(), Shape(out_shape.size(), 1), {targ(input.data, input.d, shape), targ(o.data(), out_d, out_shape)});
+  return o;
+}
 
 }  // namespace cpu_test

@@ -148,6 +148,79 @@ std::shared_ptr<const ir::Kernel> scatter_kernel(int twice = 1) {
   return kb.finish();
 }
 
+// f16/bf16 atomics: every element adds into one of 3 bins (neighbouring 16-bit elements of one
+// 32-bit word, and one more), from 64 blocks. Within a block the addends of a bin come in pairs
+// +a, -a (multiples of 1/4), so whatever the order of the blocks' updates every partial sum stays
+// a small multiple of 1/4 that the 16-bit type holds exactly: the result does not depend on it.
+template <class H>
+void half_atomic_add_bins(int mags) {
+  const std::int64_t N = 1 << 14;
+  KB kb("atomic_half_add");
+  const ValueId x = kb.tensor("x", dtype_of<H>, 1);
+  const ValueId bins = kb.tensor("bins", dtype_of<H>, 1, ir::Access::Atomic);
+  const ValueId t = kb.load(kb.partition(x, {256}), {kb.block_id(0)});
+  const ValueId ix = kb.binary(ir::BinaryFn::Rem, kb.iota(DType::i32, 256), kb.constant(DType::i32, {256}, ir::Scalar::of_int(3)));
+  kb.atomic(AtomicKind::Add, bins, {ix}, t);
+  std::vector<H> v(N);
+  double want[3] = {1, 2, 3};
+  for (std::int64_t e = 0; e < N; ++e) {
+    const std::int64_t j = (e % 256) / 3;  // the element's index within its bin and block
+    const double a = (j % 2 ? -0.25 : 0.25) * static_cast<double>((j / 2 + e / 256) % mags + 1);
+    v[static_cast<std::size_t>(e)] = H(static_cast<float>(a));
+    want[(e % 256) % 3] += a;
+  }
+  std::vector<H> b{H(1.0f), H(2.0f), H(3.0f), H(-7.0f)};  // the 4th is untouched (same word as the 3rd)
+  launch(kb.finish(), {N / 256}, {targ(v, {N}), targ(b.data(), dtype_of<H>, {3})});
+  for (int k = 0; k < 3; ++k) EXPECT_EQ(static_cast<float>(b[static_cast<std::size_t>(k)]), want[k]) << dtype_name(dtype_of<H>) << " bin " << k;
+  EXPECT_EQ(static_cast<float>(b[3]), -7.0f);
+}
+TEST(CpuAtomics, HalfFloatAddsAreExactWhenTheSumsAre) {
+  half_atomic_add_bins<f16>(4);   // partial sums within 64 * 1 + 3
+  half_atomic_add_bins<bf16>(1);  // within 64 * 0.25 + 3
+}
+
+// Max, min, exchange and the old values, in element order within one block (as for i32 above).
+template <class H>
+void half_atomic_kinds() {
+  for (AtomicKind kind : {AtomicKind::Add, AtomicKind::Max, AtomicKind::Min, AtomicKind::Exch}) {
+    KB kb("atomic_half_old");
+    const ValueId slot = kb.tensor("slot", dtype_of<H>, 1, ir::Access::Atomic);
+    const ValueId val = kb.tensor("val", dtype_of<H>, 1);
+    const ValueId out = kb.piece("old", dtype_of<H>, {4});
+    const ValueId v = kb.load(kb.partition(val, {4}), {kb.i64c(0)});
+    kb.store_piece(out, kb.atomic(kind, slot, {kb.constant(DType::i64, {4}, ir::Scalar::of_int(1))}, v));
+    std::vector<H> s{H(9.0f), H(0.5f)}, vals{H(2.0f), H(-1.5f), H(NAN), H(0.75f)}, old(4, H(-99.0f));
+    launch(kb.finish(), {1}, {targ(s.data(), dtype_of<H>, {2}), targ(vals, {4}), targ(old, {4})});
+    float ref = 0.5f;
+    for (int e = 0; e < 4; ++e) {
+      const float x = static_cast<float>(vals[static_cast<std::size_t>(e)]);
+      const float got_old = static_cast<float>(old[static_cast<std::size_t>(e)]);
+      if (std::isnan(ref)) {
+        EXPECT_TRUE(std::isnan(got_old)) << ir::atomic_name(kind) << " " << e;
+      } else {
+        EXPECT_EQ(got_old, ref) << ir::atomic_name(kind) << " " << e;
+      }
+      switch (kind) {
+        case AtomicKind::Add: ref = static_cast<float>(H(ref + x)); break;
+        case AtomicKind::Max: ref = std::fmax(ref, x); break;
+        case AtomicKind::Min: ref = std::fmin(ref, x); break;
+        case AtomicKind::Exch: ref = x; break;
+      }
+    }
+    const float fin = static_cast<float>(s[1]);
+    if (std::isnan(ref)) {
+      EXPECT_TRUE(std::isnan(fin)) << ir::atomic_name(kind);
+    } else {
+      EXPECT_EQ(fin, ref) << ir::atomic_name(kind);
+    }
+    EXPECT_EQ(static_cast<float>(s[0]), 9.0f) << "the other half of the word";
+  }
+}
+TEST(CpuAtomics, HalfFloatMaxMinExchAndOldValues) {
+  half_atomic_kinds<f16>();
+  half_atomic_kinds<bf16>();
+}
+
 TEST(CpuRaceChecker, ReportsOverlappingUncheckedStores) {
   std::vector<std::int64_t> rows{0, 1, 3, 3, 5, 6}, cols{0, 1, 7, 7, 2, 0};  // blocks (0, 2) and (1, 0) overlap
   std::vector<std::int32_t> d(64, -1);

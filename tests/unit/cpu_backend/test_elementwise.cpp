@@ -28,7 +28,7 @@ double ref_unary(UnaryFn f, double x) {
     case UnaryFn::Abs: return std::fabs(x);
     case UnaryFn::Floor: return std::floor(x);
     case UnaryFn::Ceil: return std::ceil(x);
-    case UnaryFn::Not: break;
+    default: break;  // the newer functions: test_math_ops.cpp
   }
   return 0;
 }

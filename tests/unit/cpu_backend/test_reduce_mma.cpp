@@ -8,21 +8,6 @@ namespace {
 
 using ir::ReduceKind;
 
-// Loads the whole [R, C] input as one tile, applies f, stores the result (shape out_shape, rank
-// >= 1) as the single piece of a 1-block grid.
-template <class Out>
-std::vector<Out> run_tile(In input, Shape shape, DType out_d, Shape out_shape,
-                          const std::function<ValueId(KB&, ValueId)>& f) {
-  KB kb("tile_fn", static_cast<int>(out_shape.size()));
-  const ValueId t = kb.tensor("in", input.d, static_cast<int>(shape.size()));
-  const ValueId out = kb.piece("out", out_d, out_shape);
-  std::vector<ValueId> zeros(shape.size(), kb.i64c(0));
-  kb.store_piece(out, f(kb, kb.load(kb.partition(t, shape), zeros)));
-  std::vector<Out> o(static_cast<std::size_t>(numel(out_shape)));
-  launch(kb.finish(), Shape(out_shape.size(), 1), {targ(input.data, input.d, shape), targ(o.data(), out_d, out_shape)});
-  return o;
-}
-
 TEST(CpuReduce, FloatSumAccumulatesInDoubleAndRoundsOnce) {
   const std::int64_t R = 64, C = 32;
   auto x = random_floats(R * C, 40, -1000.0f, 1000.0f);

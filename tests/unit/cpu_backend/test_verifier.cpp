@@ -196,7 +196,7 @@ TEST(Verifier, OperandTypesAndAttributes) {
     kb.partition(t, {8});
   }, "ct.make_partition: operand has type");
   check([](KB& kb) { kb.select(kb.i64c(1), kb.i64c(2), kb.i64c(3)); }, "ct.select: operand 0 has type");
-  check([](KB& kb) { kb.scan(kb.constant(DType::b1, {4}, ir::Scalar::of_int(1)), 0); }, "ct.scan: scan is not defined on bool");
+  check([](KB& kb) { kb.scan(kb.constant(DType::b1, {4}, ir::Scalar::of_int(1)), 0); }, "ct.scan: sum scan is not defined on bool");
 }
 
 TEST(Verifier, CompileRejectsMalformedKernels) {

@@ -38,7 +38,7 @@ constexpr DType compute_type(DType d) { return d == DType::f64 ? DType::f64 : DT
 // rem fma (IEEE, one rounding), rsqrt (1 / sqrt, two correct roundings on both), floor ceil abs neg
 // min max, comparisons, selects, conversions, shapes, loads and stores, integer arithmetic, and the
 // reductions and scans along an axis that both accumulate in f64 in index order.
-enum class Fn { Exp, Exp2, Log, Log2, Tanh, Sin, Cos, Pow, Div, Sqrt, Rsqrt };
+enum class Fn { Exp, Exp2, Log, Log2, Tanh, Sin, Cos, Pow, Div, Sqrt, Rsqrt, Erf, Erfc, Sigmoid, Log1p, Expm1, Atan2 };
 
 // Worst case of one op, in ulps of the compute type: CUDA's documented maximum ulp error (CUDA
 // Programming Guide, "Mathematical Functions", default -prec-div/-prec-sqrt, no fast math) plus the
@@ -56,6 +56,14 @@ constexpr FnBound fn_bound(Fn f) {
     case Fn::Sin: return {2, 1, 2, 1};
     case Fn::Cos: return {2, 1, 2, 1};
     case Fn::Pow: return {4, 1, 2, 1};
+    case Fn::Erf: return {2, 1, 2, 1};
+    case Fn::Erfc: return {4, 3, 5, 5};
+    case Fn::Log1p: return {1, 1, 1, 1};
+    case Fn::Expm1: return {1, 1, 1, 1};
+    case Fn::Atan2: return {3, 2, 2, 1};
+    // 1 / (1 + e^-x) or e^x / (1 + e^x): exp's error (the sum and the quotient add an ulp each;
+    // the quotient's sensitivity to e is at most 1).
+    case Fn::Sigmoid: return {2 + 2, 1 + 2, 1 + 2, 1 + 2};
     // Exact (correctly rounded) in the default rounding (rn); inexact only in the modes below.
     case Fn::Div: case Fn::Sqrt: case Fn::Rsqrt: return {0, 0, 0, 0};
   }
@@ -123,12 +131,21 @@ inline bool family(ctile::ir::UnaryFn u, Fn& out) {
     case UnaryFn::Cos: out = Fn::Cos; return true;
     case UnaryFn::Sqrt: out = Fn::Sqrt; return true;
     case UnaryFn::Rsqrt: out = Fn::Rsqrt; return true;
+    case UnaryFn::Erf: out = Fn::Erf; return true;
+    case UnaryFn::Erfc: out = Fn::Erfc; return true;
+    case UnaryFn::Sigmoid: out = Fn::Sigmoid; return true;
+    case UnaryFn::Log1p: out = Fn::Log1p; return true;
+    case UnaryFn::Expm1: out = Fn::Expm1; return true;
     default: return false;
   }
 }
 inline bool family(ctile::ir::BinaryFn b, Fn& out) {
   if (b == ctile::ir::BinaryFn::Div) {
     out = Fn::Div;
+    return true;
+  }
+  if (b == ctile::ir::BinaryFn::Atan2) {
+    out = Fn::Atan2;
     return true;
   }
   if (b != ctile::ir::BinaryFn::Pow) return false;

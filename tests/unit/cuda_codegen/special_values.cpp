@@ -158,6 +158,47 @@ std::vector<SpecialCase> build() {
                             return kb.select(c, x[1], x[0]);
                           },
                           ex({2, 1, -0.0})));
+  // ---- the newer math functions (docs/ir.md): limits, signed zeros, tails ----
+  c.push_back(elementwise("erf_f32", {F}, {{-0.0, kInf, -kInf, kNaN, kDen, 10}}, un(UnaryFn::Erf),
+                          [] {
+                            auto e = ex({-0.0, 1, -1, kNaN, 2 / std::sqrt(M_PI) * kDen, 1});
+                            e[4].ulps = 4;  // erf(x) = 2x/sqrt(pi) below the subnormal spacing's resolution
+                            return e;
+                          }()));
+  c.push_back(elementwise("erfc_f32", {F}, {{kInf, -kInf, 0.0, kNaN, 10}}, un(UnaryFn::Erfc),
+                          [] {
+                            auto e = ex({0.0, 2, 1, kNaN, std::erfc(10.0)});
+                            e[4].ulps = error_bounds::ulps(error_bounds::Fn::Erfc, F);  // a subnormal result
+                            return e;
+                          }()));
+  c.push_back(elementwise("sigmoid_f32", {F}, {{0.0, -0.0, kInf, -kInf, kNaN, 200, -95}}, un(UnaryFn::Sigmoid),
+                          [] {
+                            auto e = ex({0.5, 0.5, 1, 0.0, kNaN, 1, 1 / (1 + std::exp(95.0))});
+                            e[6].ulps = error_bounds::ulps(error_bounds::Fn::Sigmoid, F);  // the tail is not 0
+                            return e;
+                          }()));
+  c.push_back(elementwise("log1p_f32", {F}, {{-0.0, -1, -2, kInf, kNaN, kDen}}, un(UnaryFn::Log1p),
+                          ex({-0.0, -kInf, kNaN, kInf, kNaN, kDen})));
+  c.push_back(elementwise("expm1_f32", {F}, {{-0.0, -kInf, kInf, kNaN, kDen, 100}}, un(UnaryFn::Expm1),
+                          ex({-0.0, -1, kInf, kNaN, kDen, kInf})));
+  c.push_back(elementwise("atan2_f32", {F, F}, {{0.0, -0.0, 0.0, -0.0, kInf, kNaN, 1}, {0.0, 0.0, -0.0, -0.0, kInf, 1, kNaN}},
+                          bin(BinaryFn::Atan2),
+                          [] {
+                            auto e = ex({0.0, -0.0, M_PI, -M_PI, M_PI / 4, kNaN, kNaN});
+                            for (int i : {2, 3, 4}) e[static_cast<std::size_t>(i)].ulps = 1;  // pi rounded to f32
+                            return e;
+                          }()));
+  c.push_back(elementwise("popcount_clz_i32", {DType::i32}, {{0, -1, 1, 2147483647, -2147483648.0, 6}},
+                          [](KB& kb, const std::vector<ValueId>& x) {
+                            return kb.binary(BinaryFn::Add, kb.binary(BinaryFn::Mul, kb.unary(UnaryFn::Popcount, x[0]), kb.constant(DType::i32, {16}, ir::Scalar::of_int(100))),
+                                             kb.unary(UnaryFn::Clz, x[0]));
+                          },
+                          ex({32, 3200, 131, 3101, 100, 229})));
+  c.push_back(elementwise("bitcast_f32_u32", {F}, {{-0.0, kInf, kDen, 1}},
+                          [](KB& kb, const std::vector<ValueId>& x) {
+                            return kb.op1(ir::OpKind::Bitcast, {x[0]}, ir::Type::tile(DType::u32, kb.type(x[0]).shape));
+                          },
+                          ex({2147483648.0, 2139095040.0, 1, 1065353216.0})));
   // ---- conversions: saturation, NaN -> 0, rounding to nearest even, subnormals kept ----
   c.push_back(elementwise("f32_to_i32", {F}, {{kNaN, kInf, -kInf, 3e9, -3e9, -0.9, 2.9, -0.0}}, conv(DType::i32),
                           ex({0, 2147483647.0, -2147483648.0, 2147483647.0, -2147483648.0, 0, 2, 0})));

@@ -105,6 +105,47 @@ void add_traced_cases(std::vector<Case>& out) {
     return ct::trace(layer_norm, "layer_norm",
                      {piece(D::bf16, {1, 4096}), ref(D::bf16, 2), ref(D::bf16, 1), ref(D::bf16, 1), scalar(D::f32)}, 2);
   });
+  add("math_fns_f32", [] {
+    return ct::trace(math_fns<float>, "math_fns<f32>",
+                     {piece(D::f32, {256}), piece(D::f32, {256}), piece(D::f32, {256}), piece(D::f32, {256}),
+                      piece(D::f32, {256}), piece(D::f32, {256}), ref(D::f32, 1), ref(D::f32, 1)}, 1);
+  });
+  add("math_fns_f64", [] {
+    return ct::trace(math_fns<double>, "math_fns<f64>",
+                     {piece(D::f64, {128}), piece(D::f64, {128}), piece(D::f64, {128}), piece(D::f64, {128}),
+                      piece(D::f64, {128}), piece(D::f64, {128}), ref(D::f64, 1), ref(D::f64, 1)}, 1);
+  });
+  add("math_fns_bf16", [] {
+    return ct::trace(math_fns<ct::bf16>, "math_fns<bf16>",
+                     {piece(D::bf16, {512}), piece(D::bf16, {512}), piece(D::bf16, {512}), piece(D::bf16, {512}),
+                      piece(D::bf16, {512}), piece(D::bf16, {512}), ref(D::bf16, 1), ref(D::bf16, 1)}, 1);
+  });
+  add("bit_ops", [] {
+    return ct::trace(bit_ops, "bit_ops",
+                     {piece(D::i32, {256}), piece(D::u8, {256}), piece(D::i64, {256}), piece(D::f32, {256}), ref(D::i32, 1),
+                      ref(D::f32, 1)}, 1);
+  });
+  add("bool_reduce", [] {
+    return ct::trace(bool_reduce, "bool_reduce",
+                     {piece(D::b1, {8, 1}), piece(D::b1, {1, 32}), piece(D::b1, {8, 32}), ref(D::i32, 2)}, 2);
+  });
+  for (auto [dname, d] : {std::pair{"f32", D::f32}, std::pair{"i32", D::i32}, std::pair{"bf16", D::bf16}}) {
+    add(std::string("scans_") + dname, [d = d, dname = std::string(dname)] {
+      auto fn = d == D::f32 ? &scans<float> : nullptr;
+      const std::vector<ct::detail::ParamSpec> specs{piece(d, {4, 64}), piece(d, {4, 64}), piece(d, {4, 64}), piece(d, {4, 64}), ref(d, 2)};
+      if (d == D::i32) return ct::trace(scans<std::int32_t>, "scans<" + dname + ">", specs, 2);
+      if (d == D::bf16) return ct::trace(scans<ct::bf16>, "scans<" + dname + ">", specs, 2);
+      return ct::trace(fn, "scans<" + dname + ">", specs, 2);
+    });
+  }
+  add("random_tiles", [] {
+    return ct::trace(random_tiles, "random_tiles",
+                     {piece(D::f32, {8, 64}), piece(D::f32, {8, 64}), piece(D::u32, {8, 64}), piece(D::f32, {8, 64}),
+                      ref(D::f32, 2), scalar(D::i64)}, 2);
+  });
+  add("half_atomics", [] {
+    return ct::trace(half_atomics, "half_atomics", {atomic(D::bf16, 1), atomic(D::f16, 1), ref(D::bf16, 1), ref(D::f16, 1)}, 1);
+  });
   add("matmul_128x128x32", [] {
     return ct::trace(matmul<32>, "matmul<32>", {piece(D::f32, {128, 128}), ref(D::bf16, 2), ref(D::bf16, 2)}, 2);
   });

@@ -64,6 +64,29 @@ void misc(ct::Mut<float, 2> out, ct::Ref<float, 2> x, ct::Scalar<std::int64_t> n
   out.store(acc + total);
 }
 
+// The math, bit, any/all, scan and random-number entries.
+void new_ops(ct::Mut<float, 1> out, ct::Ref<float, 1> xs, ct::Ref<std::int32_t, 1> cs, ct::Scalar<std::int64_t> seed,
+             ct::Scalar<float> p) {
+  auto x = ct::load_like(xs, out);
+  auto counts = ct::load_like(cs, out);
+  auto gelu = x * 0.5f * (1.0f + ct::erf(x * 0.70710678f));
+  auto silu = x * ct::sigmoid(x);
+  auto u = ct::bitcast<std::uint32_t>(x);
+  auto neg = ct::bitcast<float>(u ^ 0x80000000u);
+  auto bits = ct::popcount(counts) + ct::clz(counts);
+  auto offsets = ct::cumsum(counts, 0, ct::exclusive);
+  auto suffix_max = ct::cummax(x, 0, ct::reverse);
+  auto seen = ct::cummax(x != 0.0f, 0);
+  auto all_positive = ct::all(x > 0.0f, 0);
+  auto [i] = out.tile_index();
+  auto idx = ct::iota<std::int64_t>(256) + i * 256;
+  auto keep = ct::rand(seed, idx) >= p;
+  auto noise = ct::randn(seed + 1, idx) * 0.1f;
+  auto angle = ct::atan2(x, neg);
+  (void)bits; (void)offsets; (void)seen; (void)all_positive;
+  out.store(ct::where(keep, (gelu + silu + suffix_max + angle) * (1.0f / (1.0f - p)), 0.0f) + noise + ct::log1p(ct::abs(x)) + ct::expm1(x) + ct::erfc(x));
+}
+
 ct::detail::ParamSpec piece(ct::DType d, ct::Shape tile) { return {Kind::Piece, d, static_cast<int>(tile.size()), tile, {}}; }
 ct::detail::ParamSpec ref(ct::DType d, int rank) { return {Kind::Read, d, rank, {}, {}}; }
 ct::detail::ParamSpec atomic(ct::DType d, int rank) { return {Kind::Atomic, d, rank, {}, {}}; }
@@ -88,4 +111,5 @@ TEST(LanguageReferenceExamples, Trace) {
   EXPECT_TRUE(traces(scale_or_shift, {piece(D::f32, {256}), ref(D::f32, 1), constant(0)}, 1));
   EXPECT_TRUE(traces(scale_or_shift, {piece(D::f32, {256}), ref(D::f32, 1), constant(1)}, 1));
   EXPECT_TRUE(traces(misc, {piece(D::f32, {16, 64}), ref(D::f32, 2), scalar(D::i64)}, 2));
+  EXPECT_TRUE(traces(new_ops, {piece(D::f32, {256}), ref(D::f32, 1), ref(D::i32, 1), scalar(D::i64), scalar(D::f32)}, 1));
 }

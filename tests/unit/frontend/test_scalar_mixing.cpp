@@ -368,9 +368,9 @@ void maximum_literal_bad_store(ct::Mut<F, 1> z, ct::Ref<F, 1> x) {
   g_line = __LINE__ + 1;
   z.store(ct::maximum(v, 0.0f));  // a [32] tile into a [16] piece
 }
-void atomic_literal_bf16(ct::Atomic<ct::bf16, 1> h) {
+void atomic_literal_i8(ct::Atomic<std::int8_t, 1> h) {
   g_line = __LINE__ + 1;
-  (void)h.add({ct::iota<std::int64_t>(16)}, 1.0f);
+  (void)h.add({ct::iota<std::int64_t>(16)}, 1);
 }
 void scatter_literal_bad_rank(ct::Mut<F, 2> z) {
   g_line = __LINE__ + 1;
@@ -385,7 +385,7 @@ TEST(ScalarMixing, MistakesWithLiteralsAreUserErrorsAtTheUsersLine) {
   EXPECT_NE(m.find(at_line()), std::string::npos) << m;
   m = EXPECT_USER_ERROR(ir_of(maximum_literal_bad_store, s), "store");
   EXPECT_NE(m.find(at_line()), std::string::npos) << m;
-  m = EXPECT_USER_ERROR(ir_of(atomic_literal_bf16, {atomic(ct::DType::bf16, 1)}), "atomic add supports");
+  m = EXPECT_USER_ERROR(ir_of(atomic_literal_i8, {atomic(ct::DType::i8, 1)}), "atomic add supports i32, i64, u32, u64, f16, bf16, f32 and f64 tensors, not i8");
   EXPECT_NE(m.find(at_line()), std::string::npos) << m;
   m = EXPECT_USER_ERROR(ir_of(scatter_literal_bad_rank, {piece(ct::DType::f32, {16, 16})}), "do not broadcast");
   EXPECT_NE(m.find(at_line()), std::string::npos) << m;

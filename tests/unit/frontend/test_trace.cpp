@@ -128,3 +128,38 @@ TEST(Trace, PrinterNumbersValuesDensely) {
   EXPECT_NE(text.find("ct.kernel @nested grid_rank 1 (%0: piece<f32, [16]> \"arg0\", %1: i64 \"arg1\")"), std::string::npos)
       << text;
 }
+
+// The scan spellings record their combine and mode in ct.scan, and print them.
+namespace {
+void scan_modes(ct::Mut<float, 1> z, ct::Ref<float, 1> x) {
+  auto t = ct::load_like(x, z);
+  auto a = ct::cumsum(t, 0);  // named: the order of operands of + is unspecified
+  auto b = ct::cumprod(t, 0, ct::exclusive);
+  auto c = ct::cummax(t, -1, ct::reverse);
+  auto d = ct::cummin(t, 0, ct::exclusive | ct::reverse);
+  z.store(a + b + c + d);
+}
+}  // namespace
+TEST(Trace, ScanSpellingsRecordTheCombineAndTheMode) {
+  auto k = ct::trace(scan_modes, "scan_modes", {piece(ct::DType::f32, {16}), ref(ct::DType::f32, 1)}, 1);
+  std::vector<const ct::ir::Op*> scans;
+  ct::ir::walk(k->body, [&](const ct::ir::Op& op) {
+    if (op.kind == ct::ir::OpKind::Scan) scans.push_back(&op);
+  });
+  ASSERT_EQ(scans.size(), 4u);
+  EXPECT_EQ(scans[0]->reduce, ct::ir::ReduceKind::Sum);
+  EXPECT_FALSE(scans[0]->exclusive || scans[0]->reverse);
+  EXPECT_EQ(scans[1]->reduce, ct::ir::ReduceKind::Prod);
+  EXPECT_TRUE(scans[1]->exclusive && !scans[1]->reverse);
+  EXPECT_EQ(scans[2]->reduce, ct::ir::ReduceKind::Max);
+  EXPECT_TRUE(!scans[2]->exclusive && scans[2]->reverse);
+  EXPECT_EQ(scans[2]->axis, 0);  // -1 normalised
+  EXPECT_EQ(scans[3]->reduce, ct::ir::ReduceKind::Min);
+  EXPECT_TRUE(scans[3]->exclusive && scans[3]->reverse);
+  const std::string text = ct::ir::print(*k);
+  EXPECT_NE(text.find("ct.scan %4 {axis = 0}"), std::string::npos) << text;
+  EXPECT_NE(text.find("{kind = prod, axis = 0, exclusive}"), std::string::npos) << text;
+  EXPECT_NE(text.find("{kind = max, axis = 0, reverse}"), std::string::npos) << text;
+  EXPECT_NE(text.find("{kind = min, axis = 0, exclusive, reverse}"), std::string::npos) << text;
+  EXPECT_EQ(ct::ir::print(ct::ir::parse(text)), text);
+}

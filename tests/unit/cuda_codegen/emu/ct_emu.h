@@ -199,6 +199,9 @@ inline long long __double_as_longlong(double f) {
   return u;
 }
 inline int __clzll(long long x) { return x == 0 ? 64 : __builtin_clzll(static_cast<unsigned long long>(x)); }
+inline int __clz(int x) { return x == 0 ? 32 : __builtin_clz(static_cast<unsigned>(x)); }
+inline int __popc(unsigned x) { return __builtin_popcount(x); }
+inline int __popcll(unsigned long long x) { return __builtin_popcountll(x); }
 
 template <class T>
 T __shfl_xor_sync(unsigned, T v, int m) {
