@@ -270,8 +270,8 @@ TEST(Generate, OccupancyTargetGoesToLaunchBounds) {
   }
 }
 
-// The tensor-core path: the mma is marked, the source calls the tensor-core product, and the
-// simt_mma option takes the CUDA-core path instead.
+// The tensor-core path: the mma is marked, the source calls the tensor-core product with its
+// operands in cp.async rings, and the simt_mma option takes the CUDA-core path instead.
 TEST(Generate, BFloat16ProductsRunOnTheTensorCores) {
   KB kb("mm", 2);
   const ValueId a = kb.tensor("a", DType::bf16, 2), b = kb.tensor("b", DType::bf16, 2);
@@ -292,7 +292,11 @@ TEST(Generate, BFloat16ProductsRunOnTheTensorCores) {
   EXPECT_EQ(g.target.warps, 8);
   const auto src = generate(*k, sm90()).source;
   EXPECT_NE(src.find("ct::mma_tc<"), std::string::npos) << src;
-  EXPECT_NE(src.find("ct::stage_rows<"), std::string::npos) << src;
+  // The operands, read only by the product, are copied into rings in shared memory (no staging
+  // through registers) and the product waits for its copies.
+  EXPECT_NE(src.find("ct::load_async<"), std::string::npos) << src;
+  EXPECT_NE(src.find("ct::cp_async_wait<"), std::string::npos) << src;
+  EXPECT_EQ(src.find("ct::stage_rows<"), std::string::npos) << src;
   CodegenOptions simt = sm90();
   simt.options.simt_mma = true;
   const auto s2 = generate(*k, simt).source;
