@@ -157,14 +157,6 @@ class LayoutAssignment : public Pass {
     l.pad = ir::kMmaRowPad;
     return l;
   }
-  // True when `v` (a load's source) is a read-only tensor or a partition of one.
-  bool read_only(ValueId v, const Defs& defs) const {
-    const ir::Type& t = k_->type(v);
-    if (t.kind == ir::TypeKind::Tensor) return t.access == ir::Access::Read;
-    if (t.kind != ir::TypeKind::Partition) return false;
-    const ir::Op* d = defs.of(v);
-    return d && d->kind == OpKind::MakePartition && read_only(d->operands[0], defs);
-  }
   // The values that live in shared memory (shared_): loads of read-only tensors and the tiles loops
   // carry, each read only by tensor-core mmas (as A or B) and by loops that carry it in shared
   // memory too. A fixed point: start from every candidate, drop those with another use.
@@ -199,7 +191,7 @@ class LayoutAssignment : public Pass {
               {&op, j, op.kind == OpKind::Yield && parent && parent->kind == OpKind::For ? parent : nullptr, &r});
         // Loads at the top level of the kernel or of a loop body (not inside a branch).
         const bool top = !parent || parent->kind == OpKind::For;
-        if (op.kind == OpKind::Load && top && half(op.results[0]) && read_only(op.operands[0], defs)) {
+        if (op.kind == OpKind::Load && top && half(op.results[0]) && read_only_source(k, op.operands[0], defs)) {
           shared_.insert(op.results[0]);
           where[op.results[0]] = &r;
         }

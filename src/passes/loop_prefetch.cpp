@@ -56,14 +56,6 @@ class LoopPrefetch : public Pass {
     }
   }
 
-  // True when `v` (a load's source) is a read-only tensor or a partition of one.
-  bool read_only(ValueId v, const Defs& defs) const {
-    const ir::Type& t = k_->type(v);
-    if (t.kind == ir::TypeKind::Tensor) return t.access == ir::Access::Read;
-    if (t.kind != ir::TypeKind::Partition) return false;
-    const ir::Op* d = defs.of(v);
-    return d && d->kind == OpKind::MakePartition && read_only(d->operands[0], defs);
-  }
 
   void pipeline(ir::Region& r, std::size_t& i) {
     ir::Op* loop = r.ops[i].get();
@@ -77,7 +69,7 @@ class LoopPrefetch : public Pass {
     const Defs defs(*k_);
     std::vector<ir::Op*> loads;
     for (const auto& op : body.ops) {
-      if (op->kind != OpKind::Load || inside.count(op->operands[0]) || !read_only(op->operands[0], defs)) continue;
+      if (op->kind != OpKind::Load || inside.count(op->operands[0]) || !read_only_source(*k_, op->operands[0], defs)) continue;
       bool ok = true, uses_iv = false;
       for (std::size_t j = 1; j < op->operands.size(); ++j) {
         const ValueId x = op->operands[j];

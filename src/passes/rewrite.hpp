@@ -39,6 +39,16 @@ class Defs {
   std::vector<const ir::Op*> def_;
 };
 
+// True when `v` (a load's source) is a tensor nobody writes while the kernel runs (Ref), or a
+// partition of one.
+inline bool read_only_source(const ir::Kernel& k, ir::ValueId v, const Defs& defs) {
+  const ir::Type& t = k.type(v);
+  if (t.kind == ir::TypeKind::Tensor) return t.access == ir::Access::Read;
+  if (t.kind != ir::TypeKind::Partition) return false;
+  const ir::Op* d = defs.of(v);
+  return d && d->kind == ir::OpKind::MakePartition && read_only_source(k, d->operands[0], defs);
+}
+
 // Uses of each value as an operand anywhere in the kernel.
 inline std::vector<int> use_counts(const ir::Kernel& k) {
   std::vector<int> n(k.values.size(), 0);
