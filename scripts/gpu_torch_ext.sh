@@ -34,6 +34,12 @@ if ! { cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCTILE_
   exit 1
 fi
 
+# The toolchain, for the record: which compiler torch's extension build uses and whether it links
+# libstdc++ shared (the extension must share the process's libstdc++; see run.py).
+{ echo "== c++: $(command -v c++) -> $(readlink -f "$(command -v c++)")"; c++ --version | head -1
+  echo "libstdc++.so: $(c++ -print-file-name=libstdc++.so)  libstdc++.a: $(c++ -print-file-name=libstdc++.a)"
+  c++ -dumpspecs 2>/dev/null | grep -n 'static-libstdc' | head -3; } >>"$out/torch_ext_summary.txt" 2>&1
+
 args=(--out "$out")
 [[ "${REQUIRE_GPU:-0}" == 1 ]] && args+=(--require-gpu)
 # -X faulthandler: a crash prints the Python stack; a crash by a signal then reruns under gdb (when
@@ -57,5 +63,9 @@ elif ((rc > 128)); then
     echo "== libstdc++ symbols defined in ctile_torch.so"; nm -DC --defined-only "$build/ext/ctile_torch.so" | grep -cE ' std::(basic_ostream|locale|codecvt)'
     echo "== needed"; readelf -d "$build/ext/ctile_torch.so" | grep NEEDED; echo "== c++"; c++ --version | head -1; } >>"$out/torch_ext_crash.txt" 2>&1
   tail -22 "$out/torch_ext_crash.txt"
+fi
+if [[ -f "$build/ext/ctile_torch.so" ]]; then
+  { echo "== ctile_torch.so NEEDED"; readelf -d "$build/ext/ctile_torch.so" | grep NEEDED
+    echo "libstdc++ stream/locale symbols it defines itself: $(nm -DC --defined-only "$build/ext/ctile_torch.so" | grep -cE ' std::(basic_ostream|locale|codecvt)')"; } >>"$out/torch_ext_summary.txt" 2>&1
 fi
 exit "$rc"

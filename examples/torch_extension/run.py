@@ -27,6 +27,27 @@ def _build_dir():
     return d or None
 
 
+def _process_libstdcxx():
+    """The libstdc++ this process (torch) runs on, to link the extension against by its full path.
+
+    Some toolchains link libstdc++ statically into a shared object (a compiler without libstdc++.so,
+    or one that passes -static-libstdc++). The extension then carries a second copy of the iostream
+    and locale code beside the process's own, and the first ostream insert inside ctile crashes
+    (seen on the H200 machine: std::ostream::_M_insert<long> in ctile_torch.so, NEEDED without
+    libstdc++). Naming the loaded libstdc++.so.6 before the compiler's own libraries makes the linker
+    resolve every C++ runtime symbol against it.
+    """
+    try:
+        with open("/proc/self/maps") as maps:
+            for line in maps:
+                path = line.split()[-1]
+                if os.path.basename(path).startswith("libstdc++.so"):
+                    return [path]
+    except OSError:
+        pass
+    return []
+
+
 def build(verbose):
     lib = os.path.abspath(os.environ.get("CTILE_LIB", os.path.join(ROOT, "build", "torch-ext", "src", "libctile.a")))
     if not os.path.exists(lib):
@@ -38,7 +59,7 @@ def build(verbose):
         extra_include_paths=[os.path.join(ROOT, "include")],
         # ctile is C++20; the flag after torch's -std=c++17 wins.
         extra_cflags=["-std=c++20", "-O2"],
-        extra_ldflags=[lib, "-ldl", "-lpthread"],
+        extra_ldflags=[lib, *_process_libstdcxx(), "-ldl", "-lpthread"],
         build_directory=_build_dir(),
         verbose=verbose,
     )
