@@ -31,6 +31,7 @@ std::string KernelOptions::str() const {
   if (blocks_per_cta) add("blocks_per_cta=" + std::to_string(blocks_per_cta));
   if (fast_math) add("fast_math");
   if (simt_mma) add("simt_mma");
+  if (sync_mma) add("sync_mma");
   if (loop_prefetch) add("loop_prefetch=" + std::to_string(loop_prefetch));
   if (min_ctas_per_sm) add("min_ctas_per_sm=" + std::to_string(min_ctas_per_sm));
   return s;
@@ -65,6 +66,7 @@ KernelOptions KernelOptions::with_env_overrides() const {
   if (int v = env_int("CTILE_MIN_CTAS", 1, 8, false); v > 0) o.min_ctas_per_sm = v;
   if (const char* v = std::getenv("CTILE_FAST_MATH"); v && *v) o.fast_math = std::strcmp(v, "0") != 0;
   if (const char* v = std::getenv("CTILE_SIMT_MMA"); v && *v) o.simt_mma = std::strcmp(v, "0") != 0;
+  if (const char* v = std::getenv("CTILE_SYNC_MMA"); v && *v) o.sync_mma = std::strcmp(v, "0") != 0;
   return o;
 }
 

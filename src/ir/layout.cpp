@@ -61,6 +61,7 @@ std::string layout_str(const Layout& l) {
     case LayoutKind::Dist:
       return "#dist<reg=" + bits_str(l.reg) + ", lane=" + bits_str(l.lane) + ", warp=" + bits_str(l.warp) + ">";
     case LayoutKind::Shared:
+      if (l.swizzle) return "#shared<row=" + std::to_string(l.row) + ", swizzle=" + std::to_string(l.swizzle) + ">";
       if (l.pad == 0) return "#shared<>";
       return "#shared<row=" + std::to_string(l.row) + ", pad=" + std::to_string(l.pad) + ">";
   }
@@ -253,6 +254,38 @@ Layout mma_accumulator(std::int64_t m, std::int64_t n, int warps) {
   for (int k = 0; k < lwm; ++k) l.warp.push_back(ln + 4 + lma + k);
   CTILE_CHECK(check_dist(l, m * n, warps).empty(), "mma accumulator layout: ", check_dist(l, m * n, warps));
   return l;
+}
+
+bool wgmma_shape(std::int64_t m, std::int64_t n, std::int64_t k, int warps) {
+  if (warps < 4 || warps % 4 != 0 || !is_pow2(warps) || !is_pow2(m) || !is_pow2(n)) return false;
+  return m % (16 * warps) == 0 && n % 64 == 0 && k % 16 == 0 && wgmma_swizzle(k) != 0;
+}
+
+Layout wgmma_accumulator(std::int64_t m, std::int64_t n, int warps) {
+  CTILE_CHECK(wgmma_shape(m, n, 16, warps), "wgmma accumulator layout: [", m, ", ", n, "] over ", warps, " warps");
+  const int ln = log2_exact(n), lna = log2_exact(n / 8), lw = log2_exact(warps);
+  const int lb = log2_exact(m / (16 * warps));
+  Layout l;
+  l.kind = LayoutKind::Dist;
+  l.reg = {0, ln + 3};
+  l.lane = {1, 2, ln + 0, ln + 1, ln + 2};
+  for (int k = 0; k < lna; ++k) l.reg.push_back(3 + k);
+  for (int k = 0; k < lb; ++k) l.reg.push_back(ln + 4 + lw + k);
+  for (int k = 0; k < lw; ++k) l.warp.push_back(ln + 4 + k);
+  CTILE_CHECK(check_dist(l, m * n, warps).empty(), "wgmma accumulator layout: ", check_dist(l, m * n, warps));
+  return l;
+}
+
+int wgmma_swizzle(std::int64_t row) {
+  if (row == 16 || row == 32) return static_cast<int>(2 * row);
+  return row > 0 && row % 64 == 0 ? 128 : 0;
+}
+
+std::int64_t shared_offset(const Layout& l, std::int64_t rows, std::int64_t r, std::int64_t c) {
+  if (!l.swizzle) return r * (l.row + l.pad) + c;
+  const std::int64_t sw = l.swizzle, bw = sw / 2;
+  const std::int64_t o = (c / bw) * rows * sw + (r / 8) * 8 * sw + (r % 8) * sw + 2 * (c % bw);
+  return (o ^ (((o >> 7) & (sw / 16 - 1)) << 4)) / 2;
 }
 
 }  // namespace ctile::ir

@@ -189,9 +189,15 @@ class Parser {
         expect('=');
         l.row = parse_int();
         expect(',');
-        expect_word("pad");
-        expect('=');
-        l.pad = parse_int();
+        if (try_word("swizzle")) {
+          expect('=');
+          l.swizzle = static_cast<int>(parse_int());
+          if (l.swizzle != 32 && l.swizzle != 64 && l.swizzle != 128) fail("swizzle takes 32, 64 or 128 (bytes)");
+        } else {
+          expect_word("pad");
+          expect('=');
+          l.pad = parse_int();
+        }
         expect('>');
       }
     } else {
@@ -337,6 +343,10 @@ class Parser {
       }
       if (key == "simt_mma") {
         o.simt_mma = true;
+        continue;
+      }
+      if (key == "sync_mma") {
+        o.sync_mma = true;
         continue;
       }
       expect('=');

@@ -227,6 +227,11 @@ class Verifier {
         // A tile in shared memory (the operand of a tensor-core mma): row-major rows of the last extent.
         if (ty.shape.size() != 2 || l.row != ty.shape.back() || l.pad < 0)
           kfail(cat("value %", v, " of type ", type_str(ty), " has layout ", layout_str(l), ": a shared layout needs rows of the last extent"));
+        if (l.swizzle && (l.pad != 0 || dtype_size(ty.dtype) != 2 || wgmma_swizzle(l.row) != l.swizzle || ty.shape[0] % 8 != 0 ||
+                          t.sm != 90))
+          kfail(cat("value %", v, " of type ", type_str(ty), " has layout ", layout_str(l),
+                    ": a swizzled layout holds 16-bit rows of ", l.swizzle == 128 ? "a multiple of 64" : std::to_string(l.swizzle / 2),
+                    " elements, a multiple of 8 rows, for sm_90's wgmma"));
         continue;
       }
       const std::string m = check_dist(l, numel(ty.shape), t.warps);
@@ -277,8 +282,23 @@ class Verifier {
           fail(op, cat("result has layout ", layout_str(L(op.results[0])), ", expected ", layout_str(want)));
         return;
       }
-      case OpKind::Mma:
-        return same(op.operands[2], op.results[0], "accumulator");
+      case OpKind::Mma: {
+        same(op.operands[2], op.results[0], "accumulator");
+        // wgmma: both operands swizzled (A's rows of K, B's of N with 128-byte swizzle), the
+        // accumulator in its warpgroup layout.
+        const bool sa = L(op.operands[0]).is_swizzled(), sb = L(op.operands[1]).is_swizzled();
+        if (sa || sb) {
+          const Shape& a = k_.type(op.operands[0]).shape;
+          const Shape& b = k_.type(op.operands[1]).shape;
+          if (!sa || !sb || !op.tensor_core || L(op.operands[1]).swizzle != 128 ||
+              k_.type(op.operands[2]).dtype != DType::f32 || !wgmma_shape(a[0], b[1], a[1], k_.target.warps))
+            fail(op, "a wgmma product needs both operands swizzled (B with 128 bytes), an f32 accumulator and a wgmma shape");
+          if (!(L(op.results[0]) == wgmma_accumulator(a[0], b[1], k_.target.warps)))
+            fail(op, cat("a wgmma product's accumulator has layout ", layout_str(L(op.results[0])), ", expected ",
+                         layout_str(wgmma_accumulator(a[0], b[1], k_.target.warps))));
+        }
+        return;
+      }
       case OpKind::For: {
         const Region& body = op.regions[0];
         const Op& y = *body.ops.back();

@@ -25,6 +25,15 @@
 // (cp.async), and a loop that carries such tiles for the mma (loop-prefetch's pipeline) carries them
 // in that layout. No register holds them and no staging copy runs; smem-alloc gives each chain of
 // carried tiles its ring of buffers.
+//
+// Hopper (sm_90, unless the kernel option sync_mma says otherwise): an mma whose shape the
+// warpgroup instructions take (ir::wgmma_shape: an f32 accumulator, M a multiple of 16 x warps, N
+// of 64, K of 16 with rows of 16, 32 or a multiple of 64 elements) and whose operands both live in
+// shared memory runs on wgmma.mma_async. Its operands take the swizzled shared layout
+// (ir::wgmma_swizzle) and its accumulator ir::wgmma_accumulator; the warps are chosen so that each
+// warpgroup holds 64-row blocks. A tile in shared memory has one layout for all its users, so a
+// chain of carried tiles that also feeds an mma.sync product keeps the padded layout, and the
+// products it feeds use mma.sync.
 #include <algorithm>
 #include <map>
 #include <set>
@@ -97,14 +106,20 @@ class LayoutAssignment : public Pass {
     });
     sm_ = ctx.sm != 0 ? ctx.sm : 90;
     simt_mma_ = o.simt_mma;
+    wgmma_on_ = sm_ == 90 && !o.sync_mma;
     // The largest tensor-core product decides the warps: a warp tile of 2048 accumulator elements
     // (64 x 32: 64 f32 registers per thread) per warp, 4 to 8 warps.
     int tc_warps = 0;
     ir::walk(k.body, [&](const ir::Op& op) {
       if (!tensor_core_shape(op)) return;
       const std::int64_t mn = numel(k.type(op.results[0]).shape);
+      const std::int64_t m = k.type(op.results[0]).shape[0], n = k.type(op.results[0]).shape[1];
+      const std::int64_t kk = k.type(op.operands[0]).shape[1];
       int w = static_cast<int>(std::clamp<std::int64_t>(mn / 2048, 4, 8));
-      while (w > 1 && ir::mma_warp_grid(k.type(op.results[0]).shape[0], k.type(op.results[0]).shape[1], w).wm == 0) w /= 2;
+      if (wgmma_types(op) && ir::wgmma_shape(m, n, kk, 4))
+        while (w > 4 && !ir::wgmma_shape(m, n, kk, w)) w /= 2;  // whole warpgroups over 64-row blocks
+      else
+        while (w > 1 && ir::mma_warp_grid(m, n, w).wm == 0) w /= 2;
       tc_warps = std::max(tc_warps, w);
     });
     vec_ = min_bytes == 0 ? 4 : std::min(8, 16 / min_bytes);
@@ -140,21 +155,35 @@ class LayoutAssignment : public Pass {
     const std::int64_t m = a.shape[0], kk = a.shape[1], n = b.shape[1];
     return is_pow2(m) && is_pow2(n) && m >= 16 && n >= 16 && kk % 16 == 0;
   }
+  // The operand and accumulator types wgmma takes (on sm_90, sync_mma unset).
+  bool wgmma_types(const ir::Op& op) const {
+    return wgmma_on_ && tensor_core_shape(op) && k_type(op.operands[2]).dtype == DType::f32;
+  }
+  // An mma the warpgroup instructions could run over this kernel's warps (before knowing where its
+  // operands live).
+  bool wgmma_candidate(const ir::Op& op) const {
+    if (!wgmma_types(op)) return false;
+    const Shape& a = k_type(op.operands[0]).shape;
+    const Shape& b = k_type(op.operands[1]).shape;
+    return ir::wgmma_shape(a[0], b[1], a[1], warps_) && ir::wgmma_swizzle(b[1]) == 128;
+  }
   // The accumulator layout of a tensor-core mma over this kernel's warps, or None.
   Layout tensor_core_layout(const ir::Op& op) const {
     if (!tensor_core_shape(op)) return {};
     const Shape& s = k_type(op.results[0]).shape;
+    if (wg_.count(&op)) return ir::wgmma_accumulator(s[0], s[1], warps_);
     if (ir::mma_warp_grid(s[0], s[1], warps_).wm == 0) return {};
     return ir::mma_accumulator(s[0], s[1], warps_);
   }
   const ir::Type& k_type(ValueId v) const { return k_->type(v); }
 
   // ---- operands in shared memory ----
-  static Layout shared_operand(const ir::Type& t) {
+  static Layout shared_operand(const ir::Type& t, bool swizzled) {
     Layout l;
     l.kind = ir::LayoutKind::Shared;
     l.row = t.shape.back();
-    l.pad = ir::kMmaRowPad;
+    if (swizzled) l.swizzle = ir::wgmma_swizzle(l.row);
+    else l.pad = ir::kMmaRowPad;
     return l;
   }
   // The values that live in shared memory (shared_): loads of read-only tensors and the tiles loops
@@ -162,7 +191,12 @@ class LayoutAssignment : public Pass {
   // memory too. A fixed point: start from every candidate, drop those with another use.
   void find_shared_operands(const ir::Kernel& k) {
     shared_.clear();
+    swizzled_.clear();
+    wg_.clear();
     if (sm_ < 80 || simt_mma_) return;
+    ir::walk(k.body, [&](const ir::Op& op) {
+      if (wgmma_candidate(op)) wg_.insert(&op);
+    });
     struct Use {
       const ir::Op* op;
       std::size_t j;
@@ -241,6 +275,40 @@ class LayoutAssignment : public Pass {
         changed = true;
         break;  // the set changed under the iterator
       }
+    }
+    // wgmma or mma.sync: a product runs on wgmma when both its operands are in shared memory and
+    // swizzled; a tile is swizzled when every product that reads it runs on wgmma and so does every
+    // tile of its carried chain. Both only ever turn false: a fixed point.
+    std::vector<std::pair<ValueId, ValueId>> links;  // tiles of one carried chain
+    for (const auto& [v, c] : carried) {
+      const ir::Op& f = *c.loop;
+      if (!in(v)) continue;
+      links.push_back({v, f.operands[3 + c.j]});
+      links.push_back({v, f.regions[0].ops.back()->operands[c.j]});
+      links.push_back({v, f.results[c.j]});
+    }
+    for (ValueId v : shared_) swizzled_.insert(v);
+    auto swz = [&](ValueId v) { return swizzled_.count(v) > 0; };
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (auto it = wg_.begin(); it != wg_.end();) {
+        const ir::Op& m = **it;
+        if (in(m.operands[0]) && in(m.operands[1]) && swz(m.operands[0]) && swz(m.operands[1])) {
+          ++it;
+          continue;
+        }
+        it = wg_.erase(it);
+        changed = true;
+      }
+      for (ValueId v : shared_)
+        for (const Use& u : uses[v])
+          if (u.op->kind == OpKind::Mma && !wg_.count(u.op) && swizzled_.erase(v)) changed = true;
+      for (auto [x, y] : links)
+        if (swz(x) != swz(y)) {
+          swizzled_.erase(x);
+          swizzled_.erase(y);
+          changed = true;
+        }
     }
   }
   // The op of `r` (top level) that defines v, or null.
@@ -393,7 +461,7 @@ class LayoutAssignment : public Pass {
       case OpKind::MakePartition:
         return;
       case OpKind::Load: case OpKind::LoadPiece:
-        if (shared_.count(o.results[0])) return set(o.results[0], shared_operand(type(o.results[0])));
+        if (shared_.count(o.results[0])) return set(o.results[0], shared_operand(type(o.results[0]), swizzled_.count(o.results[0]) > 0));
         return set(o.results[0], canon(type(o.results[0])));
       case OpKind::Gather: {
         const Layout l = canon(type(o.results[0]));
@@ -531,10 +599,12 @@ class LayoutAssignment : public Pass {
 
   ir::Kernel* k_ = nullptr;
   int warps_ = 1, vec_ = 4, sm_ = 90;
-  bool simt_mma_ = false;
+  bool simt_mma_ = false, wgmma_on_ = false;
   std::vector<char> pending_;
   std::map<ValueId, Site> flexible_;
-  std::set<ValueId> shared_;  // values in shared memory (find_shared_operands)
+  std::set<ValueId> shared_;    // values in shared memory (find_shared_operands)
+  std::set<ValueId> swizzled_;  // ... of them in the swizzled layout (wgmma operands)
+  std::set<const ir::Op*> wg_;  // the mmas that run on wgmma
 };
 
 }  // namespace

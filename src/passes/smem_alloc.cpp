@@ -185,8 +185,15 @@ class SmemAlloc : public Pass {
   static std::int64_t tile_bytes(const ir::Kernel& k, ir::ValueId v) {
     const ir::Type& t = k.type(v);
     const ir::Layout& l = k.layout(v);
+    if (l.is_swizzled()) return align_to(numel(t.shape) * dtype_size(t.dtype), ir::kSwizzleAlign);
     return align16(numel(t.shape) / l.row * (l.row + l.pad) * dtype_size(t.dtype));
   }
+  // Where a ring of `v` may start: a swizzled tile's atoms at multiples of ir::kSwizzleAlign (the
+  // code generator aligns the tile block's shared memory so).
+  static std::int64_t ring_start(const ir::Kernel& k, ir::ValueId v, std::int64_t at) {
+    return k.layout(v).is_swizzled() ? align_to(at, ir::kSwizzleAlign) : at;
+  }
+  static std::int64_t align_to(std::int64_t x, std::int64_t a) { return (x + a - 1) / a * a; }
 
   // Where a shared tile comes from: the load that made it and, for a loop's carried tile, the loop
   // and its level in the loop's chain (level d holds the tile of iteration + d).
@@ -244,6 +251,7 @@ class SmemAlloc : public Pass {
         const int depth = static_cast<int>(slots.size());
         const int n = depth + 2;
         const std::int64_t bytes = tile_bytes(k, ld->results[0]);
+        at = ring_start(k, ld->results[0], at);
         ld->smem_offset = at;
         ld->smem_bytes = n * bytes;
         ld->ring_slots = n;
@@ -281,6 +289,7 @@ class SmemAlloc : public Pass {
         const bool in_loop = parent && (parent->kind == OpKind::For || parent->kind == OpKind::While);
         const int n = in_loop ? 2 : 1;
         const std::int64_t bytes = tile_bytes(k, ld.results[0]);
+        at = ring_start(k, ld.results[0], at);
         ld.smem_offset = at;
         ld.smem_bytes = n * bytes;
         ld.ring_slots = n;

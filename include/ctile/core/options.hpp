@@ -24,6 +24,9 @@ struct KernelOptions {
   // Every ct.mma on the CUDA cores (the portable path) even where the tensor cores apply: for
   // comparisons and for results that must not depend on the matrix units' summation order.
   bool simt_mma = false;
+  // Tensor-core products with mma.sync (sm_80's instructions) even on sm_90, where they otherwise
+  // run on Hopper's warpgroup mma (wgmma) when their shapes allow: for comparisons.
+  bool sync_mma = false;
   // How many iterations ahead the loop-prefetch pass issues the loads of a K loop (1..3, each
   // level holds one more set of tiles in registers); 0: the compiler chooses (1).
   int loop_prefetch = 0;
@@ -40,7 +43,7 @@ struct KernelOptions {
   // Throws UserError naming `kernel` and the option when an option is out of range.
   void validate(const std::string& kernel) const;
   // These options with the environment's overrides applied (CTILE_WARPS, CTILE_STAGES,
-  // CTILE_BLOCKS_PER_CTA, CTILE_FAST_MATH, CTILE_SIMT_MMA, CTILE_LOOP_PREFETCH, CTILE_MIN_CTAS; a malformed
+  // CTILE_BLOCKS_PER_CTA, CTILE_FAST_MATH, CTILE_SIMT_MMA, CTILE_SYNC_MMA, CTILE_LOOP_PREFETCH, CTILE_MIN_CTAS; a malformed
   // value is a UserError).
   KernelOptions with_env_overrides() const;
 };

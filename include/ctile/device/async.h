@@ -1,8 +1,8 @@
 // ctile device library: tiles copied asynchronously from global into shared memory (cp.async,
 // sm_80 and newer), for the operands of tensor-core mmas that live in shared memory (a shared
-// layout: row-major, PAD elements after every row of ROW elements; docs/compiler.md, "Tensor
-// cores"). The threads split the tile as the blocked layout D says, each copying its own vectors
-// (16 bytes where the facts or the window allow); a vector outside the tensor is written with the
+// layout, given by a placement P: RowPad, row-major with PAD elements after every row of ROW
+// elements, for mma.sync; Swizzled for wgmma; docs/compiler.md, "Tensor cores"). The threads split
+// the tile as the blocked layout D says, each copying its own vectors (16 bytes where the facts or the window allow); a vector outside the tensor is written with the
 // padding value, and views the vectors cannot read are copied element by element, both with plain
 // shared stores. A copy is one commit group per thread: cp_async_wait<N> returns when at most N of
 // this thread's groups are still pending, and the tile block synchronises after it before anyone
@@ -12,8 +12,26 @@
 
 #include "ctile/device/dist.h"
 #include "ctile/device/mma.h"
+#include "ctile/device/wgmma.h"
 
 namespace ct {
+
+// Placements: the element offset of (r, c) in a tile in shared memory.
+template <int ROW, int PAD>
+struct RowPad {
+  static CT_DEV int at(int r, int c) { return r * (ROW + PAD) + c; }
+};
+// The swizzled layout of an [R][C] tile of 16-bit elements (ir::shared_offset): column blocks of
+// SW / 2 elements, each its R rows of SW bytes in atoms of 8 rows, the 16-byte chunks of a row
+// XORed with its row index in the atom. A's K-major and B's N-major operand layouts of wgmma.h.
+template <int R, int C, int SW>
+struct Swizzled {
+  static_assert(R % 8 == 0 && (C * 2 == SW || (SW == 128 && C % 64 == 0)), "Swizzled: the tile does not fit the swizzle");
+  static CT_DEV int at(int r, int c) {
+    constexpr int BW = SW / 2;
+    return (int)(swizzle<SW>((unsigned)((c / BW) * R * SW + (r >> 3) * 8 * SW + (r & 7) * SW + 2 * (c % BW))) / 2);
+  }
+};
 
 template <int B>
 CT_DEV void cp_async(void* dst, const void* src) {
@@ -47,14 +65,14 @@ CT_DEV void cp_async_wait() {
 #endif
 }
 
-// Copies the [R0][ROW] tile of the window `wn` into s (row r at s + r * (ROW + PAD)), elements
+// Copies the [R0][ROW] tile of the window `wn` into s (element (r, c) at s + P::at(r, c)), elements
 // outside the tensor as `pad`. D: the blocked layout that splits the work; VM, FULL, ALIGNED, O32
-// as for load (dist.h). Commits one group.
-template <class D, class Sh, int VM, bool FULL, bool ALIGNED, bool O32, int PAD, class T>
+// as for load (dist.h). A vector of VM elements stays contiguous under both placements (it never
+// crosses a 16-byte chunk of the swizzle). Commits one group.
+template <class D, class Sh, int VM, bool FULL, bool ALIGNED, bool O32, class P, class T>
 CT_DEV void load_async(T* s, const TensorDesc& td, const Win<Sh::rank>& wn, T pad, int tp) {
   typedef typename Traits<T>::Mem M;
   static_assert(Sh::rank == 2, "load_async: a tile of rank 2");
-  constexpr int ROW = Sh::ext(1), LD = ROW + PAD;
   const M* base = (const M*)td.data;
   M* dst = (M*)s;
   const Window<2>& w = wn.w;
@@ -69,7 +87,7 @@ CT_DEV void load_async(T* s, const TensorDesc& td, const Win<Sh::rank>& wn, T pa
         const int r = Sh::coord(0, tp) + Sh::coord(0, D::reg(g * VM)), c = Sh::coord(1, tp) + Sh::coord(1, D::reg(g * VM));
         const Off off = toff + (Off)Sh::coord(0, D::reg(g * VM)) * (Off)td.stride[0] + (Off)Sh::coord(1, D::reg(g * VM));
 #pragma unroll
-        for (int q = 0; q < C; ++q) cp_async<VB>(dst + r * LD + c + q * (VB / (int)sizeof(M)), base + off + q * (VB / (int)sizeof(M)));
+        for (int q = 0; q < C; ++q) cp_async<VB>(dst + P::at(r, c + q * (VB / (int)sizeof(M))), base + off + q * (VB / (int)sizeof(M)));
       }
       cp_async_commit();
       return;
@@ -79,7 +97,7 @@ CT_DEV void load_async(T* s, const TensorDesc& td, const Win<Sh::rank>& wn, T pa
 #pragma unroll
       for (int g = 0; g < D::regs / VM; ++g) {
         const int r = coord_of<Sh>(0, tp, D::reg(g * VM)), c = coord_of<Sh>(1, tp, D::reg(g * VM));
-        M* d = dst + r * LD + c;
+        M* d = dst + P::at(r, c);
         if (r >= w.lo[0] && r < w.hi[0] && c >= w.lo[1] && c < w.hi[1]) {
           const Off off = (Off)(w.base[0] + r) * (Off)td.stride[0] + (Off)(w.base[1] + c);
 #pragma unroll
@@ -98,7 +116,7 @@ CT_DEV void load_async(T* s, const TensorDesc& td, const Win<Sh::rank>& wn, T pa
   for (int e = 0; e < D::regs; ++e) {
     const int r = coord_of<Sh>(0, tp, D::reg(e)), c = coord_of<Sh>(1, tp, D::reg(e));
     const bool in = r >= w.lo[0] && r < w.hi[0] && c >= w.lo[1] && c < w.hi[1];
-    dst[r * LD + c] = in ? base[(w.base[0] + r) * td.stride[0] + (w.base[1] + c) * td.stride[1]] : to_mem<T>(pad);
+    dst[P::at(r, c)] = in ? base[(w.base[0] + r) * td.stride[0] + (w.base[1] + c) * td.stride[1]] : to_mem<T>(pad);
   }
   cp_async_commit();
 }

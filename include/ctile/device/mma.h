@@ -34,6 +34,13 @@ CT_DEV unsigned smem_addr(const void* p) {
 #endif
 }
 
+// `p` moved up to the next multiple of A bytes of the shared address space (swizzled tiles; the
+// kernel asks for A - 16 more bytes of dynamic shared memory).
+template <int A>
+CT_DEV unsigned char* align_smem(unsigned char* p) {
+  return p + (A - smem_addr(p) % A) % A;
+}
+
 // Four 8 x 8 matrices of 16-bit elements: lane l gives `row`, the address of row l % 8 of matrix
 // l / 8 (16 bytes, 16-byte aligned); r[q] gets row l / 4, elements 2 (l % 4) and 2 (l % 4) + 1 of
 // matrix q (element 2 (l % 4) in the low half).

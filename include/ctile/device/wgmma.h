@@ -1,6 +1,7 @@
 // ctile device library: Hopper's warpgroup matrix multiply (wgmma.mma_async, sm_90a) over operands
-// in swizzled shared memory (the next step of issue 8; not used by the code generator yet: its
-// hardware semantics are checked first by tests/gpu_wgmma/probe.cu).
+// in swizzled shared memory: ct.mma on sm_90 when layout-assignment gives its operands the
+// swizzled layout (mma_wg below; tests/gpu_wgmma/probe checks the layouts and descriptors on the
+// hardware).
 //
 // Shared-memory layouts (PTX ISA "Shared Memory Matrix Layout": swizzle atoms of 8 rows of SW
 // bytes, the 16-byte chunk index of an address XORed with its 128-byte row index modulo SW / 16):
@@ -130,5 +131,51 @@ CT_DEV void wgmma_emulated(float (&d)[N / 2], unsigned long long da, unsigned lo
     }
 }
 #endif
+
+// out = acc + a @ b on the warpgroup instructions, for the W warps (W / 4 warpgroups) of a tile
+// block: a [M][K] at sa in Swizzled<M, K, SWA> (async.h), b [K][N] at sb in Swizzled<K, N, 128>,
+// the accumulator in ir::wgmma_accumulator (f32). Warpgroup g computes the 64-row blocks g, g + G,
+// ... (G = W / 4), each as K / 16 steps of m64nNIk16 per NI-column chunk of N (NI = 256, 128 or 64).
+// The caller has waited for the operands' copies, fenced them for the async proxy and synchronised
+// the tile block; this returns when the products are done (wgmma.wait_group 0), so the operands'
+// slots may be overwritten after the next barrier. `tid`: the thread's index in the tile block.
+template <class D, int M, int N, int K, int W, int SWA, class TA>
+CT_DEV void mma_wg(Regs<float, D::regs>& out, const Regs<float, D::regs>& acc, const TA* sa, const TA* sb, int tid) {
+  constexpr int G = W / 4, MB = M / (64 * G), NA = N / 8, BW = SWA / 2;
+  constexpr int NI = N % 256 == 0 ? 256 : N % 128 == 0 ? 128 : 64, NC = N / NI;
+  static_assert(W % 4 == 0 && M % (64 * G) == 0 && N % 64 == 0 && K % 16 == 0, "mma_wg: tile shape");
+  static_assert(D::regs == 4 * NA * MB, "mma_wg: the accumulator layout does not match the warpgroups");
+  const int g = tid >> 7;
+  float d[4 * NA * MB];
+#pragma unroll
+  for (int i = 0; i < 4 * NA * MB; ++i) d[i] = acc.get(i);
+  const unsigned a0 = smem_addr(sa), b0 = smem_addr(sb);
+  wgmma_fence();
+#pragma unroll
+  for (int mb = 0; mb < MB; ++mb) {
+    const unsigned am = a0 + (unsigned)(64 * (g + G * mb) * SWA);
+#pragma unroll
+    for (int ks = 0; ks < K / 16; ++ks) {
+      const unsigned long long da =
+          wgmma_desc<SWA>(am + (unsigned)((16 * ks / BW) * M * SWA + 2 * (16 * ks % BW)), 16, 8 * SWA);
+#pragma unroll
+      for (int c = 0; c < NC; ++c) {
+        const unsigned long long db = wgmma_desc<128>(b0 + (unsigned)(c * (NI / 64) * K * 128 + ks * 2048), 128 * K, 1024);
+        float(&dc)[NI / 2] = *reinterpret_cast<float(*)[NI / 2]>(&d[4 * (c * (NI / 8) + NA * mb)]);
+#if defined(__CUDA_ARCH__)
+        wgmma_k16<TA, NI, 1>(dc, da, db, 1);
+#elif defined(CTILE_DEVICE_EMULATION)
+        wgmma_emulated<TA, NI, SWA, 1>(dc, da, db, 1, tid & 127, ::ct_emu::dynamic_smem());
+#else
+        (void)dc, (void)da, (void)db;
+#endif
+      }
+    }
+  }
+  wgmma_commit();
+  wgmma_wait<0>();
+#pragma unroll
+  for (int i = 0; i < 4 * NA * MB; ++i) out.set(i, d[i]);
+}
 
 }  // namespace ct

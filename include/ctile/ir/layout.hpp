@@ -13,7 +13,10 @@
 // CuTe's layouts and Triton's linear layouts, restricted to bit permutations.
 //
 // Shared layouts place a tile in shared memory: row-major, optionally with padding after every row
-// (to spread the rows over banks). The accumulator fragments of the tensor cores (mma.sync
+// (to spread the rows over banks), or swizzled for Hopper's wgmma (`swizzle` bytes per atom row:
+// the tile's rows of `row` 16-bit elements cut into column blocks of swizzle / 2 elements, each
+// block its rows of `swizzle` bytes in atoms of 8 rows, the 16-byte chunks of a row XORed with the
+// row's index in its atom; shared_offset below). The accumulator fragments of the tensor cores (mma.sync
 // m16n8k16) are bit permutations too, so they are distributed layouts (mma_accumulator below).
 #pragma once
 
@@ -33,11 +36,14 @@ struct Layout {
   LayoutKind kind = LayoutKind::None;
   // Dist: the element bit of each register, lane and warp bit (lane has 5 entries; warp log2(warps)).
   std::vector<int> reg, lane, warp;
-  // Shared: `pad` elements of padding after every `row` elements (0: no padding).
+  // Shared: `pad` elements of padding after every `row` elements (0: no padding), or (swizzle 32,
+  // 64 or 128) the swizzled layout of rows of `row` elements.
   std::int64_t row = 0, pad = 0;
+  int swizzle = 0;
 
   bool is_dist() const { return kind == LayoutKind::Dist; }
   bool is_shared() const { return kind == LayoutKind::Shared; }
+  bool is_swizzled() const { return kind == LayoutKind::Shared && swizzle != 0; }
   int regs() const { return 1 << reg.size(); }
   int warps() const { return 1 << warp.size(); }
   int threads() const { return 32 * warps(); }
@@ -52,7 +58,7 @@ struct Layout {
 };
 
 // "#dist<reg=[0,1,2], lane=[3,4,5,6,7], warp=[8,*]>" ("*": a copy bit), "#shared<row=1024, pad=8>",
-// "" for None.
+// "#shared<row=64, swizzle=128>", "" for None.
 std::string layout_str(const Layout& l);
 
 // Checks a distributed layout against a tile of `numel` elements (a power of two) and `warps`
@@ -93,6 +99,26 @@ struct MmaWarpGrid {
 constexpr int kMmaRowPad = 8;
 MmaWarpGrid mma_warp_grid(std::int64_t m, std::int64_t n, int warps);
 Layout mma_accumulator(std::int64_t m, std::int64_t n, int warps);
+
+// Hopper's warpgroup mma (wgmma.mma_async m64nNk16, sm_90a): each warpgroup of 4 warps computes
+// 64-row blocks of the [m, n] accumulator over all n columns; warp w holds 16-row slices. The
+// layout is mma_accumulator's atoms with the warp bits on row bits 4, 5, ... (warp w: rows 16 w +
+// 64 * warps / 4 * b, block b = 0, 1, ... in registers above the n atoms). Register 4 * (na + NA * b)
+// + j of a thread is element j of the m16n8 fragment (na, b) of its warp, as for mma.sync. With m
+// = 16 * warps it is mma_accumulator over a warps x 1 grid. Requires warps a multiple of 4, m a
+// multiple of 16 * warps, n a multiple of 64 (powers of two).
+// A swizzled tile starts at a multiple of this many bytes of shared memory (the swizzle pattern's
+// period: 8 rows of 128 bytes).
+constexpr std::int64_t kSwizzleAlign = 1024;
+bool wgmma_shape(std::int64_t m, std::int64_t n, std::int64_t k, int warps);
+Layout wgmma_accumulator(std::int64_t m, std::int64_t n, int warps);
+// The swizzled shared layout of a wgmma operand with rows of `row` 16-bit elements (A: K, B: N):
+// swizzle 2 * row bytes for rows of 16 or 32 elements, else 128 (row a multiple of 64); 0 when
+// none fits.
+int wgmma_swizzle(std::int64_t row);
+// The element offset of (r, c) in a [rows][row] tile of 16-bit elements held in the swizzled
+// layout `swizzle` (device/wgmma.h's Swizzled computes the same).
+std::int64_t shared_offset(const Layout& l, std::int64_t rows, std::int64_t r, std::int64_t c);
 
 // True when converting `from` to `to` moves no data between threads (same lanes and warps: the
 // registers are only renumbered).

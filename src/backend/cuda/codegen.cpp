@@ -213,10 +213,16 @@ class Emitter {
     g.threads = 32 * t.warps * t.blocks_per_cta;
     g.blocks_per_cta = t.blocks_per_cta;
     g.prefetches = t.persistent;
-    smem_per_block_ = align16(t.smem_bytes);
+    // Swizzled tiles (wgmma operands) need their atoms at multiples of ir::kSwizzleAlign in the
+    // shared address space: each tile block's part is a multiple of it, and the kernel aligns the
+    // dynamic segment's start (asking for that much more).
+    for (std::size_t v = 0; v < k_.values.size(); ++v)
+      swizzled_ = swizzled_ || (k_.type(static_cast<ValueId>(v)).is_tile() && k_.layouts[v].is_swizzled());
+    const std::int64_t al = swizzled_ ? ir::kSwizzleAlign : 16;
+    smem_per_block_ = (t.smem_bytes + al - 1) / al * al;
     emit_kernel();
     g.source = header() + out_.str();
-    g.smem_bytes = static_cast<std::size_t>(smem_per_block_ * t.blocks_per_cta);
+    g.smem_bytes = static_cast<std::size_t>(smem_per_block_ * t.blocks_per_cta + (swizzled_ ? ir::kSwizzleAlign - 16 : 0));
     if (g.smem_bytes > smem_limit(sm_)) {
       const ir::Op* big = nullptr;
       ir::walk(k_.body, [&](const ir::Op& op) {
@@ -248,6 +254,7 @@ class Emitter {
   std::map<std::string, int> layout_ids_;
   std::vector<Layout> layouts_;       // by id
   std::int64_t smem_per_block_ = 0;
+  bool swizzled_ = false;  // the kernel holds swizzled tiles (wgmma operands)
   std::string entry_;
   std::ostringstream out_;
   int ind_ = 0, uid_ = 0;
@@ -408,7 +415,12 @@ class Emitter {
     open("extern \"C\" __global__ void __launch_bounds__(" + std::to_string(32 * W * B) +
          (min_ctas > 0 ? ", " + std::to_string(min_ctas) : std::string()) + ") " + entry_ +
          "(const __grid_constant__ " + entry_ + "_params p) {");
-    line("CT_DYNAMIC_SMEM(ct_smem_cta);");
+    if (swizzled_) {
+      line("CT_DYNAMIC_SMEM(ct_smem_dyn);");
+      line("unsigned char* const ct_smem_cta = ct::align_smem<" + std::to_string(ir::kSwizzleAlign) + ">(ct_smem_dyn);");
+    } else {
+      line("CT_DYNAMIC_SMEM(ct_smem_cta);");
+    }
     line("ct::Team<" + std::to_string(W) + ", " + std::to_string(B) + "> team;");
     line("team.lane = (int)threadIdx.x & 31;");
     line("team.tid = (int)threadIdx.x & " + std::to_string(32 * W - 1) + ";");
@@ -807,6 +819,15 @@ class Emitter {
          ">(" + name(r0) + ", " + td(t) + ", " + w + ", " + pad + ", " + tp(r0) + ");");
   }
 
+  // Where a shared tile's elements lie (device/async.h's placements).
+  std::string placement(ValueId v) const {
+    const Layout& l = lay(v);
+    const Shape& sh = type(v).shape;
+    if (l.is_swizzled())
+      return "ct::Swizzled<" + std::to_string(sh[0]) + ", " + std::to_string(sh[1]) + ", " + std::to_string(l.swizzle) + ">";
+    return "ct::RowPad<" + std::to_string(l.row) + ", " + std::to_string(l.pad) + ">";
+  }
+
   // A tile into its ring slot in shared memory (smem-alloc), copied asynchronously (device/async.h).
   void emit_load_async(const ir::Op& op, int mb) {
     const ValueId t = op.operands[0], r0 = op.results[0];
@@ -830,7 +851,7 @@ class Emitter {
     const std::string w = window_of(op, t, sh, vm > 1 && !aligned ? vm * mb : 0, mb);
     line("if (" + own(r0) + ") ct::load_async<" + D(r0) + ", " + shape_t(sh) + ", " + std::to_string(vm) + ", " +
          (op.in_bounds ? "true" : "false") + ", " + (aligned ? "true" : "false") + ", " + (p.facts.small ? "true" : "false") +
-         ", " + std::to_string(lay(r0).pad) + ">(" + name(r0) + ", " + td(t) + ", " + w + ", " + literal(type(r0).dtype, op.value) +
+         ", " + placement(r0) + ">(" + name(r0) + ", " + td(t) + ", " + w + ", " + literal(type(r0).dtype, op.value) +
          ", " + tp(r0) + ");");
     line("else ct::cp_async_commit();  // a copy holds these elements: an empty group keeps the counts");
   }
@@ -1012,6 +1033,7 @@ class Emitter {
     const ValueId a = op.operands[0], b = op.operands[1], c = op.operands[2], r = op.results[0];
     const std::int64_t M = type(a).shape[0], K = type(a).shape[1], N = type(b).shape[1];
     const int W = k_.target.warps;
+    if (lay(a).is_swizzled()) return emit_mma_wg(op);
     const ir::MmaWarpGrid g = ir::mma_warp_grid(M, N, W);
     CTILE_CHECK(g.wm > 0 && lay(r) == ir::mma_accumulator(M, N, W) && lay(c) == lay(r),
                 "cuda codegen: tensor-core mma at ", loc_str(op.loc), " without its accumulator layout");
@@ -1039,6 +1061,27 @@ class Emitter {
     line("ct::mma_tc<" + D(r) + ", " + std::to_string(M) + ", " + std::to_string(N) + ", " + std::to_string(K) + ", " +
          std::to_string(g.wm) + ", " + std::to_string(g.wn) + ", " + std::to_string(pad) + ">(" + name(r) + ", " + name(c) +
          ", " + sa + ", " + sb + ", team.lane, team.warp);");
+    close();
+  }
+
+  // On Hopper's warpgroup instructions (device/wgmma.h): both operands swizzled in shared memory
+  // (their copies waited for, fenced for the async proxy, one barrier), then each warpgroup's
+  // wgmma.mma_async over its 64-row blocks of the accumulator.
+  void emit_mma_wg(const ir::Op& op) {
+    const ValueId a = op.operands[0], b = op.operands[1], c = op.operands[2], r = op.results[0];
+    const std::int64_t M = type(a).shape[0], K = type(a).shape[1], N = type(b).shape[1];
+    const int W = k_.target.warps;
+    CTILE_CHECK(sm_ == 90 && shared(a) && shared(b) && lay(b).swizzle == 128 && lay(r) == ir::wgmma_accumulator(M, N, W) &&
+                    lay(c) == lay(r) && type(r).dtype == DType::f32,
+                "cuda codegen: wgmma product at ", loc_str(op.loc), " without swizzled operands and its accumulator layout");
+    line(decl(r) + ";" + comment(op) + " (wgmma)");
+    open("{");
+    if (op.async_wait >= 0) line("ct::cp_async_wait<" + std::to_string(op.async_wait) + ">();");
+    line("ct::wgmma_smem_fence();  // the copies, visible to the async proxy");
+    line("team.sync();");
+    line("ct::mma_wg<" + D(r) + ", " + std::to_string(M) + ", " + std::to_string(N) + ", " + std::to_string(K) + ", " +
+         std::to_string(W) + ", " + std::to_string(lay(a).swizzle) + ">(" + name(r) + ", " + name(c) + ", " + name(a) + ", " +
+         name(b) + ", team.tid);");
     close();
   }
 
@@ -1188,6 +1231,7 @@ ir::Kernel lower(const ir::Kernel& k, const CodegenOptions& opt) {
   if (opt.options.min_ctas_per_sm) o.min_ctas_per_sm = opt.options.min_ctas_per_sm;
   o.fast_math = o.fast_math || opt.options.fast_math;
   o.simt_mma = o.simt_mma || opt.options.simt_mma;
+  o.sync_mma = o.sync_mma || opt.options.sync_mma;
   o.validate(k.name);
   ir::Kernel g = ir::clone(k);
   g.options = o;

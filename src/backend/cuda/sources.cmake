@@ -13,6 +13,8 @@ set(CTILE_DEVICE_HEADERS
   ctile/device/regs.h
   ctile/device/dist.h
   ctile/device/mma.h
+  ctile/device/wgmma_ops.h
+  ctile/device/wgmma.h
   ctile/device/async.h
   ctile/device/tile.h)
 set(_ctile_embed_out ${CMAKE_CURRENT_BINARY_DIR}/ctile_device_headers.cpp)

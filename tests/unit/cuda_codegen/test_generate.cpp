@@ -270,8 +270,9 @@ TEST(Generate, OccupancyTargetGoesToLaunchBounds) {
   }
 }
 
-// The tensor-core path: the mma is marked, the source calls the tensor-core product with its
-// operands in cp.async rings, and the simt_mma option takes the CUDA-core path instead.
+// The tensor-core path: the mma is marked; on sm_90 the 128 x 128 x 32 product runs on wgmma with
+// its operands swizzled in cp.async rings, with sync_mma (and on sm_80) on mma.sync with padded
+// rings, and the simt_mma option takes the CUDA-core path instead.
 TEST(Generate, BFloat16ProductsRunOnTheTensorCores) {
   KB kb("mm", 2);
   const ValueId a = kb.tensor("a", DType::bf16, 2), b = kb.tensor("b", DType::bf16, 2);
@@ -291,16 +292,30 @@ TEST(Generate, BFloat16ProductsRunOnTheTensorCores) {
   EXPECT_EQ(tc, 1);
   EXPECT_EQ(g.target.warps, 8);
   const auto src = generate(*k, sm90()).source;
-  EXPECT_NE(src.find("ct::mma_tc<"), std::string::npos) << src;
-  // The operands, read only by the product, are copied into rings in shared memory (no staging
-  // through registers) and the product waits for its copies.
+  EXPECT_NE(src.find("ct::mma_wg<"), std::string::npos) << src;
+  EXPECT_EQ(src.find("ct::mma_tc<"), std::string::npos) << src;
+  // The operands, read only by the product, are copied into swizzled rings in shared memory (no
+  // staging through registers), fenced for the async proxy, and the product waits for its copies.
   EXPECT_NE(src.find("ct::load_async<"), std::string::npos) << src;
+  EXPECT_NE(src.find("ct::Swizzled<128, 32, 64>"), std::string::npos) << src;
+  EXPECT_NE(src.find("ct::Swizzled<32, 128, 128>"), std::string::npos) << src;
+  EXPECT_NE(src.find("ct::wgmma_smem_fence()"), std::string::npos) << src;
+  EXPECT_NE(src.find("ct::align_smem<1024>"), std::string::npos) << src;
   EXPECT_NE(src.find("ct::cp_async_wait<"), std::string::npos) << src;
   EXPECT_EQ(src.find("ct::stage_rows<"), std::string::npos) << src;
+  CodegenOptions sync = sm90();
+  sync.options.sync_mma = true;
+  for (const CodegenOptions& opt : {sync, CodegenOptions{80, {}}}) {
+    const auto s1 = generate(*k, opt).source;
+    EXPECT_NE(s1.find("ct::mma_tc<"), std::string::npos) << s1;
+    EXPECT_EQ(s1.find("ct::mma_wg<"), std::string::npos) << s1;
+    EXPECT_NE(s1.find("ct::RowPad<32, 8>"), std::string::npos) << s1;
+  }
   CodegenOptions simt = sm90();
   simt.options.simt_mma = true;
   const auto s2 = generate(*k, simt).source;
   EXPECT_EQ(s2.find("ct::mma_tc<"), std::string::npos);
+  EXPECT_EQ(s2.find("ct::mma_wg<"), std::string::npos);
   EXPECT_NE(s2.find("ct::mma<"), std::string::npos);
   // sm_75 has no m16n8k16 bf16: the CUDA cores.
   EXPECT_EQ(generate(*k, CodegenOptions{75, {}}).source.find("ct::mma_tc<"), std::string::npos);

@@ -64,6 +64,7 @@ inline Case parse_case(const std::string& text) {
       for (const std::string& o : split_list(line.substr(11))) {
         if (o == "fast_math") c.ctx.options.fast_math = true;
         else if (o == "simt_mma") c.ctx.options.simt_mma = true;
+        else if (o == "sync_mma") c.ctx.options.sync_mma = true;
         else if (o.rfind("warps=", 0) == 0) c.ctx.options.warps = std::stoi(o.substr(6));
         else if (o.rfind("stages=", 0) == 0) c.ctx.options.stages = std::stoi(o.substr(7));
         else if (o.rfind("loop_prefetch=", 0) == 0) c.ctx.options.loop_prefetch = std::stoi(o.substr(14));
