@@ -23,7 +23,7 @@ status=0
 tail -3 "$out/gemm_ctile.log"
 # The SASS of the sm_90a kernel (128 x 128 x 32, bf16): its tensor-core instructions.
 "$build/bench/ctile_gemm_bench" --cubin "$build/matmul_sm90a.cubin" &&
-  { cuobjdump --dump-sass "$build/matmul_sm90a.cubin" | grep -oE '(HMMA|HGMMA|LDSM|LDGSTS|DEPBAR)[.A-Z0-9]*' | sort | uniq -c
+  { cuobjdump --dump-sass "$build/matmul_sm90a.cubin" | grep -oE '(HMMA|HGMMA|LDSM|LDGSTS|DEPBAR|WARPGROUP)[.A-Za-z0-9]*' | sort | uniq -c
     cuobjdump --dump-resource-usage "$build/matmul_sm90a.cubin" | grep -o 'REG:[0-9]*.*'; } >"$out/gemm_sass.txt" 2>&1
 cat "$out/gemm_sass.txt"
 timeout 900 python3 bench/gemm/peers.py --out "$out/gemm_peers.jsonl" >"$out/gemm_peers.log" 2>&1 || status=1

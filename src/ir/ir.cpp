@@ -87,6 +87,7 @@ void clone_region(const Region& from, Region& to) {
     c->ring_slot = op->ring_slot;
     c->ring_ahead = op->ring_ahead;
     c->async_wait = op->async_wait;
+    c->in_flight = op->in_flight;
     c->regions.resize(op->regions.size());
     for (std::size_t i = 0; i < op->regions.size(); ++i) clone_region(op->regions[i], c->regions[i]);
     to.ops.push_back(std::move(c));

@@ -462,6 +462,7 @@ class Parser {
       if (key == "sync_after") { op.sync_after = true; continue; }
       if (key == "grid_indices") { op.grid_indices = true; continue; }
       if (key == "tensor_core") { op.tensor_core = true; continue; }
+      if (key == "in_flight") { op.in_flight = true; continue; }
       if (key == "exclusive") { op.exclusive = true; continue; }
       if (key == "reverse") { op.reverse = true; continue; }
       expect('=');

@@ -143,6 +143,7 @@ class Printer {
       more("ring = [" + std::to_string(op.ring_slots) + ", " +
            (op.ring_slot >= 0 ? std::to_string(op.ring_slot) : "+" + std::to_string(op.ring_ahead)) + "]");
     if (op.async_wait >= 0) more("async_wait = " + std::to_string(op.async_wait));
+    if (op.in_flight) more("in_flight");
     return a.str();
   }
 

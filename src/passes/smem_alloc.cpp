@@ -214,6 +214,10 @@ class SmemAlloc : public Pass {
     // Loops first: each carried chain ends at a load of the body (the yield of the deepest level).
     ir::walk_mut(k.body, [&](ir::Op& f) {
       if (f.kind != OpKind::For) return;
+      // A product left in flight past the iteration's end reads its slot until the next
+      // iteration's product: one slot more per ring, so no load overwrites it before the barrier
+      // that follows every warpgroup's wait.
+      const int extra = mark_in_flight(k, f) ? 1 : 0;
       ir::Region& body = f.regions[0];
       ir::Op& y = *body.ops.back();
       std::map<ir::ValueId, ir::Op*> def;
@@ -249,7 +253,7 @@ class SmemAlloc : public Pass {
         if (c == chain_.end() || origin_[static_cast<std::size_t>(ld->results[0])].loop) continue;
         const auto& slots = c->second;
         const int depth = static_cast<int>(slots.size());
-        const int n = depth + 2;
+        const int n = depth + 2 + extra;
         const std::int64_t bytes = tile_bytes(k, ld->results[0]);
         at = ring_start(k, ld->results[0], at);
         ld->smem_offset = at;
@@ -287,7 +291,7 @@ class SmemAlloc : public Pass {
         ir::Op& ld = *up;
         if (!shared_load(k, ld) || done_.count(&ld)) continue;
         const bool in_loop = parent && (parent->kind == OpKind::For || parent->kind == OpKind::While);
-        const int n = in_loop ? 2 : 1;
+        const int n = in_loop ? 2 + (has_in_flight(*parent) ? 1 : 0) : 1;
         const std::int64_t bytes = tile_bytes(k, ld.results[0]);
         at = ring_start(k, ld.results[0], at);
         ld.smem_offset = at;
@@ -326,6 +330,40 @@ class SmemAlloc : public Pass {
     });
     chain_.clear();
     done_.clear();
+  }
+
+  // The wgmma products of f's body that carry their accumulator from a region argument of the
+  // loop straight to the same slot of its yield, neither used by anything else: each is marked
+  // in_flight (its products stay in flight into the next iteration; the loop waits at its end).
+  static bool mark_in_flight(ir::Kernel& k, ir::Op& f) {
+    ir::Region& body = f.regions[0];
+    const ir::Op& y = *body.ops.back();
+    bool any = false;
+    for (auto& up : body.ops) {
+      ir::Op& m = *up;
+      if (m.kind != OpKind::Mma || !m.tensor_core || !k.layout(m.operands[0]).is_swizzled()) continue;
+      const auto a = std::find(body.args.begin() + 1, body.args.end(), m.operands[2]);
+      if (a == body.args.end()) continue;
+      const std::size_t j = static_cast<std::size_t>(a - body.args.begin()) - 1;
+      if (y.operands[j] != m.results[0] || uses_in(body, *a) != 1 || uses_in(body, m.results[0]) != 1) continue;
+      m.in_flight = true;
+      any = true;
+    }
+    return any;
+  }
+  static bool has_in_flight(const ir::Op& f) {
+    if (f.kind != OpKind::For) return false;
+    for (const auto& o : f.regions[0].ops)
+      if (o->in_flight) return true;
+    return false;
+  }
+  static int uses_in(const ir::Region& r, ir::ValueId v) {
+    int n = 0;
+    for (const auto& o : r.ops) {
+      for (ir::ValueId x : o->operands) n += x == v ? 1 : 0;
+      for (const ir::Region& sub : o->regions) n += uses_in(sub, v);
+    }
+    return n;
   }
 
   template <class P>

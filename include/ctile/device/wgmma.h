@@ -68,12 +68,16 @@ CT_DEV void wgmma_fence() {
 CT_DEV void wgmma_commit() {
 #if defined(__CUDA_ARCH__)
   asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+#elif defined(CTILE_DEVICE_EMULATION)
+  ::ct_emu::wgmma_commit();
 #endif
 }
 template <int N>
 CT_DEV void wgmma_wait() {
 #if defined(__CUDA_ARCH__)
   asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory");
+#elif defined(CTILE_DEVICE_EMULATION)
+  ::ct_emu::wgmma_wait(N);
 #endif
 }
 
@@ -132,23 +136,22 @@ CT_DEV void wgmma_emulated(float (&d)[N / 2], unsigned long long da, unsigned lo
 }
 #endif
 
-// out = acc + a @ b on the warpgroup instructions, for the W warps (W / 4 warpgroups) of a tile
-// block: a [M][K] at sa in Swizzled<M, K, SWA> (async.h), b [K][N] at sb in Swizzled<K, N, 128>,
-// the accumulator in ir::wgmma_accumulator (f32). Warpgroup g computes the 64-row blocks g, g + G,
-// ... (G = W / 4), each as K / 16 steps of m64nNIk16 per NI-column chunk of N (NI = 256, 128 or 64).
-// The caller has waited for the operands' copies, fenced them for the async proxy and synchronised
-// the tile block; this returns when the products are done (wgmma.wait_group 0), so the operands'
-// slots may be overwritten after the next barrier. `tid`: the thread's index in the tile block.
+// The products of acc += a @ b on the warpgroup instructions, for the W warps (W / 4 warpgroups) of
+// a tile block: a [M][K] at sa in Swizzled<M, K, SWA> (async.h), b [K][N] at sb in Swizzled<K, N,
+// 128>, the accumulator in ir::wgmma_accumulator (f32), updated in place. Warpgroup g computes the
+// 64-row blocks g, g + G, ... (G = W / 4), each as K / 16 steps of m64nNIk16 per NI-column chunk of
+// N (NI = 256, 128 or 64), committed as one group and left in flight: acc's registers belong to the
+// tensor cores until a wgmma_wait lets the group finish, and the operands' slots must not be
+// overwritten before then. The caller has waited for the operands' copies, fenced them for the
+// async proxy and synchronised the tile block. `tid`: the thread's index in the tile block.
 template <class D, int M, int N, int K, int W, int SWA, class TA>
-CT_DEV void mma_wg(Regs<float, D::regs>& out, const Regs<float, D::regs>& acc, const TA* sa, const TA* sb, int tid) {
+CT_DEV void mma_wg_issue(Regs<float, D::regs>& acc, const TA* sa, const TA* sb, int tid) {
   constexpr int G = W / 4, MB = M / (64 * G), NA = N / 8, BW = SWA / 2;
   constexpr int NI = N % 256 == 0 ? 256 : N % 128 == 0 ? 128 : 64, NC = N / NI;
   static_assert(W % 4 == 0 && M % (64 * G) == 0 && N % 64 == 0 && K % 16 == 0, "mma_wg: tile shape");
   static_assert(D::regs == 4 * NA * MB, "mma_wg: the accumulator layout does not match the warpgroups");
   const int g = tid >> 7;
-  float d[4 * NA * MB];
-#pragma unroll
-  for (int i = 0; i < 4 * NA * MB; ++i) d[i] = acc.get(i);
+  float* d = acc.v;
   const unsigned a0 = smem_addr(sa), b0 = smem_addr(sb);
   wgmma_fence();
 #pragma unroll
@@ -165,7 +168,9 @@ CT_DEV void mma_wg(Regs<float, D::regs>& out, const Regs<float, D::regs>& acc, c
 #if defined(__CUDA_ARCH__)
         wgmma_k16<TA, NI, 1>(dc, da, db, 1);
 #elif defined(CTILE_DEVICE_EMULATION)
-        wgmma_emulated<TA, NI, SWA, 1>(dc, da, db, 1, tid & 127, ::ct_emu::dynamic_smem());
+        const int t = tid & 127;
+        unsigned char* const sm = ::ct_emu::dynamic_smem();
+        ::ct_emu::wgmma_defer([&dc, da, db, t, sm] { wgmma_emulated<TA, NI, SWA, 1>(dc, da, db, 1, t, sm); });
 #else
         (void)dc, (void)da, (void)db;
 #endif
@@ -173,9 +178,15 @@ CT_DEV void mma_wg(Regs<float, D::regs>& out, const Regs<float, D::regs>& acc, c
     }
   }
   wgmma_commit();
+}
+
+// out = acc + a @ b, done when it returns (mma_wg_issue on a copy of acc, then wgmma.wait_group 0):
+// the operands' slots may be overwritten after the next barrier.
+template <class D, int M, int N, int K, int W, int SWA, class TA>
+CT_DEV void mma_wg(Regs<float, D::regs>& out, const Regs<float, D::regs>& acc, const TA* sa, const TA* sb, int tid) {
+  out = acc;
+  mma_wg_issue<D, M, N, K, W, SWA, TA>(out, sa, sb, tid);
   wgmma_wait<0>();
-#pragma unroll
-  for (int i = 0; i < 4 * NA * MB; ++i) out.set(i, d[i]);
 }
 
 }  // namespace ct

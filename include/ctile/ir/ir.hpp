@@ -206,6 +206,11 @@ struct Op {
   // waits until at most `async_wait` of this thread's asynchronous copies are pending, then the
   // tile block synchronises (-1: no wait).
   int async_wait = -1;
+  // mma on wgmma in a loop that carries its accumulator: the op leaves its products in flight (the
+  // accumulator is the loop's own register state) and waits only for the previous iteration's, so
+  // the tensor cores run across the loop's barrier; the loop waits for the last at its end.
+  // smem-alloc sets it and gives the loop's rings one slot more (docs/compiler.md, smem-alloc).
+  bool in_flight = false;
 };
 
 // Facts about a tensor parameter that hold for every launch of one specialisation. The launcher

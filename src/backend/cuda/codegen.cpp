@@ -255,6 +255,7 @@ class Emitter {
   std::vector<Layout> layouts_;       // by id
   std::int64_t smem_per_block_ = 0;
   bool swizzled_ = false;  // the kernel holds swizzled tiles (wgmma operands)
+  std::map<ValueId, ValueId> in_place_;  // an in-flight wgmma's result -> the region argument it aliases
   std::string entry_;
   std::ostringstream out_;
   int ind_ = 0, uid_ = 0;
@@ -1074,14 +1075,26 @@ class Emitter {
     CTILE_CHECK(sm_ == 90 && shared(a) && shared(b) && lay(b).swizzle == 128 && lay(r) == ir::wgmma_accumulator(M, N, W) &&
                     lay(c) == lay(r) && type(r).dtype == DType::f32,
                 "cuda codegen: wgmma product at ", loc_str(op.loc), " without swizzled operands and its accumulator layout");
-    line(decl(r) + ";" + comment(op) + " (wgmma)");
+    const std::string targs = D(r) + ", " + std::to_string(M) + ", " + std::to_string(N) + ", " + std::to_string(K) + ", " +
+                              std::to_string(W) + ", " + std::to_string(lay(a).swizzle);
+    if (op.in_flight) {
+      // The accumulator is the loop's state (c, a region argument bound to it by reference): the
+      // products accumulate into it in place and stay in flight; the yield leaves the slot alone.
+      line(decl_type(r) + "& " + name(r) + " = " + name(c) + ";" + comment(op) + " (wgmma, in flight)");
+      in_place_[r] = c;
+    } else {
+      line(decl(r) + ";" + comment(op) + " (wgmma)");
+    }
     open("{");
     if (op.async_wait >= 0) line("ct::cp_async_wait<" + std::to_string(op.async_wait) + ">();");
     line("ct::wgmma_smem_fence();  // the copies, visible to the async proxy");
     line("team.sync();");
-    line("ct::mma_wg<" + D(r) + ", " + std::to_string(M) + ", " + std::to_string(N) + ", " + std::to_string(K) + ", " +
-         std::to_string(W) + ", " + std::to_string(lay(a).swizzle) + ">(" + name(r) + ", " + name(c) + ", " + name(a) + ", " +
-         name(b) + ", team.tid);");
+    if (op.in_flight) {
+      line("ct::mma_wg_issue<" + targs + ">(" + name(r) + ", " + name(a) + ", " + name(b) + ", team.tid);");
+      line("ct::wgmma_wait<1>();  // the previous iteration's products are done");
+    } else {
+      line("ct::mma_wg<" + targs + ">(" + name(r) + ", " + name(c) + ", " + name(a) + ", " + name(b) + ", team.tid);");
+    }
     close();
   }
 
@@ -1096,10 +1109,16 @@ class Emitter {
   void yield_into(const ir::Region& reg, const std::vector<std::string>& state, const std::vector<ValueId>& types) {
     const ir::Op& y = yield_of(reg);
     const int u = uid_++;
+    // A value that is the slot's own state (an in-flight wgmma accumulator) is not copied.
+    auto own_state = [&](std::size_t i) {
+      const auto it = in_place_.find(y.operands[i]);
+      return it != in_place_.end() && reg.args.size() >= state.size() && it->second == reg.args[reg.args.size() - state.size() + i];
+    };
     for (std::size_t i = 0; i < y.operands.size(); ++i)
-      line((shared(types[i]) ? decl_type(types[i]) + " const" : "const " + decl_type(types[i])) + " y" + std::to_string(u) + "_" +
+      if (!own_state(i)) line((shared(types[i]) ? decl_type(types[i]) + " const" : "const " + decl_type(types[i])) + " y" + std::to_string(u) + "_" +
            std::to_string(i) + " = " + name(y.operands[i]) + ";");
-    for (std::size_t i = 0; i < y.operands.size(); ++i) line(state[i] + " = y" + std::to_string(u) + "_" + std::to_string(i) + ";");
+    for (std::size_t i = 0; i < y.operands.size(); ++i)
+      if (!own_state(i)) line(state[i] + " = y" + std::to_string(u) + "_" + std::to_string(i) + ";");
   }
 
   bool used(ValueId v) const { return used_[static_cast<std::size_t>(v)] != 0; }
@@ -1144,6 +1163,11 @@ class Emitter {
     line("iv" + us + " += st" + us + ";");
     close();
     if (rotating) iters_.pop_back();
+    for (const auto& o : body.ops)
+      if (o->in_flight) {
+        line("ct::wgmma_wait<0>();  // the last iteration's products");
+        break;
+      }
     for (std::size_t i = 0; i < nc; ++i)
       if (used(op.results[i])) line(name(op.results[i]) + " = " + state[i] + ";");
     close();

@@ -166,6 +166,23 @@ inline void cp_async_wait(int pending) {
   }
 }
 
+// wgmma.mma_async: each product runs only when a wait lets its group finish, reading shared memory
+// then (as the hardware may read it any time before), so an operand slot overwritten too early, or
+// an accumulator read before its wait, gives a wrong result.
+inline thread_local std::vector<std::function<void()>> t_wgmma_open;
+inline thread_local std::vector<std::vector<std::function<void()>>> t_wgmma_groups;
+inline void wgmma_defer(std::function<void()> f) { t_wgmma_open.push_back(std::move(f)); }
+inline void wgmma_commit() {
+  t_wgmma_groups.push_back(std::move(t_wgmma_open));
+  t_wgmma_open.clear();
+}
+inline void wgmma_wait(int pending) {
+  while (static_cast<int>(t_wgmma_groups.size()) > pending) {
+    for (auto& f : t_wgmma_groups.front()) f();
+    t_wgmma_groups.erase(t_wgmma_groups.begin());
+  }
+}
+
 }  // namespace ct_emu
 
 #define threadIdx (::ct_emu::t_thread)
