@@ -61,7 +61,8 @@ std::string layout_str(const Layout& l) {
     case LayoutKind::Dist:
       return "#dist<reg=" + bits_str(l.reg) + ", lane=" + bits_str(l.lane) + ", warp=" + bits_str(l.warp) + ">";
     case LayoutKind::Shared:
-      if (l.swizzle) return "#shared<row=" + std::to_string(l.row) + ", swizzle=" + std::to_string(l.swizzle) + ">";
+      if (l.swizzle)
+        return "#shared<row=" + std::to_string(l.row) + ", swizzle=" + std::to_string(l.swizzle) + (l.trans ? ", trans" : "") + ">";
       if (l.pad == 0) return "#shared<>";
       return "#shared<row=" + std::to_string(l.row) + ", pad=" + std::to_string(l.pad) + ">";
   }

@@ -193,6 +193,10 @@ class Parser {
           expect('=');
           l.swizzle = static_cast<int>(parse_int());
           if (l.swizzle != 32 && l.swizzle != 64 && l.swizzle != 128) fail("swizzle takes 32, 64 or 128 (bytes)");
+          if (try_char(',')) {
+            expect_word("trans");
+            l.trans = true;
+          }
         } else {
           expect_word("pad");
           expect('=');

@@ -225,9 +225,10 @@ class Verifier {
       if (!defined_[v]) continue;  // left over by a pass (no op defines it)
       if (l.is_shared()) {
         // A tile in shared memory (the operand of a tensor-core mma): row-major rows of the last extent.
-        if (ty.shape.size() != 2 || l.row != ty.shape.back() || l.pad < 0)
+        if (ty.shape.size() != 2 || l.row != (l.trans ? ty.shape[0] : ty.shape.back()) || l.pad < 0 || (l.trans && !l.swizzle))
           kfail(cat("value %", v, " of type ", type_str(ty), " has layout ", layout_str(l), ": a shared layout needs rows of the last extent"));
-        if (l.swizzle && (l.pad != 0 || dtype_size(ty.dtype) != 2 || wgmma_swizzle(l.row) != l.swizzle || ty.shape[0] % 8 != 0 ||
+        if (l.swizzle && (l.pad != 0 || dtype_size(ty.dtype) != 2 || wgmma_swizzle(l.row) != l.swizzle ||
+                          ty.shape[l.trans ? 1 : 0] % 8 != 0 ||
                           t.sm != 90))
           kfail(cat("value %", v, " of type ", type_str(ty), " has layout ", layout_str(l),
                     ": a swizzled layout holds 16-bit rows of ", l.swizzle == 128 ? "a multiple of 64" : std::to_string(l.swizzle / 2),
@@ -250,12 +251,23 @@ class Verifier {
     auto shared = [&](ValueId v) { return k_.type(v).is_tile() && L(v).is_shared(); };
     for (std::size_t j = 0; j < op.operands.size(); ++j)
       if (shared(op.operands[j]) && !((op.kind == OpKind::Mma && op.tensor_core && j < 2) ||
-                                      (op.kind == OpKind::For && j >= 3) || op.kind == OpKind::Yield))
+                                      (op.kind == OpKind::For && j >= 3) || op.kind == OpKind::Yield ||
+                                      op.kind == OpKind::Permute))
         fail(op, cat("operand %", op.operands[j], " has the shared layout ", layout_str(L(op.operands[j])),
-                     ": only a tensor-core mma or a loop may use it"));
+                     ": only a tensor-core mma, a transpose or a loop may use it"));
     for (ValueId r : op.results)
-      if (shared(r) && op.kind != OpKind::Load && op.kind != OpKind::LoadPiece && op.kind != OpKind::For)
-        fail(op, cat("result %", r, " has a shared layout: only a load or a loop may make one"));
+      if (shared(r) && op.kind != OpKind::Load && op.kind != OpKind::LoadPiece && op.kind != OpKind::For &&
+          op.kind != OpKind::Permute)
+        fail(op, cat("result %", r, " has a shared layout: only a load, a transpose or a loop may make one"));
+    // A transpose of a tile in shared memory (a swizzled one) reads the same memory: the layout says so.
+    if (op.kind == OpKind::Permute && (shared(op.operands[0]) || shared(op.results[0]))) {
+      Layout want = L(op.operands[0]);
+      want.trans = !want.trans;
+      if (!shared(op.operands[0]) || !L(op.operands[0]).is_swizzled() || !(L(op.results[0]) == want))
+        fail(op, cat("a transpose in shared memory takes a swizzled tile to the same layout transposed, not ",
+                     layout_str(L(op.operands[0])), " to ", layout_str(L(op.results[0]))));
+      return;
+    }
     if (op.kind == OpKind::If || op.kind == OpKind::While)
       for (ValueId r : op.results)
         if (shared(r)) fail(op, cat("result %", r, " has a shared layout: a branch or a while loop may not carry one"));
@@ -290,7 +302,9 @@ class Verifier {
         if (sa || sb) {
           const Shape& a = k_.type(op.operands[0]).shape;
           const Shape& b = k_.type(op.operands[1]).shape;
-          if (!sa || !sb || !op.tensor_core || L(op.operands[1]).swizzle != 128 ||
+          const Layout& lb = L(op.operands[1]);
+          if (!sa || !sb || !op.tensor_core || L(op.operands[0]).trans ||
+              lb.swizzle != (lb.trans ? wgmma_swizzle(a[1]) : 128) ||
               k_.type(op.operands[2]).dtype != DType::f32 || !wgmma_shape(a[0], b[1], a[1], k_.target.warps))
             fail(op, "a wgmma product needs both operands swizzled (B with 128 bytes), an f32 accumulator and a wgmma shape");
           if (!(L(op.results[0]) == wgmma_accumulator(a[0], b[1], k_.target.warps)))

@@ -71,6 +71,7 @@ class LayoutAssignment : public Pass {
     if (k.gpu_level()) return;
     k_ = &k;
     choose_target(k, ctx);
+    banned_.clear();
     find_shared_operands(k);
     k.layouts.assign(k.values.size(), Layout{});
     pending_.assign(k.values.size(), 0);
@@ -187,12 +188,16 @@ class LayoutAssignment : public Pass {
     return l;
   }
   // The values that live in shared memory (shared_): loads of read-only tensors and the tiles loops
-  // carry, each read only by tensor-core mmas (as A or B) and by loops that carry it in shared
-  // memory too. A fixed point: start from every candidate, drop those with another use.
+  // carry, each read only by tensor-core mmas (as A or B), by loops that carry it in shared memory
+  // too and (for wgmma) by a transpose whose result a wgmma reads as B (held K-major: the same
+  // memory, a transposed layout). A fixed point: start from every candidate, drop those with
+  // another use. A transpose whose tile cannot be swizzled (its source also feeds an mma.sync
+  // product) is banned and the search runs again without it.
   void find_shared_operands(const ir::Kernel& k) {
     shared_.clear();
     swizzled_.clear();
     wg_.clear();
+    transposed_.clear();
     if (sm_ < 80 || simt_mma_) return;
     ir::walk(k.body, [&](const ir::Op& op) {
       if (wgmma_candidate(op)) wg_.insert(&op);
@@ -229,6 +234,12 @@ class LayoutAssignment : public Pass {
           shared_.insert(op.results[0]);
           where[op.results[0]] = &r;
         }
+        if (op.kind == OpKind::Permute && top && wgmma_on_ && half(op.results[0]) && op.perm == std::vector<int>{1, 0} &&
+            !banned_.count(op.results[0])) {
+          shared_.insert(op.results[0]);
+          where[op.results[0]] = &r;
+          transposed_[op.results[0]] = op.operands[0];
+        }
         if (op.kind == OpKind::For && top)
           for (std::size_t j = 0; j < op.results.size(); ++j)
             if (half(op.results[j])) {
@@ -258,13 +269,17 @@ class LayoutAssignment : public Pass {
           // The chain starts with a load next to the loop and goes on with loads of its body.
           ok = in(init) && in(next) && where[init] == where[f.results[c->second.j]] && where[next] == &f.regions[0];
         }
+        const auto tr = transposed_.find(v);
+        if (tr != transposed_.end()) ok = ok && in(tr->second);
         for (const Use& u : uses[v]) {
           if (!ok) break;
           if (u.region != where[v]) {
             ok = false;
             break;
           }
-          if (u.op->kind == OpKind::Mma) ok = u.j < 2 && tensor_core_layout(*u.op).is_dist();
+          if (u.op->kind == OpKind::Mma)
+            ok = u.j < 2 && tensor_core_layout(*u.op).is_dist() && (tr == transposed_.end() || (u.j == 1 && wg_.count(u.op)));
+          else if (u.op->kind == OpKind::Permute) ok = in(u.op->results[0]);
           else if (u.op->kind == OpKind::For) ok = u.j >= 3 && in(u.op->regions[0].args[u.j - 3 + 1]);
           else if (u.op->kind == OpKind::Yield) ok = u.loop && in(u.loop->regions[0].args[1 + u.j]);
           else ok = false;
@@ -287,6 +302,8 @@ class LayoutAssignment : public Pass {
       links.push_back({v, f.regions[0].ops.back()->operands[c.j]});
       links.push_back({v, f.results[c.j]});
     }
+    for (const auto& [t, src] : transposed_)
+      if (in(t)) links.push_back({t, src});
     for (ValueId v : shared_) swizzled_.insert(v);
     auto swz = [&](ValueId v) { return swizzled_.count(v) > 0; };
     for (bool changed = true; changed;) {
@@ -310,6 +327,13 @@ class LayoutAssignment : public Pass {
           changed = true;
         }
     }
+    for (const auto& [t, src] : transposed_)
+      if (in(t) && !swz(t)) {
+        banned_.insert(t);
+        return find_shared_operands(k);
+      }
+    for (auto it = transposed_.begin(); it != transposed_.end();)
+      it = in(it->first) ? std::next(it) : transposed_.erase(it);
   }
   // The op of `r` (top level) that defines v, or null.
   static const ir::Op* def_in(const ir::Region& r, ValueId v) {
@@ -508,6 +532,11 @@ class LayoutAssignment : public Pass {
       case OpKind::Permute: {
         const Layout x = settle(r, i, 0);
         ir::Op& cur = *r.ops[i];
+        if (transposed_.count(cur.results[0])) {  // the same shared memory, read transposed
+          Layout t = x;
+          t.trans = !t.trans;
+          return set(cur.results[0], t);
+        }
         return set(cur.results[0], replicated_value(cur.results[0]) ? x : ir::permute(x, type(cur.operands[0]).shape, cur.perm));
       }
       case OpKind::Extract: case OpKind::Cat: {
@@ -605,6 +634,8 @@ class LayoutAssignment : public Pass {
   std::set<ValueId> shared_;    // values in shared memory (find_shared_operands)
   std::set<ValueId> swizzled_;  // ... of them in the swizzled layout (wgmma operands)
   std::set<const ir::Op*> wg_;  // the mmas that run on wgmma
+  std::map<ValueId, ValueId> transposed_;  // transposes held in shared memory -> their source
+  std::set<ValueId> banned_;               // transposes that cannot be (find_shared_operands)
 };
 
 }  // namespace

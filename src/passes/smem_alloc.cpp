@@ -320,8 +320,11 @@ class SmemAlloc : public Pass {
         if (m.kind != OpKind::Mma || !m.tensor_core) continue;
         int wait = -1;
         for (int j = 0; j < 2; ++j) {
-          const ir::ValueId x = m.operands[static_cast<std::size_t>(j)];
+          ir::ValueId x = m.operands[static_cast<std::size_t>(j)];
           if (!shared_value(k, x)) continue;
+          // A transposed tile is its source's memory: wait for the source's copy.
+          for (std::size_t q = 0; q < i; ++q)
+            if (r.ops[q]->kind == OpKind::Permute && r.ops[q]->results[0] == x) x = r.ops[q]->operands[0];
           const int w = pending_after(k, r, parent, i, x);
           wait = wait < 0 ? w : std::min(wait, w);
         }

@@ -1,7 +1,8 @@
 // The wgmma probe (issue 8): does the hardware read the shared-memory layouts and descriptors of
 // include/ctile/device/wgmma.h as the header (and its host emulation) says? One warpgroup computes
 // D[64][N] = A[64][64] * B[64][N] in bf16 (A K-major with the 128-byte swizzle, B N-major) in four
-// k16 steps, for N = 64, 128, 256, against a float64 reference on random inputs.
+// k16 steps, for N = 64, 128, 256, against a float64 reference on random inputs; then the same with
+// B K-major (passed transposed, held like A).
 //   emulation: g++ -std=c++20 -I include -include tests/unit/cuda_codegen/emu/ct_emu.h tests/gpu_wgmma/probe.cpp
 //   GPU:       nvcc -cubin -arch=sm_90a -std=c++17 -I include tests/gpu_wgmma/probe_kernel.cu -o probe.cubin
 //              g++ -std=c++17 -DPROBE_GPU -I/usr/local/cuda/include tests/gpu_wgmma/probe.cpp -lcuda && ./a.out probe.cubin
@@ -51,12 +52,16 @@ static float bf16_float(unsigned short b) {
   } while (0)
 #endif
 
-template <int N>
+// KMAJ: B is passed transposed ([N][K]) to the probe*k kernels (a K-major B operand).
+template <int N, int KMAJ>
 bool run(std::mt19937& g) {
   std::normal_distribution<float> nd;
-  std::vector<Bf16> a(kM * kK), b(kK * N);
+  std::vector<Bf16> a(kM * kK), b(kK * N), bt(kK * N);
   for (auto& x : a) x.bits = bf16_bits(nd(g));
   for (auto& x : b) x.bits = bf16_bits(nd(g));
+  for (int k = 0; k < kK; ++k)
+    for (int n = 0; n < N; ++n) bt[n * kK + k] = b[k * N + n];
+  const std::vector<Bf16>& bin = KMAJ ? bt : b;
   std::vector<float> d(kM * N, NAN);
   const size_t smem = 1024 + (size_t)(kM * kK + kK * N) * 2;
 #if defined(PROBE_GPU)
@@ -71,7 +76,7 @@ bool run(std::mt19937& g) {
     CK(cuModuleLoad(&mod, g_cubin));
   }
   CUfunction f;
-  const std::string name = "probe" + std::to_string(N);
+  const std::string name = "probe" + std::to_string(N) + (KMAJ ? "k" : "");
   CK(cuModuleGetFunction(&f, mod, name.c_str()));
   CK(cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)smem));
   CUdeviceptr da, db, dd;
@@ -79,15 +84,15 @@ bool run(std::mt19937& g) {
   CK(cuMemAlloc(&db, b.size() * 2));
   CK(cuMemAlloc(&dd, d.size() * 4));
   CK(cuMemcpyHtoD(da, a.data(), a.size() * 2));
-  CK(cuMemcpyHtoD(db, b.data(), b.size() * 2));
+  CK(cuMemcpyHtoD(db, bin.data(), bin.size() * 2));
   void* args[] = {&da, &db, &dd};
   CK(cuLaunchKernel(f, 1, 1, 1, 128, 1, 1, (unsigned)smem, nullptr, args, nullptr));
   CK(cuCtxSynchronize());
   CK(cuMemcpyDtoH(d.data(), dd, d.size() * 4));
   cuMemFree(da), cuMemFree(db), cuMemFree(dd);
 #else
-  auto kernel = N == 64 ? probe64 : N == 128 ? probe128 : probe256;
-  ct_emu::launch(128, 1, smem, [&] { kernel(a.data(), b.data(), d.data()); });
+  auto kernel = KMAJ ? (N == 64 ? probe64k : N == 128 ? probe128k : probe256k) : (N == 64 ? probe64 : N == 128 ? probe128 : probe256);
+  ct_emu::launch(128, 1, smem, [&] { kernel(a.data(), bin.data(), d.data()); });
 #endif
   double worst = 0;
   int bad = 0, first = -1;
@@ -106,7 +111,8 @@ bool run(std::mt19937& g) {
         ++bad;
       }
     }
-  std::printf("N=%-3d %s: %d of %d elements off (worst relative error %.2e)", N, bad ? "MISMATCH" : "ok", bad, kM * N, worst);
+  std::printf("N=%-3d B %s %s: %d of %d elements off (worst relative error %.2e)", N, KMAJ ? "K-major" : "N-major",
+              bad ? "MISMATCH" : "ok", bad, kM * N, worst);
   if (first >= 0) std::printf(", first at row %d col %d (got %g)", first / N, first % N, d[first]);
   std::printf("\n");
   return bad == 0;
@@ -123,8 +129,11 @@ int main(int argc, char** argv) {
   (void)argc, (void)argv;
 #endif
   std::mt19937 g(42);
-  bool ok = run<64>(g);
-  ok = run<128>(g) && ok;
-  ok = run<256>(g) && ok;
+  bool ok = run<64, 0>(g);
+  ok = run<128, 0>(g) && ok;
+  ok = run<256, 0>(g) && ok;
+  ok = run<64, 1>(g) && ok;
+  ok = run<128, 1>(g) && ok;
+  ok = run<256, 1>(g) && ok;
   return ok ? 0 : 1;
 }

@@ -137,14 +137,15 @@ CT_DEV void wgmma_emulated(float (&d)[N / 2], unsigned long long da, unsigned lo
 #endif
 
 // The products of acc += a @ b on the warpgroup instructions, for the W warps (W / 4 warpgroups) of
-// a tile block: a [M][K] at sa in Swizzled<M, K, SWA> (async.h), b [K][N] at sb in Swizzled<K, N,
-// 128>, the accumulator in ir::wgmma_accumulator (f32), updated in place. Warpgroup g computes the
+// a tile block: a [M][K] at sa in Swizzled<M, K, SWA> (async.h); b [K][N] at sb in Swizzled<K, N,
+// 128> (TB = 1, N-major) or held transposed, [N][K] in Swizzled<N, K, SWA> (TB = 0, K-major: a
+// transposed tile, as attention's K^T arrives); the accumulator in ir::wgmma_accumulator (f32), updated in place. Warpgroup g computes the
 // 64-row blocks g, g + G, ... (G = W / 4), each as K / 16 steps of m64nNIk16 per NI-column chunk of
 // N (NI = 256, 128 or 64), committed as one group and left in flight: acc's registers belong to the
 // tensor cores until a wgmma_wait lets the group finish, and the operands' slots must not be
 // overwritten before then. The caller has waited for the operands' copies, fenced them for the
 // async proxy and synchronised the tile block. `tid`: the thread's index in the tile block.
-template <class D, int M, int N, int K, int W, int SWA, class TA>
+template <class D, int M, int N, int K, int W, int SWA, int TB, class TA>
 CT_DEV void mma_wg_issue(Regs<float, D::regs>& acc, const TA* sa, const TA* sb, int tid) {
   constexpr int G = W / 4, MB = M / (64 * G), NA = N / 8, BW = SWA / 2;
   constexpr int NI = N % 256 == 0 ? 256 : N % 128 == 0 ? 128 : 64, NC = N / NI;
@@ -163,14 +164,16 @@ CT_DEV void mma_wg_issue(Regs<float, D::regs>& acc, const TA* sa, const TA* sb, 
           wgmma_desc<SWA>(am + (unsigned)((16 * ks / BW) * M * SWA + 2 * (16 * ks % BW)), 16, 8 * SWA);
 #pragma unroll
       for (int c = 0; c < NC; ++c) {
-        const unsigned long long db = wgmma_desc<128>(b0 + (unsigned)(c * (NI / 64) * K * 128 + ks * 2048), 128 * K, 1024);
+        const unsigned long long db =
+            TB ? wgmma_desc<128>(b0 + (unsigned)(c * (NI / 64) * K * 128 + ks * 2048), 128 * K, 1024)
+               : wgmma_desc<SWA>(b0 + (unsigned)(c * NI * SWA + (16 * ks / BW) * N * SWA + 2 * (16 * ks % BW)), 16, 8 * SWA);
         float(&dc)[NI / 2] = *reinterpret_cast<float(*)[NI / 2]>(&d[4 * (c * (NI / 8) + NA * mb)]);
 #if defined(__CUDA_ARCH__)
-        wgmma_k16<TA, NI, 1>(dc, da, db, 1);
+        wgmma_k16<TA, NI, TB>(dc, da, db, 1);
 #elif defined(CTILE_DEVICE_EMULATION)
         const int t = tid & 127;
         unsigned char* const sm = ::ct_emu::dynamic_smem();
-        ::ct_emu::wgmma_defer([&dc, da, db, t, sm] { wgmma_emulated<TA, NI, SWA, 1>(dc, da, db, 1, t, sm); });
+        ::ct_emu::wgmma_defer([&dc, da, db, t, sm] { wgmma_emulated<TA, NI, SWA, TB>(dc, da, db, 1, t, sm); });
 #else
         (void)dc, (void)da, (void)db;
 #endif
@@ -182,10 +185,10 @@ CT_DEV void mma_wg_issue(Regs<float, D::regs>& acc, const TA* sa, const TA* sb, 
 
 // out = acc + a @ b, done when it returns (mma_wg_issue on a copy of acc, then wgmma.wait_group 0):
 // the operands' slots may be overwritten after the next barrier.
-template <class D, int M, int N, int K, int W, int SWA, class TA>
+template <class D, int M, int N, int K, int W, int SWA, int TB, class TA>
 CT_DEV void mma_wg(Regs<float, D::regs>& out, const Regs<float, D::regs>& acc, const TA* sa, const TA* sb, int tid) {
   out = acc;
-  mma_wg_issue<D, M, N, K, W, SWA, TA>(out, sa, sb, tid);
+  mma_wg_issue<D, M, N, K, W, SWA, TB, TA>(out, sa, sb, tid);
   wgmma_wait<0>();
 }
 

@@ -40,6 +40,9 @@ struct Layout {
   // 64 or 128) the swizzled layout of rows of `row` elements.
   std::int64_t row = 0, pad = 0;
   int swizzle = 0;
+  // Shared, swizzled: the [R][C] tile is held as its transpose [C][R] (rows of `row` = R elements):
+  // what permute({1, 0}) of a tile in shared memory gives (wgmma reads it as a K-major B).
+  bool trans = false;
 
   bool is_dist() const { return kind == LayoutKind::Dist; }
   bool is_shared() const { return kind == LayoutKind::Shared; }
@@ -58,7 +61,7 @@ struct Layout {
 };
 
 // "#dist<reg=[0,1,2], lane=[3,4,5,6,7], warp=[8,*]>" ("*": a copy bit), "#shared<row=1024, pad=8>",
-// "#shared<row=64, swizzle=128>", "" for None.
+// "#shared<row=64, swizzle=128>", "#shared<row=64, swizzle=128, trans>", "" for None.
 std::string layout_str(const Layout& l);
 
 // Checks a distributed layout against a tile of `numel` elements (a power of two) and `warps`

@@ -1072,11 +1072,13 @@ class Emitter {
     const ValueId a = op.operands[0], b = op.operands[1], c = op.operands[2], r = op.results[0];
     const std::int64_t M = type(a).shape[0], K = type(a).shape[1], N = type(b).shape[1];
     const int W = k_.target.warps;
-    CTILE_CHECK(sm_ == 90 && shared(a) && shared(b) && lay(b).swizzle == 128 && lay(r) == ir::wgmma_accumulator(M, N, W) &&
+    const bool tb = !lay(b).trans;  // B N-major (a row-major [K, N] tile), else K-major (a transposed [N, K] one)
+    CTILE_CHECK(sm_ == 90 && shared(a) && shared(b) && !lay(a).trans && lay(b).swizzle == (tb ? 128 : lay(a).swizzle) &&
+                    lay(r) == ir::wgmma_accumulator(M, N, W) &&
                     lay(c) == lay(r) && type(r).dtype == DType::f32,
                 "cuda codegen: wgmma product at ", loc_str(op.loc), " without swizzled operands and its accumulator layout");
     const std::string targs = D(r) + ", " + std::to_string(M) + ", " + std::to_string(N) + ", " + std::to_string(K) + ", " +
-                              std::to_string(W) + ", " + std::to_string(lay(a).swizzle);
+                              std::to_string(W) + ", " + std::to_string(lay(a).swizzle) + ", " + (tb ? "1" : "0");
     if (op.in_flight) {
       // The accumulator is the loop's state (c, a region argument bound to it by reference): the
       // products accumulate into it in place and stay in flight; the yield leaves the slot alone.
