@@ -22,6 +22,8 @@
 
 #include <ctile/runtime/timer.hpp>
 
+#include <ctile/kernels/gemv.hpp>
+
 #include "../kernels.hpp"
 
 namespace ct = ctile;
@@ -116,6 +118,77 @@ void run(const Shape3& s, std::int64_t bm, std::int64_t bn) {
   }
 }
 
+// The decode product y = W x of the kernel library (ctile/kernels/gemv.hpp) for W [n, k]: R rows
+// of y per tile block, K steps of BK. Checked on every row against a float64 product; timed like
+// the matmul rows; TB/s counts W, x and y once.
+template <class T, std::int64_t BK>
+void run_gemv(std::int64_t n, std::int64_t k, std::int64_t r) {
+  const std::string cfg = "R" + std::to_string(r) + "xBK" + std::to_string(BK);
+  char head[512];
+  std::snprintf(head, sizeof head, "{\"impl\":\"ctile\",\"kernel\":\"gemv\",\"dtype\":\"%s\",\"shape\":[%lld,%lld],\"config\":\"%s\"",
+                dname<T>(), (long long)n, (long long)k, cfg.c_str());
+  try {
+    auto w = ct::randn<T>({n, k}, 13).share();
+    auto x = ct::randn<T>({k}, 14).share();
+    auto make = [&](ct::Partition<T> y) { return ct::launch(ct::kernels::gemv<T, BK>, std::move(y), w, x); };
+    const auto t0 = Clock::now();
+    auto [y0, w0, x0] = make(ct::full<T>({n}, T(NAN)).partition({r})).sync();
+    const double first_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+    const auto hy = std::move(y0).unpartition().to_host();
+    const auto hw = w.to_host(), hx = x.to_host();
+    double num = 0, den = 0;
+    for (std::int64_t i = 0; i < n; ++i) {
+      double ref = 0;
+      for (std::int64_t j = 0; j < k; ++j) ref += double(float(hw[std::size_t(i * k + j)])) * double(float(hx[std::size_t(j)]));
+      const double got = double(float(hy[std::size_t(i)]));
+      num += (got - ref) * (got - ref);
+      den += ref * ref;
+    }
+    const double err = std::isnan(num) ? INFINITY : std::sqrt(num / std::max(den, 1e-300));
+    const double bound = (std::is_same_v<T, ct::bf16> ? 0.5 * 0x1p-7 : 0.5 * 0x1p-10) + 1e-4;
+    const bool ok = err <= bound;
+    if (!ok) ++g.failures;
+    const ct::Stream st = ct::default_stream();
+    auto y = ct::zeros<T>({n}).partition({r});
+    std::vector<double> dev;
+    const int warm = 5;
+    for (int it = 0; it < warm + g.reps; ++it) {
+      ct::StreamTimer timer(st);
+      timer.start();
+      auto fut = make(std::move(y)).async_on(st);
+      timer.stop();
+      auto res = std::move(fut).get();
+      y = std::move(std::get<0>(res));
+      if (it >= warm) dev.push_back(timer.elapsed_ms());
+    }
+    std::sort(dev.begin(), dev.end());
+    const double ms = dev[dev.size() / 2];
+    const double bytes = double(sizeof(T)) * double(n * k + k + n);
+    char buf[512];
+    std::snprintf(buf, sizeof buf, ",\"ms\":%.6f,\"tbps\":%.3f,\"mbytes\":%.1f,\"rel_err\":%.3e,\"ok\":%s,\"first_launch_ms\":%.2f}", ms,
+                  bytes / (ms * 1e-3) / 1e12, bytes / 1e6, err, ok ? "true" : "false", first_ms);
+    record(std::string(head) + buf);
+  } catch (const std::exception& e) {
+    ++g.failures;
+    std::string msg;
+    for (char ch : std::string(e.what()).substr(0, 300)) msg += (ch == '"' || ch == '\\') ? '\'' : (ch == '\n' ? ' ' : ch);
+    record(std::string(head) + ",\"ok\":false,\"error\":\"" + msg + "\"}");
+  }
+}
+
+// Qwen3-4B and 8B projections at M = 1 (W [N, K]): q/k/v fused, o, gate/up fused, down.
+const std::int64_t kGemvShapes[][2] = {{6144, 2560}, {2560, 4096}, {19456, 2560}, {2560, 9728},
+                                       {6144, 4096}, {4096, 4096}, {24576, 4096}, {4096, 12288}};
+
+void gemv_rows() {
+  for (const auto& s : kGemvShapes) {
+    if (!g.only.empty() && g.only != std::to_string(s[0]) + "x" + std::to_string(s[1])) continue;
+    run_gemv<ct::bf16, 512>(s[0], s[1], 4);
+    run_gemv<ct::bf16, 256>(s[0], s[1], 8);
+    run_gemv<ct::bf16, 1024>(s[0], s[1], 4);
+  }
+}
+
 template <class T>
 void shape(const Shape3& s) {
   if (!g.only.empty() && g.only != s.str()) return;
@@ -158,11 +231,13 @@ int main(int argc, char** argv) {
     g.reps = std::min(g.reps, 3);
     shape<ct::bf16>({256, 256, 128});
     shape<ct::bf16>({200, 136, 300});
+    run_gemv<ct::bf16, 512>(300, 1000, 4);
   } else {
     for (const Shape3& s : {Shape3{4096, 4096, 4096}, Shape3{8192, 8192, 8192}, Shape3{2048, 2048, 2048},
                             Shape3{4000, 4000, 4000}, Shape3{8192, 8192, 512}, Shape3{512, 8192, 8192}})
       shape<ct::bf16>(s);
     shape<ct::f16>({4096, 4096, 4096});
+    gemv_rows();
   }
   if (g.failures) std::fprintf(stderr, "ctile_gemm_bench: %d row(s) FAILED\n", g.failures);
   return g.failures ? 1 : 0;

@@ -139,6 +139,27 @@ def main():
             except Exception as e:  # noqa: BLE001
                 rec.update(ok=False, error=str(e)[:300])
             emit(rec)
+    # The decode products (M = 1) of gemm_bench.cpp's gemv rows: cuBLAS through F.linear.
+    for n, k in [(6144, 2560), (2560, 4096), (19456, 2560), (2560, 9728), (6144, 4096), (4096, 4096), (24576, 4096),
+                 (4096, 12288)]:
+        g = torch.Generator(device="cuda").manual_seed(2)
+        w = torch.randn(n, k, device="cuda", dtype=torch.bfloat16, generator=g)
+        x = torch.randn(1, k, device="cuda", dtype=torch.bfloat16, generator=g)
+        y = torch.empty(1, n, device="cuda", dtype=torch.bfloat16)
+        rec = {"impl": "torch", "kernel": "gemv", "dtype": "bf16", "shape": [n, k], "device": dev}
+        try:
+            fn2 = lambda: torch.matmul(x, w.t(), out=y)  # noqa: E731: cuBLAS's gemv path
+            fn2()
+            torch.cuda.synchronize()
+            ref = (w.double() @ x[0].double())
+            err = ((y[0].double() - ref).norm() / ref.norm().clamp_min(1e-300)).item()
+            ms = device_time(fn2, REPS)
+            nbytes = 2.0 * (n * k + k + n)
+            rec.update(ms=ms, tbps=nbytes / (ms * 1e-3) / 1e12, mbytes=nbytes / 1e6, rel_err=err,
+                       ok=err < 0.5 * 2.0 ** -7 + 1e-4)
+        except Exception as e:  # noqa: BLE001
+            rec.update(ok=False, error=str(e)[:300])
+        emit(rec)
     if triton is not None:
         # Cold compile of one configuration of the same kernel (a fresh constexpr value misses the cache).
         m = n = k = 1024

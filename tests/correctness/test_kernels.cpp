@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <ctile/ctile.hpp>
+#include <ctile/kernels/gemv.hpp>
 
 #include "test_kernels.hpp"
 
@@ -247,4 +248,37 @@ TEST(Ranks, IndicesPast2To32Elements) {
   std::vector<float> last(16, 0.0f);  // the partial last tile: 8 elements, then padding
   for (int i = 0; i < 8; ++i) last[std::size_t(i)] = 2.5f;
   EXPECT_EQ(run(std::int64_t{1} << 29), last);
+}
+
+// ---- the matrix-vector product of the kernel library (ctile/kernels/gemv.hpp) ----
+// Irregular N and K (a partial last row block, a K tail, K smaller than one step), against a
+// float64 reference with the f32 summation bound.
+template <class T>
+void check_gemv(std::int64_t n, std::int64_t k, std::uint64_t seed) {
+  auto w = ct::randn<T>({n, k}, seed).share();
+  auto x = ct::randn<T>({k}, seed + 1).share();
+  auto [y, w2, x2] = ct::launch(ct::kernels::gemv<T, 64>, poisoned<T>({n}).partition({4}), w, x).sync();
+  const auto hy = std::move(y).unpartition().to_host();
+  const auto hw = w2.to_host(), hx = x2.to_host();
+  for (std::int64_t i = 0; i < n; ++i) {
+    double ref = 0, mag = 0;
+    for (std::int64_t j = 0; j < k; ++j) {
+      const double p = to_d(hw[std::size_t(i * k + j)]) * to_d(hx[std::size_t(j)]);
+      ref += p;
+      mag += std::fabs(p);
+    }
+    // f32 sums (K * 2^-24 of the magnitude), then one rounding to T.
+    const double eps_t = std::is_same_v<T, ct::bf16> ? 0x1p-8 : std::is_same_v<T, ct::f16> ? 0x1p-11 : 0x1p-24;
+    const double tol = double(k) * 0x1p-24 * mag + eps_t * std::fabs(ref) + 1e-30;
+    ASSERT_LE(std::fabs(to_d(hy[std::size_t(i)]) - ref), tol) << "row " << i << " of " << n << " (k " << k << ")";
+  }
+}
+
+TEST(Gemv, Bf16IrregularShapes) {
+  for (auto [n, k] : {std::pair<std::int64_t, std::int64_t>{1, 1}, {7, 129}, {37, 1000}, {64, 64}, {9, 20}})
+    check_gemv<ct::bf16>(n, k, 40 + static_cast<std::uint64_t>(n));
+}
+TEST(Gemv, F32AndF16) {
+  check_gemv<float>(13, 300, 7);
+  check_gemv<ct::f16>(21, 77, 8);
 }

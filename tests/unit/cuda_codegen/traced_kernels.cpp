@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include <ctile/ctile.hpp>
+#include <ctile/kernels/gemv.hpp>
 
 #include "cases.hpp"
 #include "test_kernels.hpp"
@@ -145,6 +146,10 @@ void add_traced_cases(std::vector<Case>& out) {
   });
   add("half_atomics", [] {
     return ct::trace(half_atomics, "half_atomics", {atomic(D::bf16, 1), atomic(D::f16, 1), ref(D::bf16, 1), ref(D::f16, 1)}, 1);
+  });
+  // the kernel library's matrix-vector product (4 rows per tile block, K steps of 512)
+  add("gemv_bf16", [] {
+    return ct::trace(ct::kernels::gemv<ct::bf16, 512>, "gemv<bf16, 512>", {piece(D::bf16, {4}), ref(D::bf16, 2), ref(D::bf16, 1)}, 1);
   });
   add("matmul_128x128x32", [] {
     return ct::trace(matmul<32>, "matmul<32>", {piece(D::f32, {128, 128}), ref(D::bf16, 2), ref(D::bf16, 2)}, 2);
