@@ -103,6 +103,7 @@ Kernel clone(const Kernel& k) {
   c.values = k.values;
   c.layouts = k.layouts;
   c.target = k.target;
+  c.notes = k.notes;
   c.options = k.options;
   clone_region(k.body, c.body);
   return c;

@@ -40,8 +40,8 @@ class Printer {
     os_ << ") {\n";
     region_body(k_.body, 1);
     os_ << "}\n";
-    if (aliases_.empty()) return os_.str();
     std::string head;
+    for (const std::string& n : k_.notes) head += "// note: " + n + "\n";
     for (std::size_t i = 0; i < aliases_.size(); ++i) head += "#d" + std::to_string(i) + " = " + aliases_[i] + "\n";
     return head + os_.str();
   }

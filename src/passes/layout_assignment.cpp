@@ -74,7 +74,12 @@ class LayoutAssignment : public Pass {
     banned_.clear();
     find_shared_operands(k);
     k.layouts.assign(k.values.size(), Layout{});
+    k.notes.clear();
     pending_.assign(k.values.size(), 0);
+    uses_.assign(k.values.size(), 0);
+    ir::walk(k.body, [&](const ir::Op& op) {
+      for (ValueId v : op.operands) ++uses_[static_cast<std::size_t>(v)];
+    });
     for (const ir::Param& p : k.params)
       if (p.type.is_tile()) set(p.value, canon(p.type));
     region(k.body);
@@ -107,6 +112,7 @@ class LayoutAssignment : public Pass {
     });
     sm_ = ctx.sm != 0 ? ctx.sm : 90;
     simt_mma_ = o.simt_mma;
+    sync_mma_ = o.sync_mma;
     wgmma_on_ = sm_ == 90 && !o.sync_mma;
     // The largest tensor-core product decides the warps: a warp tile of 2048 accumulator elements
     // (64 x 32: 64 f32 registers per thread) per warp, 4 to 8 warps.
@@ -486,6 +492,12 @@ class LayoutAssignment : public Pass {
         return;
       case OpKind::Load: case OpKind::LoadPiece:
         if (shared_.count(o.results[0])) return set(o.results[0], shared_operand(type(o.results[0]), swizzled_.count(o.results[0]) > 0));
+        // A load with one user is flexible: it takes the layout its user asks for, so a tile that
+        // is broadcast (a vector over the rows of a matrix) is loaded straight into the layout that
+        // makes the broadcast free (threads that hold copies read the same addresses, from L1), and
+        // a loaded accumulator straight into the tensor cores' fragments, with no conversion
+        // through shared memory. An element-wise user asks for the canonical layout as before.
+        if (o.kind == OpKind::Load && uses_[static_cast<std::size_t>(o.results[0])] == 1) return flexible(r, i);
         return set(o.results[0], canon(type(o.results[0])));
       case OpKind::Gather: {
         const Layout l = canon(type(o.results[0]));
@@ -546,6 +558,7 @@ class LayoutAssignment : public Pass {
       case OpKind::Mma: {
         settle(r, i, 0);
         settle(r, i, 1);
+        note_mma(*r.ops[i]);
         const Layout tc = tensor_core_layout(*r.ops[i]);
         if (tc.is_dist()) {
           require(r, i, 2, tc);
@@ -619,6 +632,52 @@ class LayoutAssignment : public Pass {
     }
   }
 
+  // A product off this target's fast path (wgmma on sm_90, mma.sync on sm_80 to sm_89) gets a note
+  // saying where it runs instead and why (ir::Kernel::notes).
+  void note_mma(const ir::Op& op) {
+    const ir::Type& a = type(op.operands[0]);
+    const ir::Type& b = type(op.operands[1]);
+    const ir::Type& c = type(op.operands[2]);
+    std::string mnk;
+    if (a.shape.size() == 2 && b.shape.size() == 2)
+      mnk = std::to_string(a.shape[0]) + " x " + std::to_string(b.shape[1]) + " x " + std::to_string(a.shape[1]);
+    const auto dn = [](DType d) { return std::string(dtype_name(d)); };
+    std::string why;
+    if (!tensor_core_layout(op).is_dist()) {
+      const bool half = (a.dtype == DType::bf16 || a.dtype == DType::f16) && b.dtype == a.dtype;
+      const bool acc = c.dtype == DType::f32 || c.dtype == DType::f16 || c.dtype == DType::bf16;
+      if (simt_mma_) why = "on the CUDA cores (the kernel option simt_mma)";
+      else if (!half || !acc)
+        why = "on the CUDA cores (the tensor-core path takes bf16 or f16 operands into f32, f16 or bf16; this one is " +
+              dn(a.dtype) + " x " + dn(b.dtype) + " -> " + dn(c.dtype) + ")";
+      else if (sm_ < 80) why = "on the CUDA cores (sm_" + std::to_string(sm_) + " has no 16-bit tensor-core mma)";
+      else if (!tensor_core_shape(op))
+        why = "on the CUDA cores (the tensor cores need M and N powers of two of at least 16 and K a multiple of 16; this one is " +
+              mnk + ")";
+      else why = "on the CUDA cores (its accumulator cannot be spread over " + std::to_string(warps_) + " warps as warp tiles of 16 x 16)";
+    } else if (sm_ == 90 && !wg_.count(&op)) {
+      if (sync_mma_) why = "on mma.sync, not wgmma (the kernel option sync_mma)";
+      else if (c.dtype != DType::f32) why = "on mma.sync, not wgmma (wgmma here takes an f32 accumulator; this one is " + dn(c.dtype) + ")";
+      else if (!wgmma_candidate(op))
+        why = "on mma.sync, not wgmma (wgmma needs M a multiple of 16 x " + std::to_string(warps_) +
+              " warps, N of 64 and K of 16 with rows of 16, 32 or a multiple of 64 elements; this one is " + mnk + ")";
+      else {
+        for (int j = 0; j < 2 && why.empty(); ++j) {
+          const ValueId v = op.operands[static_cast<std::size_t>(j)];
+          const std::string name = j == 0 ? "A" : "B";
+          if (!shared_.count(v))
+            why = "on mma.sync, not wgmma (operand " + name +
+                  " is not a tile loaded from a read-only tensor and read only by products, next to them: it is staged "
+                  "through registers)";
+          else if (!swizzled_.count(v))
+            why = "on mma.sync, not wgmma (operand " + name + " also feeds a product on mma.sync, which reads it padded)";
+        }
+        if (why.empty()) why = "on mma.sync, not wgmma";
+      }
+    }
+    if (!why.empty()) k_->notes.push_back("mma at " + (op.loc.known() ? op.loc.str() : std::string("<unknown>")) + " runs " + why);
+  }
+
   void yield(ir::Region& body, const std::vector<Layout>& want) {
     std::size_t yi = body.ops.size() - 1;
     for (std::size_t j = 0; j < want.size(); ++j) require(body, yi, j, want[j]);
@@ -628,8 +687,9 @@ class LayoutAssignment : public Pass {
 
   ir::Kernel* k_ = nullptr;
   int warps_ = 1, vec_ = 4, sm_ = 90;
-  bool simt_mma_ = false, wgmma_on_ = false;
+  bool simt_mma_ = false, sync_mma_ = false, wgmma_on_ = false;
   std::vector<char> pending_;
+  std::vector<int> uses_;  // uses of each value in the tile-level IR (flexible loads)
   std::map<ValueId, Site> flexible_;
   std::set<ValueId> shared_;    // values in shared memory (find_shared_operands)
   std::set<ValueId> swizzled_;  // ... of them in the swizzled layout (wgmma operands)

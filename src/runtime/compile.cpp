@@ -143,6 +143,8 @@ CompileOnlyResult compile_only_planned(const void* fn, Tracer tracer, const std:
   if (env_flag("CTILE_TIMINGS"))
     std::fprintf(stderr, "ctile: timings of kernel '%s' (compile_only, %s): trace %.3f ms, codegen %.3f ms, nvrtc %.3f ms\n",
                  name.c_str(), arch.name.c_str(), trace_ms, codegen_ms, nvrtc_ms);
+  if (env_flag("CTILE_TIMINGS"))
+    for (const std::string& n : gk.notes) std::fprintf(stderr, "ctile: kernel '%s': %s\n", name.c_str(), n.c_str());
   r.entry = gk.entry;
   r.threads_per_block = gk.threads;
   r.dynamic_smem_bytes = gk.smem_bytes;

@@ -279,6 +279,10 @@ struct Kernel {
   // other values None). Empty in the tile-level IR.
   std::vector<Layout> layouts;
   KernelTarget target;
+  // GPU-level IR only: what the compiler chose that a user may want to know, one line each (a
+  // product left off the tensor cores or off wgmma, and why). Printed as "// note: ..." comments
+  // before the kernel, in the generated source's header, and by CTILE_TIMINGS once per compile.
+  std::vector<std::string> notes;
   // The options the kernel is compiled with (a launch's .options(), compile_only's, warm_up's):
   // part of the specialisation, printed in the IR.
   KernelOptions options;

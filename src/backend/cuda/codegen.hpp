@@ -46,6 +46,9 @@ struct GeneratedKernel {
   // A persistent kernel: launch about as many CTAs as fit on the device at once (each then runs
   // several tile blocks), not one per tile block.
   bool prefetches = false;
+  // The compiler's notes on this kernel (ir::Kernel::notes: a product off the tensor cores or off
+  // wgmma, and why); also at the top of `source`.
+  std::vector<std::string> notes;
 };
 
 // CTAs that give every tile block of a grid of `tile_blocks` its own team.

@@ -139,6 +139,8 @@ class CudaBackend final : public Backend {
     GeneratedKernel gk = generate(*k, codegen_options_from_env(sm));
     detail::note_stage("codegen", detail::ms_since(t));
     if (env_flag("CTILE_DUMP_CUDA")) dump_generated("kernel '" + kname + "'", gk.entry, ".cu", gk.source);
+    if (env_flag("CTILE_TIMINGS"))  // once per compiled kernel: the compiler's notes (a product off the fast path)
+      for (const std::string& n : gk.notes) std::fprintf(stderr, "ctile: kernel '%s': %s\n", kname.c_str(), n.c_str());
 
     if (gk.threads <= 0 || gk.threads > dc.info().max_threads_per_block)
       throw InternalError(detail::cat("cuda backend: kernel '", kname, "' was generated with ", gk.threads,

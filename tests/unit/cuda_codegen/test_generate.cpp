@@ -291,7 +291,9 @@ TEST(Generate, BFloat16ProductsRunOnTheTensorCores) {
   ir::walk(g.body, [&](const ir::Op& op) { tc += op.kind == ir::OpKind::Mma && op.tensor_core; });
   EXPECT_EQ(tc, 1);
   EXPECT_EQ(g.target.warps, 8);
-  const auto src = generate(*k, sm90()).source;
+  const auto gk90 = generate(*k, sm90());
+  EXPECT_TRUE(gk90.notes.empty()) << gk90.notes.front();  // on the fast path: nothing to say
+  const auto& src = gk90.source;
   // The K loop's product accumulates into the loop's state in place and stays in flight: it waits
   // for the previous iteration's products, the loop for the last ones.
   EXPECT_NE(src.find("ct::mma_wg_issue<"), std::string::npos) << src;
@@ -309,6 +311,13 @@ TEST(Generate, BFloat16ProductsRunOnTheTensorCores) {
   EXPECT_EQ(src.find("ct::stage_rows<"), std::string::npos) << src;
   CodegenOptions sync = sm90();
   sync.options.sync_mma = true;
+  // Off the fast path, the kernel says where the product runs and why, once (the source's header,
+  // CTILE_TIMINGS).
+  const auto gsync = generate(*k, sync);
+  ASSERT_EQ(gsync.notes.size(), 1u);
+  EXPECT_NE(gsync.notes[0].find("on mma.sync, not wgmma (the kernel option sync_mma)"), std::string::npos) << gsync.notes[0];
+  EXPECT_NE(gsync.source.find("// note: mma at "), std::string::npos);
+  EXPECT_TRUE(generate(*k, CodegenOptions{80, {}}).notes.empty());  // mma.sync is sm_80's fast path
   for (const CodegenOptions& opt : {sync, CodegenOptions{80, {}}}) {
     const auto s1 = generate(*k, opt).source;
     EXPECT_NE(s1.find("ct::mma_tc<"), std::string::npos) << s1;
@@ -321,8 +330,12 @@ TEST(Generate, BFloat16ProductsRunOnTheTensorCores) {
   EXPECT_EQ(s2.find("ct::mma_tc<"), std::string::npos);
   EXPECT_EQ(s2.find("ct::mma_wg"), std::string::npos);
   EXPECT_NE(s2.find("ct::mma<"), std::string::npos);
+  EXPECT_NE(generate(*k, simt).notes.at(0).find("on the CUDA cores (the kernel option simt_mma)"), std::string::npos);
   // sm_75 has no m16n8k16 bf16: the CUDA cores.
-  EXPECT_EQ(generate(*k, CodegenOptions{75, {}}).source.find("ct::mma_tc<"), std::string::npos);
+  const auto g75 = generate(*k, CodegenOptions{75, {}});
+  EXPECT_EQ(g75.source.find("ct::mma_tc<"), std::string::npos);
+  ASSERT_EQ(g75.notes.size(), 1u);
+  EXPECT_NE(g75.notes[0].find("on the CUDA cores (sm_75 has no 16-bit tensor-core mma)"), std::string::npos) << g75.notes[0];
 }
 
 }  // namespace
