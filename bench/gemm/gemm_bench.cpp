@@ -55,6 +55,34 @@ const char* dname() {
   return std::is_same_v<T, ct::bf16> ? "bf16" : "f16";
 }
 
+// The median device time of one call (CUDA events around one launch, after a warm-up): `make`
+// launches on the output `out`, whose piece comes back for the next call.
+template <class Make, class Out>
+double median_call_ms(Make&& make, Out out) {
+  const ct::Stream st = ct::default_stream();
+  std::vector<double> dev;
+  const int warm = 5;
+  for (int it = 0; it < warm + g.reps; ++it) {
+    ct::StreamTimer timer(st);
+    timer.start();
+    auto fut = make(std::move(out)).async_on(st);
+    timer.stop();
+    auto r = std::move(fut).get();
+    out = std::move(std::get<0>(r));
+    if (it >= warm) dev.push_back(timer.elapsed_ms());
+  }
+  std::sort(dev.begin(), dev.end());
+  return dev[dev.size() / 2];
+}
+
+// A failed row: its error, quotes and newlines made JSON-safe.
+void record_failure(const char* head, const std::exception& e) {
+  ++g.failures;
+  std::string msg;
+  for (char ch : std::string(e.what()).substr(0, 300)) msg += (ch == '"' || ch == '\\') ? '\'' : (ch == '\n' ? ' ' : ch);
+  record(std::string(head) + ",\"ok\":false,\"error\":\"" + msg + "\"}");
+}
+
 // One configuration: tile BM x BN of C, K step BK.
 template <class T, std::int64_t BK>
 void run(const Shape3& s, std::int64_t bm, std::int64_t bn) {
@@ -89,32 +117,14 @@ void run(const Shape3& s, std::int64_t bm, std::int64_t bn) {
     const double bound = (std::is_same_v<T, ct::bf16> ? 0.5 * 0x1p-7 : 0.5 * 0x1p-10) + 1e-4;
     const bool ok = err <= bound;
     if (!ok) ++g.failures;
-    // Timing: per call, events around one launch.
-    const ct::Stream st = ct::default_stream();
-    auto c = ct::zeros<T>({s.m, s.n}).partition({bm, bn});
-    std::vector<double> dev;
-    const int warm = 5;
-    for (int it = 0; it < warm + g.reps; ++it) {
-      ct::StreamTimer timer(st);
-      timer.start();
-      auto fut = make(std::move(c)).async_on(st);
-      timer.stop();
-      auto r = std::move(fut).get();
-      c = std::move(std::get<0>(r));
-      if (it >= warm) dev.push_back(timer.elapsed_ms());
-    }
-    std::sort(dev.begin(), dev.end());
-    const double ms = dev[dev.size() / 2];
+    const double ms = median_call_ms(make, ct::zeros<T>({s.m, s.n}).partition({bm, bn}));
     const double tflops = 2.0 * double(s.m) * double(s.n) * double(s.k) / (ms * 1e-3) / 1e12;
     char buf[512];
     std::snprintf(buf, sizeof buf, ",\"ms\":%.6f,\"tflops\":%.3f,\"rel_err\":%.3e,\"err_bound\":%.3e,\"ok\":%s,\"first_launch_ms\":%.2f}",
                   ms, tflops, err, bound, ok ? "true" : "false", first_ms);
     record(std::string(head) + buf);
   } catch (const std::exception& e) {
-    ++g.failures;
-    std::string msg;
-    for (char ch : std::string(e.what()).substr(0, 300)) msg += (ch == '"' || ch == '\\') ? '\'' : (ch == '\n' ? ' ' : ch);
-    record(std::string(head) + ",\"ok\":false,\"error\":\"" + msg + "\"}");
+    record_failure(head, e);
   }
 }
 
@@ -148,31 +158,14 @@ void run_gemv(std::int64_t n, std::int64_t k, std::int64_t r) {
     const double bound = (std::is_same_v<T, ct::bf16> ? 0.5 * 0x1p-7 : 0.5 * 0x1p-10) + 1e-4;
     const bool ok = err <= bound;
     if (!ok) ++g.failures;
-    const ct::Stream st = ct::default_stream();
-    auto y = ct::zeros<T>({n}).partition({r});
-    std::vector<double> dev;
-    const int warm = 5;
-    for (int it = 0; it < warm + g.reps; ++it) {
-      ct::StreamTimer timer(st);
-      timer.start();
-      auto fut = make(std::move(y)).async_on(st);
-      timer.stop();
-      auto res = std::move(fut).get();
-      y = std::move(std::get<0>(res));
-      if (it >= warm) dev.push_back(timer.elapsed_ms());
-    }
-    std::sort(dev.begin(), dev.end());
-    const double ms = dev[dev.size() / 2];
+    const double ms = median_call_ms(make, ct::zeros<T>({n}).partition({r}));
     const double bytes = double(sizeof(T)) * double(n * k + k + n);
     char buf[512];
     std::snprintf(buf, sizeof buf, ",\"ms\":%.6f,\"tbps\":%.3f,\"mbytes\":%.1f,\"rel_err\":%.3e,\"ok\":%s,\"first_launch_ms\":%.2f}", ms,
                   bytes / (ms * 1e-3) / 1e12, bytes / 1e6, err, ok ? "true" : "false", first_ms);
     record(std::string(head) + buf);
   } catch (const std::exception& e) {
-    ++g.failures;
-    std::string msg;
-    for (char ch : std::string(e.what()).substr(0, 300)) msg += (ch == '"' || ch == '\\') ? '\'' : (ch == '\n' ? ' ' : ch);
-    record(std::string(head) + ",\"ok\":false,\"error\":\"" + msg + "\"}");
+    record_failure(head, e);
   }
 }
 
