@@ -8,7 +8,8 @@
 //      after a warm-up, no L2 flush (the peers are timed the same way, bench/gemm/peers.py).
 // One JSON record per row and line.
 //
-//   ctile_gemm_bench [--out FILE] [--reps N] [--quick] [--only MxNxK] [--cubin FILE]
+//   ctile_gemm_bench [--out FILE] [--reps N] [--quick] [--only MxNxK] [--config CFG] [--cubin FILE]
+// --config: one configuration alone, as the records name it (128x256x64, R4xBK512), for ncu.
 // --cubin: also writes the sm_90a cubin of the 128 x 128 x 32 bf16 kernel (for cuobjdump), and exits.
 #include <algorithm>
 #include <chrono>
@@ -35,6 +36,7 @@ struct Settings {
   int reps = 50;
   bool quick = false;
   std::string only;
+  std::string config;  // --config BMxBNxBK (matmul) or RxBK (gemv): that configuration alone
   std::ofstream out;
   int failures = 0;
 } g;
@@ -87,6 +89,7 @@ void record_failure(const char* head, const std::exception& e) {
 template <class T, std::int64_t BK>
 void run(const Shape3& s, std::int64_t bm, std::int64_t bn) {
   const std::string cfg = std::to_string(bm) + "x" + std::to_string(bn) + "x" + std::to_string(BK);
+  if (!g.config.empty() && g.config != cfg) return;
   char head[512];
   std::snprintf(head, sizeof head, "{\"impl\":\"ctile\",\"kernel\":\"matmul\",\"dtype\":\"%s\",\"shape\":[%lld,%lld,%lld],\"config\":\"%s\"",
                 dname<T>(), (long long)s.m, (long long)s.n, (long long)s.k, cfg.c_str());
@@ -134,6 +137,7 @@ void run(const Shape3& s, std::int64_t bm, std::int64_t bn) {
 template <class T, std::int64_t BK>
 void run_gemv(std::int64_t n, std::int64_t k, std::int64_t r) {
   const std::string cfg = "R" + std::to_string(r) + "xBK" + std::to_string(BK);
+  if (!g.config.empty() && g.config != cfg) return;
   char head[512];
   std::snprintf(head, sizeof head, "{\"impl\":\"ctile\",\"kernel\":\"gemv\",\"dtype\":\"%s\",\"shape\":[%lld,%lld],\"config\":\"%s\"",
                 dname<T>(), (long long)n, (long long)k, cfg.c_str());
@@ -201,6 +205,7 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--reps") && i + 1 < argc) g.reps = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--quick")) g.quick = true;
     else if (!std::strcmp(argv[i], "--only") && i + 1 < argc) g.only = argv[++i];
+    else if (!std::strcmp(argv[i], "--config") && i + 1 < argc) g.config = argv[++i];
     else if (!std::strcmp(argv[i], "--cubin") && i + 1 < argc) {
       namespace spec = ct::spec;
       using B = ct::bf16;
@@ -211,7 +216,7 @@ int main(int argc, char** argv) {
       return 0;
     }
     else {
-      std::fprintf(stderr, "usage: ctile_gemm_bench [--out FILE] [--reps N] [--quick] [--only MxNxK] [--cubin FILE]\n");
+      std::fprintf(stderr, "usage: ctile_gemm_bench [--out FILE] [--reps N] [--quick] [--only MxNxK] [--config CFG] [--cubin FILE]\n");
       return 2;
     }
   }
