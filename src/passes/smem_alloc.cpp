@@ -215,9 +215,10 @@ class SmemAlloc : public Pass {
     ir::walk_mut(k.body, [&](ir::Op& f) {
       if (f.kind != OpKind::For) return;
       // A product left in flight past the iteration's end reads its slot until the next
-      // iteration's product: one slot more per ring, so no load overwrites it before the barrier
-      // that follows every warpgroup's wait.
-      const int extra = mark_in_flight(k, f) ? 1 : 0;
+      // iteration's wait: the ring loads of the body move after the product (sink_loads), so the
+      // slot a load writes, (i + D) % (D + 2), was last read by the product of iteration i - 2,
+      // which every thread waited for before the barrier of iteration i that precedes the load.
+      if (mark_in_flight(k, f)) sink_loads(k, f);
       ir::Region& body = f.regions[0];
       ir::Op& y = *body.ops.back();
       std::map<ir::ValueId, ir::Op*> def;
@@ -253,7 +254,7 @@ class SmemAlloc : public Pass {
         if (c == chain_.end() || origin_[static_cast<std::size_t>(ld->results[0])].loop) continue;
         const auto& slots = c->second;
         const int depth = static_cast<int>(slots.size());
-        const int n = depth + 2 + extra;
+        const int n = depth + 2;
         const std::int64_t bytes = tile_bytes(k, ld->results[0]);
         at = ring_start(k, ld->results[0], at);
         ld->smem_offset = at;
@@ -353,6 +354,32 @@ class SmemAlloc : public Pass {
       any = true;
     }
     return any;
+  }
+  // In a loop with a product in flight: the loads of the body whose tile only the yield carries
+  // (the loop-prefetch chain) move right after the last in-flight product, in their order. Their
+  // operands are the index computed at the body's head and loop invariants, so the move changes
+  // no value; it lets a load reuse the slot of two iterations before (see rings()).
+  static void sink_loads(const ir::Kernel& k, ir::Op& f) {
+    ir::Region& body = f.regions[0];
+    std::size_t last = 0;
+    for (std::size_t q = 0; q < body.ops.size(); ++q)
+      if (body.ops[q]->in_flight) last = q;
+    const ir::Op& y = *body.ops.back();
+    std::vector<std::unique_ptr<ir::Op>> moved;
+    for (std::size_t q = 0; q < last;) {
+      ir::Op& ld = *body.ops[q];
+      const bool chained = shared_load(k, ld) && uses_in(body, ld.results[0]) == 1 &&
+                           std::find(y.operands.begin(), y.operands.end(), ld.results[0]) != y.operands.end();
+      if (!chained) {
+        ++q;
+        continue;
+      }
+      moved.push_back(std::move(body.ops[q]));
+      body.ops.erase(body.ops.begin() + static_cast<std::ptrdiff_t>(q));
+      --last;
+    }
+    body.ops.insert(body.ops.begin() + static_cast<std::ptrdiff_t>(last + 1), std::make_move_iterator(moved.begin()),
+                    std::make_move_iterator(moved.end()));
   }
   static bool has_in_flight(const ir::Op& f) {
     if (f.kind != OpKind::For) return false;
