@@ -183,6 +183,9 @@ void gemv_rows() {
     run_gemv<ct::bf16, 512>(s[0], s[1], 4);
     run_gemv<ct::bf16, 256>(s[0], s[1], 8);
     run_gemv<ct::bf16, 1024>(s[0], s[1], 4);
+    run_gemv<ct::bf16, 512>(s[0], s[1], 2);  // small N: more tile blocks to spread over the SMs
+    run_gemv<ct::bf16, 1024>(s[0], s[1], 2);
+    run_gemv<ct::bf16, 512>(s[0], s[1], 8);
   }
 }
 
