@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # A GEMM tuning sweep in one device call (issue 8): builds ctile_gemm_bench (Release, build/gemm),
-# runs it at each CTILE_LOOP_PREFETCH depth in DEPTHS (default "1 2 3") for each shape in SHAPES
+# runs it at each CTILE_LOOP_PREFETCH depth in DEPTHS (default "1 2 3"; 0: the variable unset, the
+# compiler's default, which differs from 1 for GEMV: the option also pipelines its stream of W)
+# for each shape in SHAPES (MxNxK for matmul rows, NxK for GEMV rows)
 # (default "4096x4096x4096 8192x8192x8192"), with a fresh kernel cache per run (the first-launch
 # time is the cold JIT), and prints one line per row (depth, dtype, shape, config, TFLOP/s, check,
 # error, first launch ms), then the SASS summary of the 128 x 128 x 32 bf16 kernel. No peers: the
@@ -20,7 +22,8 @@ status=0
 for d in ${DEPTHS:-1 2 3}; do
   for s in ${SHAPES:-4096x4096x4096 8192x8192x8192}; do
     rm -rf "$CTILE_CACHE_DIR"
-    CTILE_LOOP_PREFETCH=$d timeout 240 $b/bench/ctile_gemm_bench --only "$s" --reps 20 --out "$out/sweep_d$d.jsonl" >>"$out/sweep.log" 2>&1 ||
+    if [[ $d == 0 ]]; then unset CTILE_LOOP_PREFETCH; else export CTILE_LOOP_PREFETCH=$d; fi
+    timeout 240 $b/bench/ctile_gemm_bench --only "$s" --reps 20 --out "$out/sweep_d$d.jsonl" >>"$out/sweep.log" 2>&1 ||
       { echo "d=$d $s FAILED"; status=1; }
   done
 done
@@ -30,8 +33,8 @@ for f in sorted(glob.glob(sys.argv[1] + '/sweep_d*.jsonl')):
     d = f.split('_d')[-1].split('.')[0]
     for l in open(f):
         r = json.loads(l)
-        print('d=%s %s %s %s %s ok=%s err=%s first_ms=%s' % (d, r['dtype'], 'x'.join(map(str, r['shape'])), r['config'],
-              r.get('tflops'), r.get('ok'), r.get('rel_err'), r.get('first_launch_ms')))
+        print('d=%s %s %s %s %s %s ok=%s err=%s first_ms=%s' % (d, r['kernel'], r['dtype'], 'x'.join(map(str, r['shape'])),
+              r['config'], r.get('tflops', r.get('tbps')), r.get('ok'), r.get('rel_err'), r.get('first_launch_ms')))
 PY
 $b/bench/ctile_gemm_bench --cubin $b/mm.cubin &&
   { cuobjdump --dump-sass $b/mm.cubin | grep -oE '(HMMA|LDSM|LDGSTS|BAR|DEPBAR)[.A-Z0-9]*' | sort | uniq -c

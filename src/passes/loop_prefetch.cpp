@@ -8,14 +8,13 @@
 //   for k in [lb, ub) step s, carrying a: an = load(p, i, k + s); acc = mma(a, ..., acc); yield an
 //
 // so the global loads of iteration k + 1 are in flight while iteration k computes. With the kernel
-// option loop_prefetch = D (1..3; by default as deep as the operand rings fit, see depth_for) the
-// loads run D iterations ahead: D tiles per load
+// option loop_prefetch = D (1..3; default 1) the loads run D iterations ahead: D tiles per load
 // are loaded before the loop (at lb, lb + s, ...) and carried, the body loads at k + D s, and the
 // yield shifts the carried tiles by one. The loads read
 // tensors nobody writes while the kernel runs (Ref), so moving them changes no value; the extra
 // load past the last iteration (and the one before a loop that runs no iteration) reads tile
 // indices whose elements outside the tensor are padding, like any other load, and its result is
-// never used. A loop without a product is pipelined one iteration ahead when its loads are small
+// never used. With the option set, a loop without a product is pipelined too when its loads are small
 // (kStreamElements): a streaming loop such as GEMV's then has the next tile's loads in flight while
 // it multiplies, for a few registers; larger ones are left alone. Only its largest loads (the
 // stream) move: a small vector broadcast over the stream stays at its use.
@@ -39,8 +38,6 @@ class LoopPrefetch : public Pass {
     if (k.gpu_level()) return;
     k_ = &k;
     option_ = ctx.options.loop_prefetch;
-    sm_ = ctx.sm;
-    tensor_cores_ = !ctx.options.simt_mma;
     region(k.body);
     k_ = nullptr;
   }
@@ -91,14 +88,10 @@ class LoopPrefetch : public Pass {
       for (ir::Op* ld : loads) most = std::max(most, numel(k_->type(ld->results[0]).shape));
       std::erase_if(loads, [&](ir::Op* ld) { return numel(k_->type(ld->results[0]).shape) < most; });
     }
-    std::int64_t bytes = 0, elems = 0;
-    for (ir::Op* ld : loads) {
-      const ir::Type& t = k_->type(ld->results[0]);
-      elems += numel(t.shape);
-      bytes += numel(t.shape) * dtype_size(t.dtype);
-    }
-    if (!has_mma && elems > kStreamElements) return;
-    depth_ = depth_for(has_mma, bytes);
+    std::int64_t elems = 0;
+    for (ir::Op* ld : loads) elems += numel(k_->type(ld->results[0]).shape);
+    if (!has_mma && (option_ == 0 || elems > kStreamElements)) return;
+    depth_ = depth();
 
     const ValueId lb = loop->operands[0], step = loop->operands[2];
     auto add = [&](InsertPoint& at, ValueId x) {
@@ -156,26 +149,19 @@ class LoopPrefetch : public Pass {
     if (!k_->layouts.empty()) k_->layouts.resize(k_->values.size());
   }
 
-  // The depth of a loop whose loads move `bytes` per iteration. Given by the option, else: a loop
-  // without a product, 1 (its tiles wait in registers); a product's operand rings on the tensor
-  // cores (sm_80 and later), as deep as D + 2 slots fit in the shared memory the architecture has
-  // per CTA (less a margin for the epilogue's scratch and alignment), at most 3; else 1.
-  int depth_for(bool has_mma, std::int64_t bytes) const {
-    if (option_ > 0) return option_;
-    if (!has_mma || sm_ < 80 || !tensor_cores_ || bytes <= 0) return 1;
-    const std::int64_t budget = sm_ >= 90 ? 200 * 1024 : (sm_ == 80 || sm_ == 87) ? 160 * 1024 : 96 * 1024;
-    return static_cast<int>(std::clamp<std::int64_t>(budget / bytes - 2, 1, 3));
-  }
+  // The depth of a loop: the option's, else 1. (A depth chosen from the shared memory the rings
+  // fit in, 2 for 128 x 256 x 64 wgmma tiles on sm_90, measured 8% slower than 1 on the H200 at
+  // 4096^3 and 23% at K = 512: docs/perf/2026-12-01-h200/NOTES.md, session 6.)
+  int depth() const { return option_ > 0 ? option_ : 1; }
 
-  // A loop without a product is pipelined when its loads hold at most this many elements per
-  // iteration (a stream such as GEMV's [R, BK] tile of W: about 8 registers per thread more).
+  // With the option set, a loop without a product is pipelined too when its loads hold at most
+  // this many elements per iteration (a stream such as GEMV's [R, BK] tile of W: about 8 registers
+  // per thread more). Opt-in until measured side by side with the default.
   static constexpr std::int64_t kStreamElements = 4096;
 
   ir::Kernel* k_ = nullptr;
   int depth_ = 1;
   int option_ = 0;
-  int sm_ = 0;
-  bool tensor_cores_ = true;
 };
 
 }  // namespace

@@ -215,10 +215,17 @@ class SmemAlloc : public Pass {
     ir::walk_mut(k.body, [&](ir::Op& f) {
       if (f.kind != OpKind::For) return;
       // A product left in flight past the iteration's end reads its slot until the next
-      // iteration's wait: the ring loads of the body move after the product (sink_loads), so the
-      // slot a load writes, (i + D) % (D + 2), was last read by the product of iteration i - 2,
-      // which every thread waited for before the barrier of iteration i that precedes the load.
-      if (mark_in_flight(k, f)) sink_loads(k, f);
+      // iteration's wait. One iteration ahead (D = 1), the body's loads stay before the product
+      // (issued as early as possible) and each ring gets one slot more (D + 3): the slot a load
+      // writes was read three iterations before, and the barrier of the iteration in between
+      // follows every warpgroup's wait for that read. Deeper (D >= 2), the ring loads move after
+      // the product (sink_loads) and the rings keep D + 2 slots: the slot a load writes,
+      // (i + D) % (D + 2), was last read by the product of iteration i - 2, which every thread
+      // waited for before the barrier of iteration i that precedes the load. (On the H200 the
+      // default D = 1 with D + 3 slots measured best, docs/perf/2026-12-01-h200/NOTES.md.)
+      const bool in_flight = mark_in_flight(k, f);
+      if (in_flight && chain_depth(k, f) >= 2) sink_loads(k, f);
+      const int extra = in_flight && chain_depth(k, f) < 2 ? 1 : 0;
       ir::Region& body = f.regions[0];
       ir::Op& y = *body.ops.back();
       std::map<ir::ValueId, ir::Op*> def;
@@ -254,7 +261,7 @@ class SmemAlloc : public Pass {
         if (c == chain_.end() || origin_[static_cast<std::size_t>(ld->results[0])].loop) continue;
         const auto& slots = c->second;
         const int depth = static_cast<int>(slots.size());
-        const int n = depth + 2;
+        const int n = depth + 2 + extra;
         const std::int64_t bytes = tile_bytes(k, ld->results[0]);
         at = ring_start(k, ld->results[0], at);
         ld->smem_offset = at;
@@ -380,6 +387,16 @@ class SmemAlloc : public Pass {
     }
     body.ops.insert(body.ops.begin() + static_cast<std::ptrdiff_t>(last + 1), std::make_move_iterator(moved.begin()),
                     std::make_move_iterator(moved.end()));
+  }
+  // The deepest chain of carried shared tiles of loop f: how many iterations ahead its loads run.
+  static int chain_depth(const ir::Kernel& k, const ir::Op& f) {
+    const ir::Region& body = f.regions[0];
+    int shared = 0, loads = 0;
+    for (std::size_t j = 0; j < f.results.size(); ++j) shared += shared_value(k, f.results[j]) ? 1 : 0;
+    const ir::Op& y = *body.ops.back();
+    for (const auto& o : body.ops)
+      if (shared_load(k, *o) && std::find(y.operands.begin(), y.operands.end(), o->results[0]) != y.operands.end()) ++loads;
+    return loads > 0 ? shared / loads : 0;
   }
   static bool has_in_flight(const ir::Op& f) {
     if (f.kind != OpKind::For) return false;

@@ -154,6 +154,22 @@ void add_traced_cases(std::vector<Case>& out) {
   add("matmul_128x128x32", [] {
     return ct::trace(matmul<32>, "matmul<32>", {piece(D::f32, {128, 128}), ref(D::bf16, 2), ref(D::bf16, 2)}, 2);
   });
+  // The kernel option loop_prefetch: a K loop two and three iterations ahead (on sm_90 the loads
+  // follow the product in flight, rings of D + 2 slots), and GEMV with its stream of W pipelined.
+  for (int d : {2, 3}) {
+    add("matmul_128x128x32_prefetch" + std::to_string(d), [d] {
+      auto k = std::make_shared<ir::Kernel>(
+          ir::clone(*ct::trace(matmul<32>, "matmul<32>", {piece(D::f32, {128, 128}), ref(D::bf16, 2), ref(D::bf16, 2)}, 2)));
+      k->options.loop_prefetch = d;
+      return std::shared_ptr<const ir::Kernel>(k);
+    });
+  }
+  add("gemv_bf16_prefetch", [] {
+    auto k = std::make_shared<ir::Kernel>(ir::clone(
+        *ct::trace(ct::kernels::gemv<ct::bf16, 512>, "gemv<bf16, 512>", {piece(D::bf16, {4}), ref(D::bf16, 2), ref(D::bf16, 1)}, 1)));
+    k->options.loop_prefetch = 1;
+    return std::shared_ptr<const ir::Kernel>(k);
+  });
 }
 
 }  // namespace cuda_codegen_test
