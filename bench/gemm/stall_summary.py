@@ -36,11 +36,11 @@ if mode == "--raw":
         if key in head and head.index(key) < len(vals):
             print(f"  {key} = {vals[head.index(key)]} {units[head.index(key)]}")
 else:
-    rows = list(csv.DictReader(lines))
+    rows = [r for r in csv.DictReader(lines) if r.get("Address")]
     if not rows:
         print("no source rows")
         sys.exit(0)
-    cols = list(rows[0].keys())
+    cols = [c for c in rows[0].keys() if c]
     col = next((c for c in cols if c.startswith("Warp Stall Sampling (All")), None)
     src = next((c for c in cols if c == "Source"), cols[1])
     if col is None:
