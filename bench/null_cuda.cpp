@@ -386,5 +386,8 @@ CUresult cuGraphExecDestroy(CUgraphExec e) {
 CUresult cuGraphExecKernelNodeSetParams_v2(CUgraphExec, CUgraphNode, const KernelNodeParams* p) {
   return p && p->kernelParams && p->kernelParams[0] ? kSuccess : kInvalidValue;
 }
+CUresult cuGraphKernelNodeSetParams_v2(CUgraphNode, const KernelNodeParams* p) {
+  return p && p->kernelParams && p->kernelParams[0] ? kSuccess : kInvalidValue;
+}
 
 }  // extern "C"

@@ -19,7 +19,6 @@ struct GraphState {
   std::vector<CapturedNode> nodes;
   std::vector<platform::NodeId> pid;  // per node: its id in the platform graph
   std::vector<std::size_t> kernels;   // the kernel nodes, in capture order
-  std::unique_ptr<platform::GraphExec> exec;
   // The storages the nodes use, and whether any node writes each. Copied on write (swap), so a
   // replay keeps the set it ran with.
   struct Use {
@@ -28,6 +27,10 @@ struct GraphState {
   };
   std::shared_ptr<const std::vector<Use>> uses;
   bool claimed = false;  // counted in the storages' graph_writers / graph_readers
+  // The platform's executable graph. Declared last, so it is destroyed first: no graph that points
+  // at the storages outlives them (compute-sanitizer reports a free of memory that a live graph's
+  // node uses as a use after free).
+  std::unique_ptr<platform::GraphExec> exec;
 };
 
 // Makes the platform graph of `nodes` (their ids, edges and parameters as captured) into `g`, and

@@ -187,7 +187,8 @@ inline constexpr int CU_MEMORYTYPE_DEVICE = 0x2;
   X(cuGraphInstantiateWithFlags, false, (CUgraphExec * exec, CUgraph graph, unsigned long long flags))               \
   X(cuGraphLaunch, false, (CUgraphExec exec, CUstream stream))                                                       \
   X(cuGraphExecDestroy, false, (CUgraphExec exec))                                                                   \
-  X(cuGraphExecKernelNodeSetParams_v2, false, (CUgraphExec exec, CUgraphNode node, const KernelNodeParams* params))
+  X(cuGraphExecKernelNodeSetParams_v2, false, (CUgraphExec exec, CUgraphNode node, const KernelNodeParams* params)) \
+  X(cuGraphKernelNodeSetParams_v2, false, (CUgraphNode node, const KernelNodeParams* params))
 
 // The resolved entry points. Optional ones are null when the driver lacks them.
 struct Driver {

@@ -26,7 +26,7 @@ class CudaGraphBuilder final : public GraphBuilder {
     const Driver& d = drv();
     if (!d.cuGraphCreate || !d.cuGraphDestroy || !d.cuGraphAddKernelNode_v2 || !d.cuGraphAddMemcpyNode ||
         !d.cuGraphAddHostNode || !d.cuGraphInstantiateWithFlags || !d.cuGraphLaunch || !d.cuGraphExecDestroy ||
-        !d.cuGraphExecKernelNodeSetParams_v2)
+        !d.cuGraphExecKernelNodeSetParams_v2 || !d.cuGraphKernelNodeSetParams_v2)
       throw UserError(detail::cat("graphs on cuda:", device, " need the CUDA 12 graph entry points, which this CUDA driver (",
                                   d.version / 1000, ".", d.version % 1000 / 10, ") lacks"));
     ScopedContext scope(dc_.ctx());
@@ -168,6 +168,11 @@ void CudaGraphExec::set_kernel_params(NodeId node, const std::byte* params) {
   ScopedContext scope(ctx_);
   CTILE_CU(cuGraphExecKernelNodeSetParams_v2, (exec_, nodes_[node].node, &p),
            "updating the parameters of kernel node ", node, " of a CUDA graph on cuda:", device_);
+  // The graph the executable graph was made from keeps the node's parameters too: updated with it,
+  // so that no live graph points at memory a swap handed back (compute-sanitizer counts a free of
+  // such memory as a use after free).
+  CTILE_CU(cuGraphKernelNodeSetParams_v2, (nodes_[node].node, &p), "updating the parameters of kernel node ", node,
+           " of a CUDA graph's template on cuda:", device_);
 }
 
 void CudaGraphExec::set_host(NodeId, std::function<void()>) {

@@ -502,6 +502,42 @@ Streams& objects() {
   static auto* s = new Streams();
   return *s;
 }
+// FAKE_CUDA_STREAM_ORDER=1 also checks what compute-sanitizer's memcheck reports as a use after
+// free: device memory freed while a CUDA graph or executable graph that is still alive has a kernel
+// node whose parameters point into it (a later launch of that graph would use freed memory). Its
+// nodes' parameter blocks are searched for 8-byte words in [p, p + bytes).
+void graph_refs_check(const char* what, CUdeviceptr p) {
+  if (!order_checked() || !p) return;
+  std::size_t bytes = 0;
+  {
+    std::lock_guard lk(memory().mu);
+    auto it = memory().live.find(static_cast<std::uintptr_t>(p));
+    if (it == memory().live.end()) return;
+    bytes = it->second;
+  }
+  auto uses = [&](const std::vector<FakeNode>& nodes) {
+    for (const FakeNode& n : nodes) {
+      if (n.kind != FakeNode::Kernel) continue;
+      const std::vector<unsigned char>& b = n.order_params.empty() ? n.params : n.order_params;
+      for (std::size_t off = 0; off + 8 <= b.size(); off += 8) {
+        CUdeviceptr v = 0;
+        std::memcpy(&v, b.data() + off, 8);
+        if (v >= p && v < p + bytes) return true;
+      }
+    }
+    return false;
+  };
+  std::lock_guard lk(objects().mu);
+  for (CUgraphExec e : objects().execs)
+    if (uses(e->nodes))
+      return violation("use after free: %s of 0x%llx while an executable CUDA graph that is still alive has a kernel node "
+                       "that uses it", what, static_cast<unsigned long long>(p));
+  for (CUgraph g : objects().graphs)
+    if (uses(g->nodes))
+      return violation("use after free: %s of 0x%llx while a CUDA graph that is still alive has a kernel node that "
+                       "uses it (its parameters as added or last set)", what, static_cast<unsigned long long>(p));
+}
+
 bool valid_stream(CUstream s) {
   std::lock_guard lk(objects().mu);
   return objects().live.count(s) != 0;
@@ -945,6 +981,7 @@ CUresult cuMemAlloc_v2(CUdeviceptr* ptr, std::size_t bytes) {
 
 CUresult cuMemFree_v2(CUdeviceptr ptr) {
   FAKE_ENTRY("cuMemFree_v2");
+  graph_refs_check("cuMemFree", ptr);
   device_free("cuMemFree", ptr);
   return kSuccess;
 }
@@ -968,6 +1005,7 @@ CUresult cuMemFreeAsync(CUdeviceptr ptr, CUstream stream) {
     return kInvalidHandle;
   }
   if (!in_live(ptr, 1)) violation("cuMemFreeAsync of 0x%llx, which is not an allocation", ptr);
+  graph_refs_check("cuMemFreeAsync", ptr);
   order_free(stream, ptr);
   stream->push([ptr] { device_free("cuMemFreeAsync", ptr); });
   return kSuccess;
@@ -1393,6 +1431,25 @@ CUresult cuGraphExecKernelNodeSetParams_v2(CUgraphExec exec, CUgraphNode node, c
     g_last_update = n.params;
   }
   ++g_node_updates;
+  return kSuccess;
+}
+
+// The parameters of a kernel node of the graph itself (not of an executable graph made from it).
+CUresult cuGraphKernelNodeSetParams_v2(CUgraphNode node, const KernelNodeParams* params) {
+  FAKE_ENTRY("cuGraphKernelNodeSetParams_v2");
+  std::lock_guard lk(objects().mu);
+  if (!node || !objects().graphs.count(node->graph) || node->index >= node->graph->nodes.size()) {
+    violation("cuGraphKernelNodeSetParams with a node of no live graph");
+    return kInvalidValue;
+  }
+  FakeNode& n = node->graph->nodes[node->index];
+  if (n.kind != FakeNode::Kernel || !kernel_node_ok(params, "cuGraphKernelNodeSetParams")) return kInvalidValue;
+  if (params->func != n.fn) {
+    violation("cuGraphKernelNodeSetParams changes the node's function");
+    return kInvalidValue;
+  }
+  n.grid = params->gridDimX;
+  keep_params(n, params);
   return kSuccess;
 }
 
