@@ -21,8 +21,11 @@ class GraphExec {
  public:
   virtual ~GraphExec() = default;
   // New parameters (a block of the kernel's layout().bytes) for kernel node `node`, used by the runs
-  // submitted from now on; runs already submitted keep theirs.
-  virtual void set_kernel_params(NodeId node, const std::byte* params) = 0;
+  // submitted from now on; runs already submitted keep theirs. `pointers`: the block points at other
+  // memory than before (a swapped tensor), so whatever else keeps the node's parameters is updated
+  // too: no live graph points at memory handed back (compute-sanitizer counts a free of such memory
+  // as a use after free). Scalars alone need not.
+  virtual void set_kernel_params(NodeId node, const std::byte* params, bool pointers) = 0;
   // A new function for host node `node`, likewise for later runs (the CPU platform runs kernels as
   // host nodes: the runtime replaces a node's function when its arguments change).
   virtual void set_host(NodeId node, std::function<void()> fn) = 0;

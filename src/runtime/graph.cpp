@@ -166,7 +166,7 @@ void graph_set_scalar(GraphState& g, std::size_t kernel_node, int arg, ir::Scala
   const int slot = r.arg_slot[static_cast<std::size_t>(arg)];
   if (r.native) {
     platform::write_scalar(n.params.data(), r.native->layout().slots[static_cast<std::size_t>(slot)], cast);
-    g.exec->set_kernel_params(g.pid[idx], n.params.data());
+    g.exec->set_kernel_params(g.pid[idx], n.params.data(), /*pointers=*/false);
   } else {
     n.args[static_cast<std::size_t>(slot)].scalar = cast;
     g.exec->set_host(g.pid[idx], interpreted(n));
@@ -237,7 +237,7 @@ void graph_swap(GraphState& g, const std::shared_ptr<const TensorCore>& old_core
       }
     }
     if (!changed) continue;
-    if (n.record->native) g.exec->set_kernel_params(g.pid[i], n.params.data());
+    if (n.record->native) g.exec->set_kernel_params(g.pid[i], n.params.data(), /*pointers=*/true);
     else g.exec->set_host(g.pid[i], interpreted(n));
   }
   // The storage set, copied: replays in flight keep the one they ran with.

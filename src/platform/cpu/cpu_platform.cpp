@@ -33,7 +33,7 @@ using HostFn = std::shared_ptr<const std::function<void()>>;
 class CpuGraphExec final : public GraphExec {
  public:
   explicit CpuGraphExec(std::vector<HostFn> nodes) : nodes_(std::move(nodes)) {}
-  void set_kernel_params(NodeId, const std::byte*) override {
+  void set_kernel_params(NodeId, const std::byte*, bool) override {
     throw InternalError("cpu graph: kernel nodes do not exist on the CPU platform");
   }
   void set_host(NodeId node, std::function<void()> fn) override {

@@ -160,7 +160,7 @@ CudaGraphExec::~CudaGraphExec() {
   }
 }
 
-void CudaGraphExec::set_kernel_params(NodeId node, const std::byte* params) {
+void CudaGraphExec::set_kernel_params(NodeId node, const std::byte* params, bool pointers) {
   CTILE_CHECK(node < nodes_.size() && nodes_[node].is_kernel, "cuda graph: node ", node, " is not a kernel node");
   KernelNodeParams p = nodes_[node].kernel;
   void* kp[] = {const_cast<std::byte*>(params)};
@@ -168,11 +168,10 @@ void CudaGraphExec::set_kernel_params(NodeId node, const std::byte* params) {
   ScopedContext scope(ctx_);
   CTILE_CU(cuGraphExecKernelNodeSetParams_v2, (exec_, nodes_[node].node, &p),
            "updating the parameters of kernel node ", node, " of a CUDA graph on cuda:", device_);
-  // The graph the executable graph was made from keeps the node's parameters too: updated with it,
-  // so that no live graph points at memory a swap handed back (compute-sanitizer counts a free of
-  // such memory as a use after free).
-  CTILE_CU(cuGraphKernelNodeSetParams_v2, (nodes_[node].node, &p), "updating the parameters of kernel node ", node,
-           " of a CUDA graph's template on cuda:", device_);
+  // The graph the executable graph was made from keeps the node's parameters too.
+  if (pointers)
+    CTILE_CU(cuGraphKernelNodeSetParams_v2, (nodes_[node].node, &p), "updating the parameters of kernel node ", node,
+             " of a CUDA graph's template on cuda:", device_);
 }
 
 void CudaGraphExec::set_host(NodeId, std::function<void()>) {

@@ -31,7 +31,7 @@ class CudaGraphExec final : public GraphExec {
   CudaGraphExec(const CudaGraphExec&) = delete;
   CudaGraphExec& operator=(const CudaGraphExec&) = delete;
 
-  void set_kernel_params(NodeId node, const std::byte* params) override;
+  void set_kernel_params(NodeId node, const std::byte* params, bool pointers) override;
   void set_host(NodeId node, std::function<void()> fn) override;
   std::size_t nodes() const override { return nodes_.size(); }
 
