@@ -38,6 +38,7 @@ class LoopPrefetch : public Pass {
     if (k.gpu_level()) return;
     k_ = &k;
     option_ = ctx.options.loop_prefetch;
+    depth_ = option_ > 0 ? option_ : 1;
     region(k.body);
     k_ = nullptr;
   }
@@ -82,16 +83,15 @@ class LoopPrefetch : public Pass {
     }
     if (loads.empty()) return;
     if (!has_mma) {
+      if (option_ == 0) return;
       // The stream is the largest tile: smaller ones (a vector broadcast over the stream's rows,
       // loaded straight into the layout of its use, layout-assignment) stay where they are.
-      std::int64_t most = 0;
+      std::int64_t most = 0, elems = 0;
       for (ir::Op* ld : loads) most = std::max(most, numel(k_->type(ld->results[0]).shape));
       std::erase_if(loads, [&](ir::Op* ld) { return numel(k_->type(ld->results[0]).shape) < most; });
+      for (ir::Op* ld : loads) elems += numel(k_->type(ld->results[0]).shape);
+      if (elems > kStreamElements) return;
     }
-    std::int64_t elems = 0;
-    for (ir::Op* ld : loads) elems += numel(k_->type(ld->results[0]).shape);
-    if (!has_mma && (option_ == 0 || elems > kStreamElements)) return;
-    depth_ = depth();
 
     const ValueId lb = loop->operands[0], step = loop->operands[2];
     auto add = [&](InsertPoint& at, ValueId x) {
@@ -149,17 +149,15 @@ class LoopPrefetch : public Pass {
     if (!k_->layouts.empty()) k_->layouts.resize(k_->values.size());
   }
 
-  // The depth of a loop: the option's, else 1. (A depth chosen from the shared memory the rings
-  // fit in, 2 for 128 x 256 x 64 wgmma tiles on sm_90, measured 8% slower than 1 on the H200 at
-  // 4096^3 and 23% at K = 512: docs/perf/2026-12-01-h200/NOTES.md, session 6.)
-  int depth() const { return option_ > 0 ? option_ : 1; }
-
   // With the option set, a loop without a product is pipelined too when its loads hold at most
   // this many elements per iteration (a stream such as GEMV's [R, BK] tile of W: about 8 registers
   // per thread more). Opt-in until measured side by side with the default.
   static constexpr std::int64_t kStreamElements = 4096;
 
   ir::Kernel* k_ = nullptr;
+  // The option's depth, else 1. (A depth chosen from the shared memory the rings fit in, 2 for
+  // 128 x 256 x 64 wgmma tiles on sm_90, measured 8% slower than 1 on the H200 at 4096^3 and 23% at
+  // K = 512: docs/perf/2026-12-01-h200/NOTES.md, session 6.)
   int depth_ = 1;
   int option_ = 0;
 };

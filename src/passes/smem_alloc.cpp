@@ -224,8 +224,9 @@ class SmemAlloc : public Pass {
       // waited for before the barrier of iteration i that precedes the load. (On the H200 the
       // default D = 1 with D + 3 slots measured best, docs/perf/2026-12-01-h200/NOTES.md.)
       const bool in_flight = mark_in_flight(k, f);
-      if (in_flight && chain_depth(k, f) >= 2) sink_loads(k, f);
-      const int extra = in_flight && chain_depth(k, f) < 2 ? 1 : 0;
+      const bool deep = chain_depth(k, f) >= 2;
+      if (in_flight && deep) sink_loads(k, f);
+      const int extra = in_flight && !deep ? 1 : 0;
       ir::Region& body = f.regions[0];
       ir::Op& y = *body.ops.back();
       std::map<ir::ValueId, ir::Op*> def;

@@ -1259,6 +1259,17 @@ void keep_params(FakeNode& n, const KernelNodeParams* p) {
   n.params.assign(b, b + (have ? std::min(k, have) : k));
   if (order_checked()) n.order_params.assign(b, b + have);
 }
+// New parameters for an existing kernel node (of a graph or an executable graph): same function.
+bool set_node_params(FakeNode& n, const KernelNodeParams* p, const char* what) {
+  if (n.kind != FakeNode::Kernel || !kernel_node_ok(p, what)) return false;
+  if (p->func != n.fn) {
+    violation("%s changes the node's function", what);
+    return false;
+  }
+  n.grid = p->gridDimX;
+  keep_params(n, p);
+  return true;
+}
 }  // namespace
 
 CUresult cuGraphCreate(CUgraph* graph, unsigned int flags) {
@@ -1419,13 +1430,7 @@ CUresult cuGraphExecKernelNodeSetParams_v2(CUgraphExec exec, CUgraphNode node, c
     return kInvalidValue;
   }
   FakeNode& n = exec->nodes[node->index];
-  if (n.kind != FakeNode::Kernel || !kernel_node_ok(params, "cuGraphExecKernelNodeSetParams")) return kInvalidValue;
-  if (params->func != n.fn) {
-    violation("cuGraphExecKernelNodeSetParams changes the node's function");
-    return kInvalidValue;
-  }
-  n.grid = params->gridDimX;
-  keep_params(n, params);
+  if (!set_node_params(n, params, "cuGraphExecKernelNodeSetParams")) return kInvalidValue;
   {
     std::lock_guard lk(g_last_update_mu);
     g_last_update = n.params;
@@ -1442,15 +1447,7 @@ CUresult cuGraphKernelNodeSetParams_v2(CUgraphNode node, const KernelNodeParams*
     violation("cuGraphKernelNodeSetParams with a node of no live graph");
     return kInvalidValue;
   }
-  FakeNode& n = node->graph->nodes[node->index];
-  if (n.kind != FakeNode::Kernel || !kernel_node_ok(params, "cuGraphKernelNodeSetParams")) return kInvalidValue;
-  if (params->func != n.fn) {
-    violation("cuGraphKernelNodeSetParams changes the node's function");
-    return kInvalidValue;
-  }
-  n.grid = params->gridDimX;
-  keep_params(n, params);
-  return kSuccess;
+  return set_node_params(node->graph->nodes[node->index], params, "cuGraphKernelNodeSetParams") ? kSuccess : kInvalidValue;
 }
 
 }  // extern "C"
