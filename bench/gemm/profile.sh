@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One GEMM (or GEMV) configuration under Nsight Compute, for a GPU machine: builds
-# ctile_gemm_bench (Release, build/gemm, as run.sh does), profiles one timed launch of the
+# ctile_gemm_bench (Release, build/gemm: common.sh), profiles one timed launch of the
 # configuration with the full section set, and writes under $OUT (default bench/gemm/results):
 #   profile_details.txt  every section (throughput, memory, occupancy, warp state, ...)
 #   profile_stalls.txt   the warp-stall reasons summed over the kernel, and the SASS instructions
@@ -8,13 +8,7 @@
 #   profile.ncu-rep      the report itself (ncu-ui), when it is under the size a device call returns
 #   bench/gemm/profile.sh [--only 4096x4096x4096] [--config 128x256x64]
 set -uo pipefail
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-cd "$root"
-out="${OUT:-$root/bench/gemm/results}"
-mkdir -p "$out"
-build="${CTILE_GEMM_BUILD:-build/gemm}"
-export CUDA_HOME="${CUDA_HOME:-/usr/local/cuda}"
-export PATH="$PATH:$CUDA_HOME/bin"
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 only=4096x4096x4096 config=128x256x64
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -23,10 +17,7 @@ while [[ $# -gt 0 ]]; do
     *) echo "usage: bench/gemm/profile.sh [--only MxNxK|NxK] [--config CFG]" >&2; exit 2 ;;
   esac
 done
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCTILE_BUILD_TESTS=OFF -DCTILE_BUILD_EXAMPLES=OFF \
-  -DCTILE_BUILD_TOOL=OFF -DCTILE_BUILD_BENCH=ON >"$out/profile_build.log" 2>&1 &&
-  cmake --build "$build" --target ctile_gemm_bench -j "$(nproc)" >>"$out/profile_build.log" 2>&1 ||
-  { tail -30 "$out/profile_build.log"; exit 1; }
+build_gemm_bench "$out/profile_build.log" || exit 1
 export CTILE_CACHE_DIR="$build/kernel-cache"
 # Launches: the start-up fill, the checked first launch, then the timed ones: the third is profiled.
 ncu --set full --import-source no --launch-skip 2 --launch-count 1 -f -o "$out/profile" \

@@ -4,17 +4,8 @@
 #   gemm_ctile.jsonl  gemm_peers.jsonl  gemm_report.md  gemm_tflops.png  gemm_sass.txt  *.log
 # The SASS summary records that the sm_90a kernel runs on the tensor cores (HMMA count).
 set -uo pipefail
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-cd "$root"
-out="${OUT:-$root/bench/gemm/results}"
-mkdir -p "$out"
-build="${CTILE_GEMM_BUILD:-build/gemm}"
-export CUDA_HOME="${CUDA_HOME:-/usr/local/cuda}"
-export PATH="$PATH:$CUDA_HOME/bin"
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCTILE_BUILD_TESTS=OFF -DCTILE_BUILD_EXAMPLES=OFF \
-  -DCTILE_BUILD_TOOL=OFF -DCTILE_BUILD_BENCH=ON >"$out/gemm_build.log" 2>&1 &&
-  cmake --build "$build" --target ctile_gemm_bench -j "$(nproc)" >>"$out/gemm_build.log" 2>&1 ||
-  { tail -30 "$out/gemm_build.log"; exit 1; }
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+build_gemm_bench "$out/gemm_build.log" || exit 1
 export CTILE_CACHE_DIR="$build/kernel-cache"
 rm -rf "$CTILE_CACHE_DIR"
 rm -f "$out/gemm_ctile.jsonl" "$out/gemm_peers.jsonl"

@@ -8,22 +8,15 @@
 # error, first launch ms), then the SASS summary of the 128 x 128 x 32 bf16 kernel. No peers: the
 # comparison with cuBLAS and Triton is bench/gemm/run.sh. Writes sweep_d<D>.jsonl and logs to $OUT.
 set -uo pipefail
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-cd "$root"
-out="${OUT:-$root/bench/gemm/results}"
-mkdir -p "$out"
-b=build/gemm
-export CUDA_HOME="${CUDA_HOME:-/usr/local/cuda}" PATH="$PATH:${CUDA_HOME:-/usr/local/cuda}/bin"
-cmake -S . -B $b -G Ninja -DCMAKE_BUILD_TYPE=Release -DCTILE_BUILD_TESTS=OFF -DCTILE_BUILD_EXAMPLES=OFF -DCTILE_BUILD_TOOL=OFF \
-  -DCTILE_BUILD_BENCH=ON >"$out/build.log" 2>&1 && cmake --build $b --target ctile_gemm_bench -j "$(nproc)" >>"$out/build.log" 2>&1 ||
-  { tail -30 "$out/build.log"; exit 1; }
-export CTILE_CACHE_DIR=$b/kc
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+build_gemm_bench "$out/build.log" || exit 1
+export CTILE_CACHE_DIR=$build/kc
 status=0
 for d in ${DEPTHS:-1 2 3}; do
   for s in ${SHAPES:-4096x4096x4096 8192x8192x8192}; do
     rm -rf "$CTILE_CACHE_DIR"
     if [[ $d == 0 ]]; then unset CTILE_LOOP_PREFETCH; else export CTILE_LOOP_PREFETCH=$d; fi
-    timeout 240 $b/bench/ctile_gemm_bench --only "$s" --reps 20 --out "$out/sweep_d$d.jsonl" >>"$out/sweep.log" 2>&1 ||
+    timeout 240 $build/bench/ctile_gemm_bench --only "$s" --reps 20 --out "$out/sweep_d$d.jsonl" >>"$out/sweep.log" 2>&1 ||
       { echo "d=$d $s FAILED"; status=1; }
   done
 done
@@ -36,7 +29,7 @@ for f in sorted(glob.glob(sys.argv[1] + '/sweep_d*.jsonl')):
         print('d=%s %s %s %s %s %s ok=%s err=%s first_ms=%s' % (d, r['kernel'], r['dtype'], 'x'.join(map(str, r['shape'])),
               r['config'], r.get('tflops', r.get('tbps')), r.get('ok'), r.get('rel_err'), r.get('first_launch_ms')))
 PY
-$b/bench/ctile_gemm_bench --cubin $b/mm.cubin &&
-  { cuobjdump --dump-sass $b/mm.cubin | grep -oE '(HMMA|LDSM|LDGSTS|BAR|DEPBAR)[.A-Z0-9]*' | sort | uniq -c
-    cuobjdump --dump-resource-usage $b/mm.cubin | grep -o 'REG:[0-9]*.*'; }
+$build/bench/ctile_gemm_bench --cubin $build/mm.cubin &&
+  { cuobjdump --dump-sass $build/mm.cubin | grep -oE '(HMMA|LDSM|LDGSTS|BAR|DEPBAR)[.A-Z0-9]*' | sort | uniq -c
+    cuobjdump --dump-resource-usage $build/mm.cubin | grep -o 'REG:[0-9]*.*'; }
 exit $status
