@@ -86,6 +86,8 @@ void clone_region(const Region& from, Region& to) {
     c->ring_slots = op->ring_slots;
     c->ring_slot = op->ring_slot;
     c->ring_ahead = op->ring_ahead;
+    c->tma_map = op->tma_map;
+    c->tma_bar = op->tma_bar;
     c->async_wait = op->async_wait;
     c->in_flight = op->in_flight;
     c->regions.resize(op->regions.size());
@@ -94,6 +96,46 @@ void clone_region(const Region& from, Region& to) {
   }
 }
 }  // namespace
+
+int tensor_param_of(const Kernel& k, ValueId v) {
+  // A partition's tensor: the operand of the make_partition that made it.
+  ValueId t = v;
+  walk(k.body, [&](const Op& op) {
+    if (op.kind == OpKind::MakePartition && op.results[0] == v) t = op.operands[0];
+  });
+  v = t;
+  for (std::size_t i = 0; i < k.params.size(); ++i)
+    if (k.params[i].value == v) return static_cast<int>(i);
+  return -1;
+}
+
+std::vector<TensorMapUse> tensor_maps(const Kernel& k) {
+  std::vector<TensorMapUse> maps;
+  std::vector<bool> seen;
+  walk(k.body, [&](const Op& op) {
+    if (op.tma_map < 0) return;
+    TensorMapUse u;
+    u.param = tensor_param_of(k, op.operands[0]);
+    const Type& t = k.type(op.results[0]);
+    const Layout& l = k.layout(op.results[0]);
+    CTILE_CHECK(u.param >= 0 && t.shape.size() == 2 && l.is_swizzled(), "ir: a TMA copy at ", op.loc.str(),
+                " does not load a parameter's tensor into a swizzled tile");
+    u.dtype = t.dtype;
+    u.box_rows = t.shape[0];
+    u.box_cols = l.swizzle / dtype_size(t.dtype);
+    u.swizzle = l.swizzle;
+    const auto m = static_cast<std::size_t>(op.tma_map);
+    if (maps.size() <= m) {
+      maps.resize(m + 1);
+      seen.resize(m + 1, false);
+    }
+    CTILE_CHECK(!seen[m] || maps[m] == u, "ir: the TMA copies of tensor map ", m, " disagree on the box");
+    maps[m] = u;
+    seen[m] = true;
+  });
+  for (std::size_t m = 0; m < seen.size(); ++m) CTILE_CHECK(seen[m], "ir: tensor map ", m, " has no copy");
+  return maps;
+}
 
 Kernel clone(const Kernel& k) {
   Kernel c;

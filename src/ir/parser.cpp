@@ -360,6 +360,7 @@ class Parser {
       else if (key == "blocks_per_cta") o.blocks_per_cta = v;
       else if (key == "loop_prefetch") o.loop_prefetch = v;
       else if (key == "min_ctas_per_sm") o.min_ctas_per_sm = v;
+      else if (key == "tma") o.tma = v;
       else fail(cat("unknown kernel option '", key, "'"));
     } while (try_char(','));
     expect('}');
@@ -502,6 +503,13 @@ class Parser {
         else op.ring_slot = static_cast<int>(parse_int());
         expect(']');
         if (op.ring_slots <= 0 || op.ring_slot >= op.ring_slots || op.ring_ahead < 0) fail("ring takes [slots > 0, slot < slots] or [slots, +ahead]");
+      } else if (key == "tma") {
+        // tma = [map, barrier offset]: the load copies with TMA (smem-alloc)
+        const Shape v = parse_list();
+        if (v.size() != 2 || v[0] < 0 || v[1] < 0 || v[1] % 8 != 0)
+          fail("tma takes [map >= 0, barrier offset >= 0, a multiple of 8]");
+        op.tma_map = static_cast<int>(v[0]);
+        op.tma_bar = v[1];
       } else if (key == "async_wait") {
         op.async_wait = static_cast<int>(parse_int());
         if (op.async_wait < 0) fail("async_wait must not be negative");

@@ -142,6 +142,7 @@ class Printer {
     if (op.ring_slots > 0)
       more("ring = [" + std::to_string(op.ring_slots) + ", " +
            (op.ring_slot >= 0 ? std::to_string(op.ring_slot) : "+" + std::to_string(op.ring_ahead)) + "]");
+    if (op.tma_map >= 0) more("tma = [" + std::to_string(op.tma_map) + ", " + std::to_string(op.tma_bar) + "]");
     if (op.async_wait >= 0) more("async_wait = " + std::to_string(op.async_wait));
     if (op.in_flight) more("in_flight");
     return a.str();

@@ -259,6 +259,11 @@ class Verifier {
       if (shared(r) && op.kind != OpKind::Load && op.kind != OpKind::LoadPiece && op.kind != OpKind::For &&
           op.kind != OpKind::Permute)
         fail(op, cat("result %", r, " has a shared layout: only a load, a transpose or a loop may make one"));
+    if (op.tma_map >= 0 &&
+        (op.kind != OpKind::Load || !shared(op.results[0]) || !L(op.results[0]).is_swizzled() || op.ring_slots <= 0 ||
+         op.tma_bar < 0 || op.tma_bar % 8 != 0 || k_.type(op.operands[0]).rank != 2 || k_.type(op.operands[0]).access != Access::Read))
+      fail(op, "a TMA copy (tma = [map, barrier]) is a load of a read-only rank-2 tensor into a swizzled ring slot, "
+               "its barriers at a multiple of 8 bytes");
     // A transpose of a tile in shared memory (a swizzled one) reads the same memory: the layout says so.
     if (op.kind == OpKind::Permute && (shared(op.operands[0]) || shared(op.results[0]))) {
       Layout want = L(op.operands[0]);

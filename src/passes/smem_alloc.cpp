@@ -24,6 +24,8 @@
 // every copy and synchronises after its last iteration (async_wait = 0, sync_after), so nothing
 // after it, nor the next tile block's loads, meets a copy in flight or a slot still being read.
 #include <algorithm>
+#include <cmath>
+#include <functional>
 #include <map>
 #include <numeric>
 #include <set>
@@ -107,7 +109,8 @@ std::int64_t scratch_bytes(const ir::Kernel& k, const ir::Op& op) {
 class SmemAlloc : public Pass {
  public:
   std::string_view name() const override { return "smem-alloc"; }
-  void run(ir::Kernel& k, const PassContext&) override {
+  void run(ir::Kernel& k, const PassContext& ctx) override {
+    tma_ = ctx.options.tma > 0 && k.target.sm >= 90;
     CTILE_CHECK(k.gpu_level(), "smem-alloc runs on the GPU-level IR");
     half_ = 0;
     ir::walk(k.body, [&](const ir::Op& op) { half_ = std::max(half_, scratch_bytes(k, op)); });
@@ -182,6 +185,8 @@ class SmemAlloc : public Pass {
   static bool shared_load(const ir::Kernel& k, const ir::Op& op) {
     return (op.kind == OpKind::Load || op.kind == OpKind::LoadPiece) && shared_value(k, op.results[0]);
   }
+  // A shared load copied with cp.async (one commit group per thread).
+  static bool async_copy(const ir::Kernel& k, const ir::Op& op) { return shared_load(k, op) && op.tma_map < 0; }
   static std::int64_t tile_bytes(const ir::Kernel& k, ir::ValueId v) {
     const ir::Type& t = k.type(v);
     const ir::Layout& l = k.layout(v);
@@ -319,6 +324,7 @@ class SmemAlloc : public Pass {
     });
     if (!any) return;
     k.target.smem_bytes = std::max(at, scratch);
+    if (tma_) tma_rings(k);
     // The kernel body runs again for the CTA's next tile block: its loads must not overwrite a slot
     // an mma of this one may still read.
     k.body.ops.back()->sync_after = true;
@@ -334,6 +340,8 @@ class SmemAlloc : public Pass {
           // A transposed tile is its source's memory: wait for the source's copy.
           for (std::size_t q = 0; q < i; ++q)
             if (r.ops[q]->kind == OpKind::Permute && r.ops[q]->results[0] == x) x = r.ops[q]->operands[0];
+          const Origin& o = origin_[static_cast<std::size_t>(x)];
+          if (o.load && o.load->tma_map >= 0) continue;  // waits on its slot's barrier instead
           const int w = pending_after(k, r, parent, i, x);
           wait = wait < 0 ? w : std::min(wait, w);
         }
@@ -342,6 +350,111 @@ class SmemAlloc : public Pass {
     });
     chain_.clear();
     done_.clear();
+  }
+
+  // ---- TMA copies (option tma = 1 on sm_90) ----
+  // A ring (the loads at one smem_offset) copies with TMA when every load of it reads a read-only
+  // rank-2 tensor parameter whose facts prove what a tensor map needs (16-byte aligned base and
+  // rows, unit inner stride) into a swizzled tile, pads with +0 (TMA fills zeros), and every tile
+  // of the ring is read by exactly one mma of its own region (each copy is waited for once: a
+  // thread flips its slot's phase at each wait). The ring's barriers go after everything else
+  // (they live as long as the kernel), one per slot; tensor maps are shared by the loads of one
+  // parameter with one box.
+  void tma_rings(ir::Kernel& k) {
+    std::map<std::int64_t, std::vector<ir::Op*>> rings;
+    ir::walk_mut(k.body, [&](ir::Op& op) {
+      if (shared_load(k, op) && op.ring_slots > 0) rings[op.smem_offset].push_back(&op);
+    });
+    std::int64_t at = (k.target.smem_bytes + 7) / 8 * 8;
+    std::vector<ir::TensorMapUse> maps;
+    for (auto& [off, loads] : rings) {
+      (void)off;
+      bool ok = true;
+      for (const ir::Op* ld : loads) ok = ok && tma_load_ok(k, *ld);
+      if (!ok || !single_use_chain(k, loads)) continue;
+      for (ir::Op* ld : loads) {
+        const ir::Type& t = k.type(ld->results[0]);
+        ir::TensorMapUse u;
+        u.param = ir::tensor_param_of(k, ld->operands[0]);
+        u.dtype = t.dtype;
+        u.box_rows = t.shape[0];
+        u.swizzle = k.layout(ld->results[0]).swizzle;
+        u.box_cols = u.swizzle / dtype_size(t.dtype);
+        auto m = std::find(maps.begin(), maps.end(), u);
+        if (m == maps.end()) m = maps.insert(maps.end(), u);
+        ld->tma_map = static_cast<int>(m - maps.begin());
+        ld->tma_bar = at;
+      }
+      at += 8 * loads.front()->ring_slots;
+    }
+    k.target.smem_bytes = std::max(k.target.smem_bytes, at);
+  }
+  static bool tma_load_ok(const ir::Kernel& k, const ir::Op& ld) {
+    if (ld.kind != OpKind::Load || !k.layout(ld.results[0]).is_swizzled()) return false;
+    const int pi = ir::tensor_param_of(k, ld.operands[0]);
+    const ir::Param* p = pi >= 0 ? &k.params[static_cast<std::size_t>(pi)] : nullptr;
+    if (!p || p->type.access != ir::Access::Read || p->type.rank != 2) return false;
+    const ir::TensorFacts& f = p->facts;
+    if (!f.aligned16 || !f.contiguous_last || !(f.stride_div16 & 1u)) return false;
+    return ld.value.i == 0 && ld.value.f == 0.0 && !std::signbit(ld.value.f);
+  }
+  // Every value of the ring's chain (the loads' results and the loop arguments that carry them) is
+  // read by at most one mma (directly or through a transpose) of the region it lives in, and by
+  // nothing else but the loop that carries it and the yield.
+  static bool single_use_chain(const ir::Kernel& k, const std::vector<ir::Op*>& loads) {
+    std::set<ir::ValueId> chain;
+    for (const ir::Op* ld : loads) chain.insert(ld->results[0]);
+    // The loop arguments bound to a chain value (the carried tiles), to a fixed point.
+    for (bool grew = true; grew;) {
+      grew = false;
+      ir::walk(k.body, [&](const ir::Op& f) {
+        if (f.kind != OpKind::For) return;
+        const ir::Region& body = f.regions[0];
+        const ir::Op& y = *body.ops.back();
+        for (std::size_t j = 0; j + 3 < f.operands.size(); ++j)
+          if ((chain.count(f.operands[3 + j]) || chain.count(y.operands[j])) && !chain.count(body.args[1 + j])) {
+            chain.insert(body.args[1 + j]);
+            grew = true;
+          }
+      });
+    }
+    bool ok = true;
+    // Direct reads of v by mmas of r (A or B).
+    auto mma_reads = [](const ir::Region& r, ir::ValueId v) {
+      int n = 0;
+      for (const auto& op : r.ops)
+        if (op->kind == OpKind::Mma)
+          for (std::size_t j = 0; j < 2; ++j) n += op->operands[j] == v ? 1 : 0;
+      return n;
+    };
+    std::function<void(const ir::Region&)> check = [&](const ir::Region& r) {
+      std::set<ir::ValueId> here(r.args.begin(), r.args.end());
+      for (const auto& op : r.ops) here.insert(op->results.begin(), op->results.end());
+      std::map<ir::ValueId, int> mmas;
+      for (const auto& op : r.ops)
+        for (std::size_t j = 0; j < op->operands.size(); ++j) {
+          const ir::ValueId v = op->operands[j];
+          if (!chain.count(v)) continue;
+          if (!here.count(v)) ok = false;  // read in a nested region: once per fill no more
+          if (op->kind == OpKind::Mma && j < 2) ++mmas[v];
+          else if (op->kind == OpKind::Permute) {
+            const int n = mma_reads(r, op->results[0]);
+            if (n != uses_in(r, op->results[0])) ok = false;
+            mmas[v] += n;
+          } else if (!(op->kind == OpKind::For && j >= 3) && op->kind != OpKind::Yield) ok = false;
+        }
+      for (const auto& [v, n] : mmas) ok = ok && n <= 1;
+      for (const auto& op : r.ops)
+        for (const ir::Region& sub : op->regions) check(sub);
+    };
+    check(k.body);
+    // A loop's carried tile read after the loop was waited for by its drain: no TMA then.
+    ir::walk(k.body, [&](const ir::Op& f) {
+      if (f.kind != OpKind::For) return;
+      for (std::size_t j = 0; j < f.results.size(); ++j)
+        if (chain.count(f.regions[0].args[1 + j]) && uses_in(k.body, f.results[j]) > 0) ok = false;
+    });
+    return ok;
   }
 
   // The wgmma products of f's body that carry their accumulator from a region argument of the
@@ -446,11 +559,12 @@ class SmemAlloc : public Pass {
     return rings && first_scratch > last_ring && ops[last_ring]->kind == OpKind::For;
   }
 
-  // A lower bound on the copies this thread has issued after the one of `x`, at the op r.ops[i].
+  // A lower bound on the copies this thread has issued after the one of `x`, at the op r.ops[i]
+  // (cp.async copies: a TMA copy commits no group).
   int pending_after(const ir::Kernel& k, const ir::Region& r, const ir::Op* parent, std::size_t i, ir::ValueId x) const {
     auto top_loads = [&](std::size_t from, std::size_t to) {
       int n = 0;
-      for (std::size_t q = from; q < to; ++q) n += shared_load(k, *r.ops[q]) ? 1 : 0;
+      for (std::size_t q = from; q < to; ++q) n += async_copy(k, *r.ops[q]) ? 1 : 0;
       return n;
     };
     const Origin& o = origin_[static_cast<std::size_t>(x)];
@@ -458,7 +572,7 @@ class SmemAlloc : public Pass {
     // body; the D - d - 1 iterations in between each issued every top-level load of the body.
     if (parent && o.loop == parent && o.load && std::find(r.args.begin(), r.args.end(), x) != r.args.end()) {
       int per_iteration = 0;
-      for (const auto& q : r.ops) per_iteration += shared_load(k, *q) ? 1 : 0;
+      for (const auto& q : r.ops) per_iteration += async_copy(k, *q) ? 1 : 0;
       return (o.depth - o.level - 1) * per_iteration + top_loads(0, i);
     }
     // A tile loaded earlier in this region.
@@ -482,6 +596,7 @@ class SmemAlloc : public Pass {
       for (auto& sub : op->regions) walk_regions(sub, op.get(), f);
   }
 
+  bool tma_ = false;
   std::int64_t half_ = 0;
   int next_ = 0, count_ = 0;
   std::vector<Origin> origin_;

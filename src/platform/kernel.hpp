@@ -35,13 +35,49 @@ struct ParamSlot {
 // the value's bit pattern in the low bytes (bool 0/1, f16/bf16 bits, f32/f64 bits, integers
 // zero-extended from their width). Grid: 6 x int64 tile blocks per axis at `grid_offset` (axes past
 // the grid rank 1).
+struct ParamLayout;
+
+// A TMA tensor map (CUtensorMap, 128 bytes at a 64-byte aligned offset) of the block: the kernel
+// copies boxes of `box_rows` x `box_cols` elements of the rank-2 tensor of slot `slot` into shared
+// memory with the given swizzle (32, 64 or 128 bytes). The platform encodes it at launch from the
+// tensor's data, shape and strides (write_tensor_arg).
+struct TensorMapSlot {
+  std::uint32_t slot = 0;    // the tensor's index in ParamLayout::slots
+  std::uint32_t offset = 0;  // bytes from the start of the block, a multiple of 64
+  DType dtype = DType::bf16;
+  std::uint32_t box_rows = 0, box_cols = 0;
+  std::uint32_t swizzle = 128;
+  friend bool operator==(const TensorMapSlot&, const TensorMapSlot&) = default;
+};
+
 struct ParamLayout {
   std::uint32_t bytes = 0;
   std::uint32_t grid_offset = 0;
   std::vector<ParamSlot> slots;  // one per ir::Kernel::params entry, in that order
+  std::vector<TensorMapSlot> maps;  // none unless the kernel copies tiles with TMA
 };
 
 inline constexpr std::size_t kTensorSlotBytes = 104;
+inline constexpr std::size_t kTensorMapBytes = 128;
+inline constexpr std::size_t kTensorMapAlign = 64;
+// TMA coordinates are 32-bit: a tensor map covers rank-2 tensors whose extents are at most this
+// (the device clamps a tile's origin into [-kTensorMapMaxExtent, kTensorMapMaxExtent], so a tile
+// index far outside the tensor still reads only padding).
+inline constexpr std::int64_t kTensorMapMaxExtent = std::int64_t{1} << 30;
+
+// The arguments of cuTensorMapEncodeTiled for map `m` over a tensor (ABI values of cuda.h's enums),
+// or why the tensor cannot be described by one (`error` non-empty: a user-facing reason).
+struct TensorMapEncoding {
+  std::uint32_t data_type = 0;        // CUtensorMapDataType
+  std::uint64_t dims[2] = {0, 0};     // innermost first: columns, rows
+  std::uint64_t row_stride_bytes = 0;
+  std::uint32_t box[2] = {0, 0};      // columns, rows
+  std::uint32_t swizzle = 0;          // CUtensorMapSwizzle
+  bool empty = false;                 // an extent is 0: the kernel never reads the map (no encoding)
+  std::string error;
+};
+TensorMapEncoding tensor_map_encoding(const TensorMapSlot& m, const void* data, const std::int64_t* shape,
+                                      const std::int64_t* strides, int rank);
 
 // The compiler's output for one specialisation on one target: everything a platform needs to load
 // and launch it.
@@ -68,6 +104,11 @@ class NativeKernel {
   [[nodiscard]] virtual const ParamLayout& layout() const = 0;
   // The CUDA blocks launched for `tile_blocks` tile blocks (the resident-grid cap applied).
   [[nodiscard]] virtual std::int64_t blocks_for(std::int64_t tile_blocks) const = 0;
+  // Encodes the tensor maps of layout().maps that describe the tensor of slot `slot` into `block`
+  // (only called when there are maps). Throws UserError when the tensor cannot be described (an
+  // extent past kTensorMapMaxExtent, a misaligned view) and CudaError when the driver refuses.
+  virtual void write_tensor_maps(std::byte* block, std::size_t slot, const void* data, const std::int64_t* shape,
+                                 const std::int64_t* strides, int rank) const;
 };
 
 // A compiled kernel that a platform can launch natively (implemented by a backend's compiled kernel
@@ -99,6 +140,14 @@ inline void write_tensor(std::byte* block, const ParamSlot& s, const void* data,
     d.stride[i] = strides[i];
   }
   std::memcpy(block + s.offset, &d, sizeof d);
+}
+
+// A tensor argument of native kernel `k`: its descriptor, then the tensor maps over it.
+inline void write_tensor_arg(const NativeKernel& k, std::byte* block, std::size_t slot, const void* data,
+                             const std::int64_t* shape, const std::int64_t* strides, int rank) {
+  const ParamLayout& l = k.layout();
+  write_tensor(block, l.slots[slot], data, shape, strides, rank);
+  if (!l.maps.empty()) k.write_tensor_maps(block, slot, data, shape, strides, rank);
 }
 
 inline void write_data_pointer(std::byte* block, const ParamSlot& s, const void* data) {

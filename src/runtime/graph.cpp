@@ -230,8 +230,8 @@ void graph_swap(GraphState& g, const std::shared_ptr<const TensorCore>& old_core
       changed = true;
       const platform::NativeKernel* nk = n.record->native;
       if (nk) {
-        platform::write_tensor(n.params.data(), nk->layout().slots[static_cast<std::size_t>(t.slot)], new_core->data(),
-                               new_core->shape.data(), new_core->strides.data(), static_cast<int>(new_core->shape.size()));
+        platform::write_tensor_arg(*nk, n.params.data(), static_cast<std::size_t>(t.slot), new_core->data(),
+                                   new_core->shape.data(), new_core->strides.data(), static_cast<int>(new_core->shape.size()));
       } else {
         n.args[static_cast<std::size_t>(t.slot)].tensor = new_core->arg();
       }

@@ -681,7 +681,8 @@ void PackedBlock::pack(const LaunchRecord& r, const LaunchArgs& args, const std:
     const platform::ParamSlot& s = l.slots[static_cast<std::size_t>(slot)];
     if (a.core) {
       if (ids[i] == a.core->id) continue;
-      platform::write_tensor(b, s, a.core->data(), a.core->shape.data(), a.core->strides.data(), a.rank);
+      platform::write_tensor_arg(*r.native, b, static_cast<std::size_t>(slot), a.core->data(), a.core->shape.data(),
+                                 a.core->strides.data(), a.rank);
       ids[i] = a.core->id;
     } else {
       platform::write_scalar(b, s, a.scalar);

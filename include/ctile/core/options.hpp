@@ -34,6 +34,12 @@ struct KernelOptions {
   // __launch_bounds__'s minimum, which then limits the registers per thread to fit (spilling if it
   // must); 0: no target (ptxas uses the registers it wants).
   int min_ctas_per_sm = 0;
+  // On sm_90, how the wgmma operand tiles of a K loop reach shared memory: 1 = TMA (one thread
+  // copies each tile through a tensor map encoded at launch, an mbarrier per ring slot counts its
+  // bytes), -1 = cp.async (every thread copies its vectors); 0: the compiler chooses (cp.async).
+  // TMA applies to tiles of read-only rank-2 tensors whose facts prove 16-byte aligned rows and
+  // whose padding is zero; other tiles keep cp.async.
+  int tma = 0;
 
   friend bool operator==(const KernelOptions&, const KernelOptions&) = default;
   friend auto operator<=>(const KernelOptions&, const KernelOptions&) = default;
@@ -43,7 +49,7 @@ struct KernelOptions {
   // Throws UserError naming `kernel` and the option when an option is out of range.
   void validate(const std::string& kernel) const;
   // These options with the environment's overrides applied (CTILE_WARPS, CTILE_STAGES,
-  // CTILE_BLOCKS_PER_CTA, CTILE_FAST_MATH, CTILE_SIMT_MMA, CTILE_SYNC_MMA, CTILE_LOOP_PREFETCH, CTILE_MIN_CTAS; a malformed
+  // CTILE_BLOCKS_PER_CTA, CTILE_FAST_MATH, CTILE_SIMT_MMA, CTILE_SYNC_MMA, CTILE_LOOP_PREFETCH, CTILE_MIN_CTAS, CTILE_TMA; a malformed
   // value is a UserError).
   KernelOptions with_env_overrides() const;
 };

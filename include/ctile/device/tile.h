@@ -14,3 +14,4 @@
 #include "ctile/device/dist.h"
 #include "ctile/device/mma.h"
 #include "ctile/device/async.h"
+#include "ctile/device/tma.h"

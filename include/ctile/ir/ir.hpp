@@ -202,6 +202,12 @@ struct Op {
   int ring_slots = 0;
   int ring_slot = -1;
   int ring_ahead = 0;
+  // Such a load on sm_90 may copy its tile with TMA instead (smem-alloc, option tma): one thread
+  // copies the tile through tensor map `tma_map` of the kernel (ir::tensor_maps) and the slot's
+  // mbarrier, one of ring_slots 8-byte barriers at byte `tma_bar` of the tile block's shared
+  // memory, counts its bytes; the mma that reads the tile waits on that barrier (-1: cp.async).
+  int tma_map = -1;
+  std::int64_t tma_bar = -1;
   // mma reading shared-layout operands, a loop after which no copy may be in flight: the op first
   // waits until at most `async_wait` of this thread's asynchronous copies are pending, then the
   // tile block synchronises (-1: no wait).
@@ -269,6 +275,16 @@ struct KernelTarget {
   friend bool operator==(const KernelTarget&, const KernelTarget&) = default;
 };
 
+// A TMA tensor map a GPU-level kernel copies tiles through (ops with tma_map >= 0): boxes of
+// box_rows x box_cols elements of param `param`'s rank-2 tensor with a swizzle of `swizzle` bytes.
+struct TensorMapUse {
+  int param = 0;  // index into Kernel::params
+  DType dtype = DType::bf16;
+  std::int64_t box_rows = 0, box_cols = 0;
+  int swizzle = 128;
+  friend bool operator==(const TensorMapUse&, const TensorMapUse&) = default;
+};
+
 struct Kernel {
   std::string name;
   int grid_rank = 1;            // tile-block ids have this many axes
@@ -294,6 +310,14 @@ struct Kernel {
 
 // A deep copy (regions own their ops), for passes that must not change the traced kernel.
 Kernel clone(const Kernel& k);
+
+// The index in k.params of the tensor that value `v` (a tensor parameter or a partition of one)
+// refers to; -1 when it is neither.
+int tensor_param_of(const Kernel& k, ValueId v);
+
+// The tensor maps of a GPU-level kernel, indexed by the ops' tma_map (empty when no op copies with
+// TMA). Throws InternalError when two ops of one map disagree or a map index is unused.
+std::vector<TensorMapUse> tensor_maps(const Kernel& k);
 
 struct PrintOptions {
   bool locations = false;  // each op's source location as `loc("file":line)`

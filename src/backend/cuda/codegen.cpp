@@ -236,6 +236,13 @@ class Emitter {
     }
     g.params_bytes = kGridBytes + kTensorDescBytes * static_cast<std::size_t>(n_tensors_) +
                      8 * static_cast<std::size_t>(n_scalars_);
+    if (!maps_.empty()) {
+      g.params_bytes = (g.params_bytes + 63) / 64 * 64;
+      for (const ir::TensorMapUse& u : maps_) {
+        g.maps.push_back({u, g.params_bytes});
+        g.params_bytes += 128;
+      }
+    }
     if (g.params_bytes > kMaxParamBytes)
       throw UserError(detail::cat("kernel '", k_.name, "' has too many parameters for the CUDA backend (",
                                   g.params_bytes, " bytes of launch parameters, at most ", kMaxParamBytes, ")"));
@@ -261,6 +268,9 @@ class Emitter {
   std::ostringstream out_;
   int ind_ = 0, uid_ = 0;
   std::vector<std::string> iters_;  // the iteration counters of the enclosing loops with rotating slots
+  std::vector<ir::TensorMapUse> maps_;            // ir::tensor_maps: p.m[i]
+  std::map<std::int64_t, const ir::Op*> tma_rings_;  // a TMA ring's barrier offset -> one of its loads
+  std::map<ValueId, const ir::Op*> tma_of_;       // a value of a TMA ring's chain -> one of the ring's loads
 
   // ---- values ----
   const Type& type(ValueId v) const { return k_.type(v); }
@@ -372,6 +382,33 @@ class Emitter {
     ir::walk(k_.body, [&](const ir::Op& op) {
       for (ValueId v : op.operands) used_[static_cast<std::size_t>(v)] = 1;
     });
+    // TMA rings (smem-alloc): each by its barriers' offset; every value of a ring's chain (its
+    // loads, the loop arguments that carry them, their transposes) names the load that rings it.
+    maps_ = ir::tensor_maps(k_);
+    ir::walk(k_.body, [&](const ir::Op& op) {
+      if (op.tma_map >= 0) {
+        tma_rings_.emplace(op.tma_bar, &op);
+        tma_of_[op.results[0]] = &op;
+      }
+    });
+    for (bool grew = true; grew && !tma_of_.empty();) {
+      grew = false;
+      ir::walk(k_.body, [&](const ir::Op& op) {
+        auto link = [&](ValueId from, ValueId to) {
+          auto it = tma_of_.find(from);
+          if (it != tma_of_.end() && !tma_of_.count(to)) {
+            tma_of_[to] = it->second;
+            grew = true;
+          }
+        };
+        if (op.kind == OpKind::Permute) link(op.operands[0], op.results[0]);
+        if (op.kind == OpKind::For)
+          for (std::size_t j = 0; j + 3 < op.operands.size(); ++j) {
+            link(op.operands[3 + j], op.regions[0].args[1 + j]);
+            link(yield_of(op.regions[0]).operands[j], op.regions[0].args[1 + j]);
+          }
+      });
+    }
     entry_ = "ctile_" + sanitize(k_.name.empty() ? std::string("kernel") : k_.name);
     if (entry_.size() > 80) entry_.resize(80);
   }
@@ -388,7 +425,13 @@ class Emitter {
     h << "  long long grid[6];\n";
     if (n_tensors_ > 0) h << "  ct::TensorDesc t[" << n_tensors_ << "];\n";
     if (n_scalars_ > 0) h << "  unsigned long long s[" << n_scalars_ << "];\n";
+    if (!maps_.empty()) h << "  ct::TensorMap m[" << maps_.size() << "];  // TMA tensor maps, encoded at launch\n";
     h << "};\n";
+    for (std::size_t i = 0; i < maps_.size(); ++i) {
+      const ir::TensorMapUse& u = maps_[i];
+      h << "// m[" << i << "]: t[" << tensor_[static_cast<std::size_t>(k_.params[static_cast<std::size_t>(u.param)].value)]
+        << "] in boxes of " << u.box_rows << "x" << u.box_cols << ", " << u.swizzle << "-byte swizzle\n";
+    }
     for (const ir::Param& p : k_.params) {
       const auto v = static_cast<std::size_t>(p.value);
       h << "// " << (p.type.kind == ir::TypeKind::Tile ? "s[" + std::to_string(scalar_param_[v]) + "]"
@@ -438,6 +481,17 @@ class Emitter {
       line("(void)tp" + s + ";");
       line("(void)own" + s + ";");
     }
+    if (!tma_rings_.empty()) {
+      // The TMA rings' barriers, one per slot, initialised once; each thread tracks their phases.
+      for (const auto& [bar, ld] : tma_rings_) {
+        const std::string b = std::to_string(bar), n = std::to_string(ld->ring_slots);
+        line("ct::u64* const tb" + b + " = (ct::u64*)(ct_smem + " + b + ");  // the barriers of a TMA ring of " + n + " slots");
+        line("ct::TmaRing<" + n + "> tr" + b + ";");
+        line("if (team.tid == 0) for (int s = 0; s < " + n + "; ++s) ct::mbar_init(tb" + b + " + s, 1);");
+      }
+      line("ct::mbar_init_fence();");
+      line("__syncthreads();");
+    }
     std::string total = "p.grid[0]";
     for (int d = 1; d < k_.grid_rank; ++d) total += " * p.grid[" + std::to_string(d) + "]";
     line("const long long nblocks = " + total + ";");
@@ -480,6 +534,9 @@ class Emitter {
   void emit_region(const ir::Region& r) {
     for (const auto& op : r.ops) {
       if (op->kind == OpKind::Yield) {
+        // The next tile block's TMA copies may land where this one wrote its scratch.
+        if (op->sync_after && !tma_rings_.empty() && &r == &k_.body)
+          line("ct::wgmma_smem_fence();  // this tile block's shared stores, before the next one's TMA copies");
         if (op->sync_after) line("team.sync();  // scratch of the next iteration");
         break;
       }
@@ -845,6 +902,17 @@ class Emitter {
       CTILE_CHECK(!iters_.empty(), "cuda codegen: a rotating load into shared memory outside a loop at ", loc_str(op.loc));
       slot = "((" + iters_.back() + " + " + std::to_string(op.ring_ahead) + ") % " + std::to_string(op.ring_slots) + ")";
     }
+    if (op.tma_map >= 0) {
+      const std::string b = std::to_string(op.tma_bar), sv = "s" + name(r0);
+      line("const int " + sv + " = " + slot + ";");
+      line(ct(r0) + "* const " + name(r0) + " = (" + ct(r0) + "*)(ct_smem + " + std::to_string(op.smem_offset) + " + " + sv +
+           " * " + std::to_string(slot_bytes) + ");" + comment(op) + " (TMA copy)");
+      line("tr" + b + ".issued(" + sv + ");");
+      line("if (team.tid == 0) ct::tma_load<" + std::to_string(sh[0]) + ", " + std::to_string(sh[1]) + ", " +
+           std::to_string(lay(r0).swizzle) + ">(" + name(r0) + ", &p.m[" + std::to_string(op.tma_map) + "], " + td(t) + ", " +
+           name(op.operands[1]) + ", " + name(op.operands[2]) + ", tb" + b + " + " + sv + ");");
+      return;
+    }
     line(ct(r0) + "* const " + name(r0) + " = (" + ct(r0) + "*)(ct_smem + " + std::to_string(op.smem_offset) + " + " + slot +
          " * " + std::to_string(slot_bytes) + ");" + comment(op) + " (async copy)");
     const Layout cl = copy_layout(r0);
@@ -1091,7 +1159,19 @@ class Emitter {
     }
     open("{");
     if (op.async_wait >= 0) line("ct::cp_async_wait<" + std::to_string(op.async_wait) + ">();");
-    line("ct::wgmma_smem_fence();  // the copies, visible to the async proxy");
+    bool async_copies = false;
+    for (ValueId v : {a, b}) {
+      const auto it = tma_of_.find(v);
+      if (it == tma_of_.end()) {
+        async_copies = true;
+        continue;
+      }
+      const ir::Op& ld = *it->second;
+      const std::string bar = std::to_string(ld.tma_bar);
+      line("tr" + bar + ".wait(tb" + bar + ", (int)(((const unsigned char*)" + name(v) + " - (ct_smem + " +
+           std::to_string(ld.smem_offset) + ")) / " + std::to_string(ld.smem_bytes / ld.ring_slots) + "));  // its TMA copy");
+    }
+    if (async_copies) line("ct::wgmma_smem_fence();  // the copies, visible to the async proxy");
     line("team.sync();");
     if (op.in_flight) {
       line("ct::mma_wg_issue<" + targs + ">(" + name(r) + ", " + name(a) + ", " + name(b) + ", team.tid);");
@@ -1167,6 +1247,10 @@ class Emitter {
     line("iv" + us + " += st" + us + ";");
     close();
     if (rotating) iters_.pop_back();
+    for (const auto& o : body.ops)
+      if (o->tma_map >= 0 && o->ring_slot < 0)
+        line("tr" + std::to_string(o->tma_bar) + ".drain(tb" + std::to_string(o->tma_bar) +
+             ");  // the TMA copies issued ahead past the last iteration");
     for (const auto& o : body.ops)
       if (o->in_flight) {
         line("ct::wgmma_wait<0>();  // the last iteration's products");
@@ -1257,6 +1341,7 @@ ir::Kernel lower(const ir::Kernel& k, const CodegenOptions& opt) {
   if (opt.options.blocks_per_cta) o.blocks_per_cta = opt.options.blocks_per_cta;
   if (opt.options.loop_prefetch) o.loop_prefetch = opt.options.loop_prefetch;
   if (opt.options.min_ctas_per_sm) o.min_ctas_per_sm = opt.options.min_ctas_per_sm;
+  if (opt.options.tma) o.tma = opt.options.tma;
   o.fast_math = o.fast_math || opt.options.fast_math;
   o.simt_mma = o.simt_mma || opt.options.simt_mma;
   o.sync_mma = o.sync_mma || opt.options.sync_mma;
@@ -1280,7 +1365,8 @@ std::int64_t launch_blocks(const GeneratedKernel& g, std::int64_t tile_blocks) {
   return (tile_blocks + b - 1) / b;
 }
 
-std::vector<std::byte> pack_params(const ir::Kernel& k, const LaunchConfig& cfg, std::span<const ArgValue> args) {
+std::vector<std::byte> pack_params(const ir::Kernel& k, const LaunchConfig& cfg, std::span<const ArgValue> args,
+                                   const GeneratedKernel* g, const TensorMapWriter& write_map) {
   const std::string kname = cfg.kernel_name.empty() ? k.name : cfg.kernel_name;
   if (static_cast<int>(cfg.grid.size()) != k.grid_rank)
     throw UserError(detail::cat("kernel '", kname, "' has a ", k.grid_rank, "-D grid, launched with ", shape_str(cfg.grid)));
@@ -1288,7 +1374,9 @@ std::vector<std::byte> pack_params(const ir::Kernel& k, const LaunchConfig& cfg,
     throw UserError(detail::cat("kernel '", kname, "' takes ", k.params.size(), " arguments, got ", args.size()));
   std::size_t nt = 0, ns = 0;
   for (const ir::Param& p : k.params) (p.type.kind == ir::TypeKind::Tile ? ns : nt)++;
-  std::vector<std::byte> buf(kGridBytes + kTensorDescBytes * nt + 8 * ns);
+  const bool maps = g && !g->maps.empty();
+  CTILE_CHECK(!maps || write_map, "cuda codegen: kernel '", kname, "' copies with TMA: its tensor maps need an encoder");
+  std::vector<std::byte> buf(maps ? g->params_bytes : kGridBytes + kTensorDescBytes * nt + 8 * ns);
   auto put = [&](std::size_t off, auto v) { std::memcpy(buf.data() + off, &v, sizeof v); };
   for (std::size_t d = 0; d < 6; ++d) put(8 * d, d < cfg.grid.size() ? std::int64_t{cfg.grid[d]} : std::int64_t{1});
   std::size_t ti = 0, si = 0;
@@ -1319,6 +1407,8 @@ std::vector<std::byte> pack_params(const ir::Kernel& k, const LaunchConfig& cfg,
       put(base + 56 + 8 * d, used ? std::int64_t{ta.strides[d]} : std::int64_t{0});
     }
   }
+  if (maps)
+    for (const GeneratedKernel::Map& m : g->maps) write_map(buf.data() + m.offset, m, args[static_cast<std::size_t>(m.use.param)].tensor);
   return buf;
 }
 

@@ -8,10 +8,12 @@
 //     long long grid[6];                 // tile blocks per grid axis (kernel.grid_rank used)
 //     TensorDesc t[<number of tensor-like params>];   // Piece, Read, Atomic, Unchecked params in order
 //     unsigned long long s[<number of scalar params>]; // scalar params in order, bit pattern in the low bytes
+//     ct::TensorMap m[<number of tensor maps>];         // TMA copies only (GeneratedKernel::maps)
 //   };
 //
 // Offsets: grid at 0, t[i] at 48 + 104*i (data +0, shape +8, stride +56; unused axes extent 1,
-// stride 0), s[j] at 48 + 104*tensors + 8*j; arrays without elements are left out.
+// stride 0), s[j] at 48 + 104*tensors + 8*j, m[i] (128 bytes) from the next multiple of 64; arrays
+// without elements are left out.
 //
 // The launch uses a 1-D grid, `threads` threads per CTA and `smem_bytes` of dynamic shared memory
 // (above 48 KB raise CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES); its one kernel parameter is
@@ -22,6 +24,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -46,6 +49,13 @@ struct GeneratedKernel {
   // A persistent kernel: launch about as many CTAs as fit on the device at once (each then runs
   // several tile blocks), not one per tile block.
   bool prefetches = false;
+  // The TMA tensor maps of the parameter struct (p.m[i], 128 bytes each from a 64-byte aligned
+  // offset after s[]), which the launch encodes from the tensors (ir::tensor_maps).
+  struct Map {
+    ir::TensorMapUse use;
+    std::size_t offset = 0;
+  };
+  std::vector<Map> maps;
   // The compiler's notes on this kernel (ir::Kernel::notes: a product off the tensor cores or off
   // wgmma, and why); also at the top of `source`.
   std::vector<std::string> notes;
@@ -67,8 +77,14 @@ ir::Kernel lower(const ir::Kernel& k, const CodegenOptions& opt);
 // cannot lower (a bug) and UserError for a kernel that cannot fit the target (e.g. shared memory).
 GeneratedKernel generate(const ir::Kernel& k, const CodegenOptions& opt);
 
-// The parameter struct of one launch, laid out as the generated source expects.
-std::vector<std::byte> pack_params(const ir::Kernel& k, const LaunchConfig& cfg, std::span<const ArgValue> args);
+// Writes tensor map `m` over the argument tensor `t` into the 128 bytes at `out`: the launcher's
+// encoding (the driver's cuTensorMapEncodeTiled on a GPU, the emulator's own in the host emulation).
+using TensorMapWriter = std::function<void(std::byte* out, const GeneratedKernel::Map& m, const TensorArg& t)>;
+
+// The parameter struct of one launch, laid out as the generated source expects. A kernel `g` with
+// tensor maps needs `write_map` for them (InternalError without).
+std::vector<std::byte> pack_params(const ir::Kernel& k, const LaunchConfig& cfg, std::span<const ArgValue> args,
+                                   const GeneratedKernel* g = nullptr, const TensorMapWriter& write_map = {});
 
 // The device library headers (include/ctile/device/*.h), embedded at build time: name -> text.
 struct EmbeddedHeader {

@@ -75,7 +75,7 @@ platform::KernelArtifact artifact_of(const ir::Kernel& k, const GeneratedKernel&
   a.smem_bytes = gk.smem_bytes;
   a.resident_grid = gk.prefetches;
   a.tile_blocks_per_block = gk.blocks_per_cta;  // a CTA runs several tile blocks side by side
-  a.params = param_layout_of(k);
+  a.params = param_layout_of(k, gk);
   return a;
 }
 
@@ -246,7 +246,7 @@ class CudaBackend final : public Backend {
       if (static_cast<int>(ta.shape.size()) != s.rank || ta.strides.size() != ta.shape.size())
         throw UserError(detail::cat("kernel '", kname, "': argument ", i, " has shape ", shape_str(ta.shape), " and strides ",
                                     shape_str(ta.strides), ", expected rank ", static_cast<int>(s.rank)));
-      platform::write_tensor(params.data(), s, ta.data, ta.shape.data(), ta.strides.data(), s.rank);
+      platform::write_tensor_arg(k, params.data(), i, ta.data, ta.shape.data(), ta.strides.data(), s.rank);
     }
     void* kernel_params[] = {params.data()};
     const auto cuda_blocks = static_cast<unsigned>(k.blocks_for(blocks));

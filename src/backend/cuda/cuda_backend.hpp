@@ -7,6 +7,7 @@
 #pragma once
 
 #include "../../platform/kernel.hpp"
+#include "codegen.hpp"
 #include "ctile/backend/backend.hpp"
 
 namespace ctile::backend::cuda {
@@ -18,6 +19,6 @@ Backend& backend(int index);
 // How the generated code takes its arguments (the generator's parameter struct, codegen.hpp, as the
 // platform's ParamLayout). The compiler owns this contract: when it changes the struct, it changes
 // this (tests/unit/cuda_runtime/test_param_layout.cpp checks both against each other).
-platform::ParamLayout param_layout_of(const ir::Kernel& k);
+platform::ParamLayout param_layout_of(const ir::Kernel& k, const GeneratedKernel& g);
 
 }  // namespace ctile::backend::cuda

@@ -7,8 +7,8 @@
 namespace ctile::backend::cuda {
 
 // The offsets the generated code declares (codegen.hpp): grid at 0, tensor descriptors from 48, 104
-// bytes each, then 8-byte scalar slots, each group in parameter order.
-platform::ParamLayout param_layout_of(const ir::Kernel& k) {
+// bytes each, then 8-byte scalar slots, each group in parameter order, then the tensor maps.
+platform::ParamLayout param_layout_of(const ir::Kernel& k, const GeneratedKernel& g) {
   platform::ParamLayout l;
   std::uint32_t nt = 0, ns = 0;
   for (const ir::Param& p : k.params) (p.type.kind == ir::TypeKind::Tile ? ns : nt)++;
@@ -29,6 +29,17 @@ platform::ParamLayout param_layout_of(const ir::Kernel& k) {
     }
     l.slots.push_back(s);
   }
+  for (const GeneratedKernel::Map& m : g.maps) {
+    platform::TensorMapSlot t;
+    t.slot = static_cast<std::uint32_t>(m.use.param);
+    t.offset = static_cast<std::uint32_t>(m.offset);
+    t.dtype = m.use.dtype;
+    t.box_rows = static_cast<std::uint32_t>(m.use.box_rows);
+    t.box_cols = static_cast<std::uint32_t>(m.use.box_cols);
+    t.swizzle = static_cast<std::uint32_t>(m.use.swizzle);
+    l.maps.push_back(t);
+  }
+  if (!g.maps.empty()) l.bytes = static_cast<std::uint32_t>(g.params_bytes);
   return l;
 }
 

@@ -16,6 +16,7 @@ set(CTILE_DEVICE_HEADERS
   ctile/device/wgmma_ops.h
   ctile/device/wgmma.h
   ctile/device/async.h
+  ctile/device/tma.h
   ctile/device/tile.h)
 set(_ctile_embed_out ${CMAKE_CURRENT_BINARY_DIR}/ctile_device_headers.cpp)
 set(_ctile_embed_deps)

@@ -57,6 +57,9 @@ struct KernelNodeParams {  // CUDA_KERNEL_NODE_PARAMS_v2
   CUkernel kern;
   CUcontext ctx;
 };
+struct alignas(128) TensorMapBytes {  // CUtensorMap (cuda.h aligns it to 128 bytes; a kernel parameter needs 64)
+  std::uint64_t opaque[16];
+};
 struct HostNodeParams {  // CUDA_HOST_NODE_PARAMS
   CUhostFn fn;
   void* userData;
@@ -188,7 +191,11 @@ inline constexpr int CU_MEMORYTYPE_DEVICE = 0x2;
   X(cuGraphLaunch, false, (CUgraphExec exec, CUstream stream))                                                       \
   X(cuGraphExecDestroy, false, (CUgraphExec exec))                                                                   \
   X(cuGraphExecKernelNodeSetParams_v2, false, (CUgraphExec exec, CUgraphNode node, const KernelNodeParams* params)) \
-  X(cuGraphKernelNodeSetParams_v2, false, (CUgraphNode node, const KernelNodeParams* params))
+  X(cuGraphKernelNodeSetParams_v2, false, (CUgraphNode node, const KernelNodeParams* params))                       \
+  X(cuTensorMapEncodeTiled, false,                                                                                   \
+    (TensorMapBytes * map, int data_type, unsigned int rank, void* address, const std::uint64_t* dims,                          \
+     const std::uint64_t* strides, const unsigned int* box, const unsigned int* element_strides, int interleave,      \
+     int swizzle, int l2_promotion, int oob_fill))
 
 // The resolved entry points. Optional ones are null when the driver lacks them.
 struct Driver {

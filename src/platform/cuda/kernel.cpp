@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <cstring>
 
 #include "device.hpp"
 
@@ -33,6 +34,32 @@ CudaKernel::~CudaKernel() {
     ScopedContext scope(ctx_);
     (void)CTILE_CU_REPORT(cuModuleUnload, (mod_), "unloading a kernel's module on cuda:", device_);
   } catch (...) {
+  }
+}
+
+void CudaKernel::write_tensor_maps(std::byte* block, std::size_t slot, const void* data, const std::int64_t* shape,
+                                   const std::int64_t* strides, int rank) const {
+  for (const TensorMapSlot& m : layout_.maps) {
+    if (m.slot != slot) continue;
+    const TensorMapEncoding e = tensor_map_encoding(m, data, shape, strides, rank);
+    if (!e.error.empty())
+      throw UserError(detail::cat("argument ", slot, " cannot be read through a TMA tensor map: ", e.error));
+    std::byte* out = block + m.offset;
+    std::memset(out, 0, kTensorMapBytes);
+    if (e.empty) continue;  // no elements: every copy of the kernel lies outside the tensor
+    if (!drv().cuTensorMapEncodeTiled)
+      throw UserError(detail::cat("the CUDA driver (version ", drv().version, ") lacks cuTensorMapEncodeTiled, which "
+                                  "this kernel's TMA copies need (compile it with the option tma = -1)"));
+    const unsigned elem[2] = {1, 1};
+    const std::uint64_t stride[1] = {e.row_stride_bytes};
+    TensorMapBytes map;  // the driver writes an aligned CUtensorMap
+    static_assert(sizeof map == kTensorMapBytes);
+    CTILE_CU(cuTensorMapEncodeTiled,
+             (&map, static_cast<int>(e.data_type), 2u, const_cast<void*>(data), e.dims, stride, e.box, elem, 0,
+              static_cast<int>(e.swizzle), 3 /* L2 promotion of 256 bytes */, 0 /* out of bounds: zeros */),
+             "encoding the TMA tensor map of argument ", slot, " (", e.dims[1], "x", e.dims[0], ", boxes of ", e.box[1], "x",
+             e.box[0], ")");
+    std::memcpy(out, &map, kTensorMapBytes);
   }
 }
 

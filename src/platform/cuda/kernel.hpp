@@ -31,6 +31,9 @@ class CudaKernel final : public NativeKernel {
   std::int64_t blocks_for(std::int64_t tile_blocks) const override {
     return blocks_for_grid(tile_blocks, per_block_, max_blocks_);
   }
+  // cuTensorMapEncodeTiled for each map over slot `slot` (kernel.hpp's NativeKernel).
+  void write_tensor_maps(std::byte* block, std::size_t slot, const void* data, const std::int64_t* shape,
+                         const std::int64_t* strides, int rank) const override;
   [[nodiscard]] int device_index() const { return device_; }
   [[nodiscard]] CUfunction fn() const { return fn_; }
   [[nodiscard]] unsigned threads() const { return static_cast<unsigned>(threads_); }

@@ -20,12 +20,17 @@ struct Case {
 
 void add_traced_cases(std::vector<Case>& out);
 void add_ir_cases(std::vector<Case>& out);
+// "<name>_tma" for each wgmma K-loop case of `out`: compiled with the option tma = 1 and its
+// read-only tensors promised 16-byte aligned with 16-element row strides (make_inputs then gives
+// them such views), so their operand rings are copied by TMA.
+void add_tma_cases(std::vector<Case>& out);
 
 inline const std::vector<Case>& all_cases() {
   static const std::vector<Case> cases = [] {
     std::vector<Case> c;
     add_traced_cases(c);
     add_ir_cases(c);
+    add_tma_cases(c);
     return c;
   }();
   return cases;

@@ -178,14 +178,15 @@ inline Inputs make_inputs(const ir::Kernel& k, bool one_block, std::uint64_t see
       for (int d = 0; d < r; ++d) {
         const std::int64_t t = tiles[static_cast<std::size_t>(d)];
         // (CTILE_TEST_ALIGNED=1: always the half tile, so rows of 16-bit elements stay 16-byte multiples.)
-        const bool half = ((gs() & 1) != 0 || aligned_inputs()) && t >= 16;
+        const bool half = ((gs() & 1) != 0 || aligned_inputs() || p.facts.any()) && t >= 16;
         b.shape[static_cast<std::size_t>(d)] = t == 0 ? 19 : half ? t + t / 2 : std::max<std::int64_t>(1, 2 * t - 3);
       }
     }
     // Every other tensor gets padded rows and an odd base offset: strided and misaligned views
     // (CTILE_TEST_ALIGNED=1: none, so every full tile takes the vector paths).
     const bool coin = (g() & 1) != 0;
-    const bool odd = coin && r >= 1 && !aligned_inputs();
+    // (A tensor whose facts promise alignment or strides: never, the kernel may rely on them.)
+    const bool odd = coin && r >= 1 && !aligned_inputs() && !p.facts.any();
     b.strides = contiguous_strides(b.shape);
     if (odd && r >= 2) {
       const std::int64_t ld = b.shape.back() + 3;

@@ -15,6 +15,7 @@
 #include <stdexcept>
 
 #include "ctile/core/error.hpp"
+#include "../../../src/platform/kernel.hpp"
 
 namespace cuda_emu {
 
@@ -108,6 +109,31 @@ LaunchFn build(const ctile::backend::cuda::GeneratedKernel& g) {
 
 namespace {
 
+// The emulator's tensor maps (emu/ct_emu.h's EmuTensorMap, the same layout), checked like the
+// platform checks a real one (UserError for a view a tensor map cannot describe).
+struct EmuTensorMap {
+  const void* data;
+  long long cols, rows, row_bytes;
+  int box_cols, box_rows, swizzle, elem_bytes;
+};
+void write_emulated_map(std::byte* out, const ctile::backend::cuda::GeneratedKernel::Map& m, const be::TensorArg& t) {
+  ctile::platform::TensorMapSlot slot;
+  slot.dtype = m.use.dtype;
+  slot.box_rows = static_cast<std::uint32_t>(m.use.box_rows);
+  slot.box_cols = static_cast<std::uint32_t>(m.use.box_cols);
+  slot.swizzle = static_cast<std::uint32_t>(m.use.swizzle);
+  const int rank = static_cast<int>(t.shape.size());
+  const auto e = ctile::platform::tensor_map_encoding(slot, t.data, t.shape.data(), t.strides.data(), rank);
+  if (!e.error.empty()) throw ctile::UserError("argument " + std::to_string(m.use.param) + ": " + e.error);
+  std::memset(out, 0, 128);
+  if (e.empty) return;
+  EmuTensorMap em{t.data, static_cast<long long>(e.dims[0]), static_cast<long long>(e.dims[1]),
+                  static_cast<long long>(e.row_stride_bytes), static_cast<int>(e.box[0]), static_cast<int>(e.box[1]),
+                  m.use.swizzle, static_cast<int>(ctile::dtype_size(m.use.dtype))};
+  static_assert(sizeof em <= 128);
+  std::memcpy(out, &em, sizeof em);
+}
+
 class EmuCompiled final : public be::CompiledKernel {
  public:
   EmuCompiled(std::shared_ptr<const ctile::ir::Kernel> k, ctile::backend::cuda::GeneratedKernel g, LaunchFn fn)
@@ -134,7 +160,7 @@ class EmuBackend final : public be::Backend {
   }
   void run(const be::CompiledKernel& ck, const be::LaunchConfig& cfg, std::span<const be::ArgValue> args) override {
     const auto& c = dynamic_cast<const EmuCompiled&>(ck);
-    const auto params = ctile::backend::cuda::pack_params(c.kernel(), cfg, args);
+    const auto params = ctile::backend::cuda::pack_params(c.kernel(), cfg, args, &c.generated(), write_emulated_map);
     std::int64_t blocks = 0;
     if (!ctile::checked_numel(cfg.grid, blocks)) throw ctile::UserError("bad grid");
     if (blocks == 0) return;

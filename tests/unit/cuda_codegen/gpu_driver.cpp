@@ -33,6 +33,8 @@ struct Driver {
   CUresult (*launch)(Ptr, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, Ptr, void**, void**) = nullptr;
   CUresult (*sync)() = nullptr;
   CUresult (*error_string)(CUresult, const char**) = nullptr;
+  CUresult (*encode_tiled)(void*, int, unsigned, void*, const std::uint64_t*, const std::uint64_t*, const unsigned*,
+                           const unsigned*, int, int, int, int) = nullptr;  // optional
   CUdevice dev = 0;
   std::atomic<unsigned long long> launched{0};
 
@@ -72,6 +74,7 @@ Driver* open(std::string& why) {
                   sym(h, "cuMemcpyHtoD_v2", d->htod) && sym(h, "cuMemcpyDtoH_v2", d->dtoh) &&
                   sym(h, "cuLaunchKernel", d->launch) && sym(h, "cuCtxSynchronize", d->sync) &&
                   sym(h, "cuGetErrorString", d->error_string);
+  (void)sym(h, "cuTensorMapEncodeTiled", d->encode_tiled);
   if (!ok) {
     why = "libcuda.so.1 lacks an entry point";
     return nullptr;
@@ -115,6 +118,18 @@ void* load(Driver* d, const std::string& cubin, const std::string& entry, std::s
   d->check(d->get_function(&fn, mod, entry.c_str()), "cuModuleGetFunction");
   if (smem > 48 * 1024) d->check(d->set_attribute(fn, 8 /* MAX_DYNAMIC_SHARED_SIZE_BYTES */, static_cast<int>(smem)), "cuFuncSetAttribute");
   return fn;
+}
+
+std::string encode_tensor_map(Driver* d, void* out, int data_type, void* address, const std::uint64_t* dims,
+                              std::uint64_t row_stride_bytes, const unsigned* box, int swizzle) {
+  if (!d->encode_tiled) return "the driver lacks cuTensorMapEncodeTiled";
+  alignas(128) unsigned char map[128];
+  const unsigned elem[2] = {1, 1};
+  const std::uint64_t stride[1] = {row_stride_bytes};
+  const CUresult r = d->encode_tiled(map, data_type, 2, address, dims, stride, box, elem, 0, swizzle, 3, 0);
+  if (r != 0) return "cuTensorMapEncodeTiled: " + d->err(r);
+  std::memcpy(out, map, sizeof map);
+  return "";
 }
 
 std::string launch(Driver* d, void* fn, long long blocks, int threads, std::size_t smem, void* params) {

@@ -14,6 +14,7 @@
 
 #include "../../../src/backend/cuda/codegen.hpp"
 #include "../../../src/backend/cuda/nvrtc.hpp"
+#include "../../../src/platform/kernel.hpp"
 #include "cases.hpp"
 #include "differential.hpp"
 #include "gpu_driver.hpp"
@@ -72,6 +73,22 @@ Loaded load(const cu::GeneratedKernel& g) {
   return l;
 }
 
+// The tensor maps of TMA copies, encoded by the driver as the platform encodes them.
+void gpu_map_writer(std::byte* out, const cu::GeneratedKernel::Map& m, const backend::TensorArg& t) {
+  platform::TensorMapSlot slot;
+  slot.dtype = m.use.dtype;
+  slot.box_rows = static_cast<std::uint32_t>(m.use.box_rows);
+  slot.box_cols = static_cast<std::uint32_t>(m.use.box_cols);
+  slot.swizzle = static_cast<std::uint32_t>(m.use.swizzle);
+  const auto e = platform::tensor_map_encoding(slot, t.data, t.shape.data(), t.strides.data(), static_cast<int>(t.shape.size()));
+  if (!e.error.empty()) throw std::runtime_error("tensor map: " + e.error);
+  std::memset(out, 0, 128);
+  if (e.empty) return;
+  const std::string err = cuda_gpu::encode_tensor_map(drv(), out, static_cast<int>(e.data_type), t.data, e.dims,
+                                                      e.row_stride_bytes, e.box, static_cast<int>(e.swizzle));
+  if (!err.empty()) throw std::runtime_error(err);
+}
+
 // Runs `g` (generated from k) on the GPU over device copies of `in`'s buffers (whole buffers, so
 // views keep their offsets and strides), then copies them back.
 void run_generated(const cu::GeneratedKernel& g, const ir::Kernel& k, const backend::LaunchConfig& cfg, Inputs& in) {
@@ -85,7 +102,7 @@ void run_generated(const cu::GeneratedKernel& g, const ir::Kernel& k, const back
     cuda_gpu::to_device(drv(), dev[i], b.mem.data(), b.mem.size());
     dargs[i].tensor.data = reinterpret_cast<void*>(dev[i] + b.offset * static_cast<std::size_t>(dtype_size(b.d)));
   }
-  auto params = cu::pack_params(k, cfg, dargs);
+  auto params = cu::pack_params(k, cfg, dargs, &g, gpu_map_writer);
   std::int64_t blocks = 1;
   for (auto e : cfg.grid) blocks *= e;
   const std::string err = cuda_gpu::launch(drv(), l.fn, blocks, l.threads, l.smem, params.data());
@@ -176,6 +193,8 @@ TEST_F(GpuThroughput, LargeProblems) {
       {"layer_norm_bf16_4k", {{M, N}, {M, N}, {N}, {N}, {}}, {M, 1}, 4.0 * M * N, 0},
       {"example_matmul", {{2048, 2048}, {2048, 2048}, {2048, 2048}}, {32, 32}, 0, 2.0 * 2048 * 2048 * 2048},
       {"matmul_128x128x32", {{2048, 2048}, {2048, 2048}, {2048, 2048}}, {16, 16}, 0, 2.0 * 2048 * 2048 * 2048},
+      {"matmul_128x128x64", {{4096, 4096}, {4096, 4096}, {4096, 4096}}, {32, 32}, 0, 2.0 * 4096 * 4096 * 4096},
+      {"matmul_128x128x64_tma", {{4096, 4096}, {4096, 4096}, {4096, 4096}}, {32, 32}, 0, 2.0 * 4096 * 4096 * 4096},
   };
   const auto launched = cuda_gpu::launches(drv());
   const int sm = cuda_gpu::compute_capability(drv());
@@ -207,7 +226,7 @@ TEST_F(GpuThroughput, LargeProblems) {
     }
     backend::LaunchConfig cfg;
     cfg.grid = pr.grid;
-    auto params = cu::pack_params(*k, cfg, args);
+    auto params = cu::pack_params(*k, cfg, args, &g, gpu_map_writer);
     const std::int64_t blocks = numel(pr.grid);
     for (int w = 0; w < 2; ++w) ASSERT_EQ(cuda_gpu::launch(drv(), l.fn, blocks, l.threads, l.smem, params.data()), "");
     const int reps = 10;

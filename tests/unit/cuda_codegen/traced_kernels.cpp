@@ -1,5 +1,6 @@
 // The shared test kernels (tests/kernels/test_kernels.hpp), traced with the specs the code
 // generator's tests use.
+#include <algorithm>
 #include <cmath>
 
 #include <ctile/ctile.hpp>
@@ -154,6 +155,9 @@ void add_traced_cases(std::vector<Case>& out) {
   add("matmul_128x128x32", [] {
     return ct::trace(matmul<32>, "matmul<32>", {piece(D::f32, {128, 128}), ref(D::bf16, 2), ref(D::bf16, 2)}, 2);
   });
+  add("matmul_128x128x64", [] {
+    return ct::trace(matmul<64>, "matmul<64>", {piece(D::f32, {128, 128}), ref(D::bf16, 2), ref(D::bf16, 2)}, 2);
+  });
   // The kernel option loop_prefetch: a K loop two and three iterations ahead (on sm_90 the loads
   // follow the product in flight, rings of D + 2 slots), and GEMV with its stream of W pipelined.
   for (int d : {2, 3}) {
@@ -170,6 +174,27 @@ void add_traced_cases(std::vector<Case>& out) {
     k->options.loop_prefetch = 1;
     return std::shared_ptr<const ir::Kernel>(k);
   });
+}
+
+void add_tma_cases(std::vector<Case>& out) {
+  const std::vector<std::string> names = {"example_matmul", "matmul_128x128x32", "matmul_128x128x32_prefetch2",
+                                          "matmul_128x128x64", "mma_tc_bias_relu_bt_bf16"};
+  std::vector<Case> more;
+  for (const Case& c : out) {
+    if (std::find(names.begin(), names.end(), c.name) == names.end()) continue;
+    more.push_back({c.name + "_tma", [make = c.make] {
+                      auto k = std::make_shared<ir::Kernel>(ir::clone(*make()));
+                      k->options.tma = 1;
+                      for (ir::Param& p : k->params)
+                        if (p.type.kind == ir::TypeKind::Tensor && p.type.access == ir::Access::Read && p.type.rank == 2) {
+                          p.facts.aligned16 = true;
+                          p.facts.contiguous_last = true;
+                          p.facts.stride_div16 |= 1u;
+                        }
+                      return std::shared_ptr<const ir::Kernel>(k);
+                    }});
+  }
+  out.insert(out.end(), more.begin(), more.end());
 }
 
 }  // namespace cuda_codegen_test

@@ -40,6 +40,10 @@ struct norm<const cu::HostNodeParams*> {
   using type = const ::CUDA_HOST_NODE_PARAMS*;
 };
 template <>
+struct norm<cu::TensorMapBytes*> {
+  using type = ::CUtensorMap*;
+};
+template <>
 struct norm<const cu::Memcpy3D*> {
   using type = const ::CUDA_MEMCPY3D*;
 };
@@ -86,6 +90,7 @@ CTILE_ABI_FIELD(KernelNodeParams, CUDA_KERNEL_NODE_PARAMS, extra)
 CTILE_ABI_FIELD(KernelNodeParams, CUDA_KERNEL_NODE_PARAMS, kern)
 CTILE_ABI_FIELD(KernelNodeParams, CUDA_KERNEL_NODE_PARAMS, ctx)
 static_assert(sizeof(cu::HostNodeParams) == sizeof(::CUDA_HOST_NODE_PARAMS));
+static_assert(sizeof(cu::TensorMapBytes) == sizeof(::CUtensorMap) && alignof(cu::TensorMapBytes) == alignof(::CUtensorMap));
 CTILE_ABI_FIELD(HostNodeParams, CUDA_HOST_NODE_PARAMS, fn)
 CTILE_ABI_FIELD(HostNodeParams, CUDA_HOST_NODE_PARAMS, userData)
 static_assert(sizeof(cu::Memcpy3D) == sizeof(::CUDA_MEMCPY3D));

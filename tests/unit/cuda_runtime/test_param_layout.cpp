@@ -77,7 +77,7 @@ TEST(ParamLayout, TheLaunchPathPacksLikeTheCodeGenerator) {
   ct::detail::plan_argument<ct::Scalar<std::uint32_t>>(plan, "k_mixed", 8, 4000000000u);
   auto k = ct::trace(&k_mixed, "k_mixed", plan.specs, 2);
   LayoutOnly nk;
-  nk.l = cg::param_layout_of(*k);
+  nk.l = cg::param_layout_of(*k, cg::GeneratedKernel{});
   ASSERT_EQ(nk.l.slots.size(), k->params.size());
   ct::detail::LaunchRecord rec;
   rec.native = &nk;

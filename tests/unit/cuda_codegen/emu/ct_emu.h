@@ -183,6 +183,91 @@ inline void wgmma_wait(int pending) {
   }
 }
 
+// TMA and mbarriers (device/tma.h). A barrier's state lives in a table keyed by its address: the
+// arrivals still expected, the bytes announced and those copied, and the copies themselves, which
+// land only when a waiter finds the phase complete (the latest the hardware may deliver them).
+// Issuing a copy scribbles over its destination at once (the earliest the hardware may write), so
+// a slot overwritten while a product still reads it gives a wrong result. The tensor maps are the
+// emulator's own encoding (EmuTensorMap, written by tests/unit/cuda_codegen/emulator.cpp).
+struct EmuTensorMap {
+  const unsigned char* data;
+  long long cols, rows, row_bytes;
+  int box_cols, box_rows, swizzle, elem_bytes;
+};
+static_assert(sizeof(EmuTensorMap) <= 128);
+struct MBarrier {
+  unsigned count = 1, arrivals = 1, phase = 0;
+  long long tx = 0, copied = 0;
+  std::vector<std::pair<unsigned char*, std::vector<unsigned char>>> copies;
+};
+inline std::mutex g_mbar_mu;
+inline std::map<const void*, MBarrier> g_mbars;
+inline void mbar_init(void* bar, unsigned count) {
+  std::lock_guard<std::mutex> g(g_mbar_mu);
+  MBarrier b;
+  b.count = b.arrivals = count;
+  g_mbars[bar] = b;
+}
+inline MBarrier& mbar_at(const void* bar) {
+  auto it = g_mbars.find(bar);
+  if (it == g_mbars.end()) {
+    fprintf(stderr, "ct_emu: mbarrier %p used before mbarrier.init\n", bar);
+    abort();
+  }
+  return it->second;
+}
+inline void mbar_arrive_expect_tx(void* bar, unsigned bytes) {
+  std::lock_guard<std::mutex> g(g_mbar_mu);
+  MBarrier& b = mbar_at(bar);
+  if (b.arrivals == 0) {
+    fprintf(stderr, "ct_emu: mbarrier %p: more arrivals than its count in one phase\n", bar);
+    abort();
+  }
+  --b.arrivals;
+  b.tx += bytes;
+}
+inline bool mbar_try_wait(void* bar, unsigned parity) {
+  {
+    std::lock_guard<std::mutex> g(g_mbar_mu);
+    MBarrier& b = mbar_at(bar);
+    if (b.arrivals == 0 && b.copied == b.tx) {  // the phase completes: its copies land
+      for (auto& c : b.copies) memcpy(c.first, c.second.data(), c.second.size());
+      b.copies.clear();
+      b.phase ^= 1u;
+      b.arrivals = b.count;
+      b.tx = b.copied = 0;
+    }
+    if ((b.phase & 1u) != (parity & 1u)) return true;
+  }
+  std::this_thread::yield();
+  return false;
+}
+inline void tma_load_2d(void* dst, const void* map_p, int c0, int c1, void* bar) {
+  const EmuTensorMap& m = *static_cast<const EmuTensorMap*>(map_p);
+  const long long row_bytes = static_cast<long long>(m.box_cols) * m.elem_bytes;
+  const uintptr_t off = static_cast<uintptr_t>(static_cast<unsigned char*>(dst) - dynamic_smem());
+  if (off % static_cast<uintptr_t>(8 * m.swizzle) != 0 || row_bytes != m.swizzle) {
+    fprintf(stderr, "ct_emu: TMA box into shared offset %zu: not aligned to %d bytes or rows of %lld bytes for a %d-byte swizzle\n",
+            static_cast<size_t>(off), 8 * m.swizzle, row_bytes, m.swizzle);
+    abort();
+  }
+  std::vector<unsigned char> box(static_cast<size_t>(row_bytes * m.box_rows), 0);
+  const unsigned mask = static_cast<unsigned>(m.swizzle / 16 - 1);
+  for (int r = 0; r < m.box_rows; ++r)
+    for (int c = 0; c < m.box_cols; ++c) {
+      const long long gr = static_cast<long long>(c1) + r, gc = static_cast<long long>(c0) + c;
+      const unsigned o = static_cast<unsigned>(r * row_bytes + c * m.elem_bytes);
+      const unsigned so = o ^ (((o >> 7) & mask) << 4);
+      if (gr >= 0 && gr < m.rows && gc >= 0 && gc < m.cols)
+        memcpy(box.data() + so, m.data + gr * m.row_bytes + gc * m.elem_bytes, static_cast<size_t>(m.elem_bytes));
+    }
+  memset(dst, 0xcd, box.size());  // the hardware may write any time from now
+  std::lock_guard<std::mutex> g(g_mbar_mu);
+  MBarrier& b = mbar_at(bar);
+  b.copied += static_cast<long long>(box.size());
+  b.copies.emplace_back(static_cast<unsigned char*>(dst), std::move(box));
+}
+
 }  // namespace ct_emu
 
 #define threadIdx (::ct_emu::t_thread)

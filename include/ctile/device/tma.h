@@ -1,0 +1,128 @@
+// ctile device library: tiles copied into shared memory by the Tensor Memory Accelerator (sm_90),
+// for the wgmma operand rings that smem-alloc gives TMA copies (option tma; docs/compiler.md,
+// "TMA copies"). One thread of the tile block copies a whole tile through a tensor map that the
+// host encoded at launch (cuTensorMapEncodeTiled, boxes of SW bytes per row: the Swizzled
+// placement's column blocks), and the copy counts its bytes on the mbarrier of its ring slot;
+// every thread of the tile block waits on that barrier before the mma reads the slot. Elements
+// outside the tensor are zeros (the padding TMA loads may have). Each thread tracks the phase of
+// every barrier of a ring (TmaRing): a wait flips the slot's phase, so each copy must be waited
+// for exactly once by every thread, which smem-alloc guarantees (one mma per tile, a drain after
+// the loop for the copies issued ahead past its end). The host emulation
+// (tests/unit/cuda_codegen/emu) lands a copy only when a wait completes its barrier's phase and
+// scribbles over the slot when the copy is issued, so a missing wait or a slot overwritten while
+// a product still reads it gives wrong results there.
+#pragma once
+
+#include "ctile/device/async.h"
+
+namespace ct {
+
+// A CUtensorMap: 128 opaque bytes, 64-byte aligned (the kernel's parameter block holds them).
+struct __align__(64) TensorMap {
+  unsigned long long w[16];
+};
+
+CT_DEV void mbar_init(u64* bar, unsigned count) {
+#if defined(__CUDA_ARCH__)
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem_addr(bar)), "r"(count) : "memory");
+#elif defined(CTILE_DEVICE_EMULATION)
+  ::ct_emu::mbar_init(bar, count);
+#endif
+}
+// After the barriers' initialisation, before the tile block's barrier that publishes them: makes
+// them visible to the TMA unit.
+CT_DEV void mbar_init_fence() {
+#if defined(__CUDA_ARCH__)
+  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+#endif
+}
+// This thread's arrival, announcing `bytes` that copies will complete on the barrier.
+CT_DEV void mbar_arrive_expect_tx(u64* bar, unsigned bytes) {
+#if defined(__CUDA_ARCH__)
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_addr(bar)), "r"(bytes) : "memory");
+#elif defined(CTILE_DEVICE_EMULATION)
+  ::ct_emu::mbar_arrive_expect_tx(bar, bytes);
+#endif
+}
+// True once the phase of parity `parity` has completed.
+CT_DEV bool mbar_try_wait(u64* bar, unsigned parity) {
+#if defined(__CUDA_ARCH__)
+  unsigned ok;
+  asm volatile(
+      "{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
+      : "=r"(ok)
+      : "r"(smem_addr(bar)), "r"(parity)
+      : "memory");
+  return ok != 0;
+#elif defined(CTILE_DEVICE_EMULATION)
+  return ::ct_emu::mbar_try_wait(bar, parity);
+#else
+  return true;
+#endif
+}
+// One box of the map at (column c0, row c1) into dst, completing its bytes on bar.
+CT_DEV void tma_load_2d(void* dst, const TensorMap* map, int c0, int c1, u64* bar) {
+#if defined(__CUDA_ARCH__)
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];" ::"r"(
+          smem_addr(dst)),
+      "l"(map), "r"(c0), "r"(c1), "r"(smem_addr(bar))
+      : "memory");
+#elif defined(CTILE_DEVICE_EMULATION)
+  ::ct_emu::tma_load_2d(dst, map, c0, c1, bar);
+#endif
+}
+
+// The phases of the S barriers of one ring as this thread has seen them (bit s: the parity of the
+// next phase of slot s to wait for), and the slots with a copy not yet waited for.
+template <int S>
+struct TmaRing {
+  static_assert(S > 0 && S <= 32, "TmaRing: 1 to 32 slots");
+  unsigned phase = 0, pending = 0;
+  CT_DEV void issued(int slot) { pending |= 1u << slot; }
+  CT_DEV void wait(u64* bars, int slot) {
+    const unsigned parity = (phase >> slot) & 1u;
+    while (!mbar_try_wait(bars + slot, parity)) {
+    }
+    phase ^= 1u << slot;
+    pending &= ~(1u << slot);
+  }
+  // Waits for every copy issued and not yet waited for (those issued ahead past a loop's end).
+  CT_DEV void drain(u64* bars) {
+#pragma unroll
+    for (int s = 0; s < S; ++s)
+      if ((pending >> s) & 1u) wait(bars, s);
+  }
+};
+
+// A TMA coordinate: tile origins far outside the tensor stay far outside (ParamLayout's tensor
+// maps cover extents up to 2^30).
+CT_DEV int tma_coord(long long idx, int tile) {
+  const long long lim = 1LL << 30;
+  const long long i = idx > lim ? lim : idx < -lim ? -lim : idx;
+  const long long c = i * tile;
+  return (int)(c > lim ? lim : c < -lim ? -lim : c);
+}
+
+// Copies the [R][C] tile at tile index (i0, i1) of the tensor of `td` into s, placed as
+// Swizzled<R, C, SW> (one box of R rows of SW bytes per column block), through `map`, counting
+// its bytes on `bar`. Called by one thread. A tensor without elements has no map: that thread
+// writes the zeros itself.
+template <int R, int C, int SW, class T>
+CT_DEV void tma_load(T* s, const TensorMap* map, const TensorDesc& td, long long i0, long long i1, u64* bar) {
+  constexpr int BW = SW / (int)sizeof(T);
+  static_assert(C % BW == 0 && R <= 256 && BW <= 256, "tma_load: the tile is not whole boxes");
+  if (td.shape[0] <= 0 || td.shape[1] <= 0) {
+    typedef typename Traits<T>::Mem M;
+    for (int e = 0; e < R * C; ++e) ((M*)s)[e] = M{};
+    wgmma_smem_fence();  // these stores, visible to the products that read the slot
+    mbar_arrive_expect_tx(bar, 0);
+    return;
+  }
+  mbar_arrive_expect_tx(bar, (unsigned)(R * C * (int)sizeof(T)));
+  const int r0 = tma_coord(i0, R), c0 = tma_coord(i1, C);
+#pragma unroll
+  for (int b = 0; b < C / BW; ++b) tma_load_2d((unsigned char*)s + b * R * SW, map, c0 + b * BW, r0, bar);
+}
+
+}  // namespace ct
