@@ -40,6 +40,9 @@ using ir::OpKind;
 
 std::int64_t align16(std::int64_t b) { return (b + 15) / 16 * 16; }
 
+// The compiler's choice of TMA copies (option tma = 0): products of at least this many elements.
+constexpr int kTmaMinProduct = 128 * 256;
+
 // Bytes of scratch `op` needs (0: none).
 std::int64_t scratch_bytes(const ir::Kernel& k, const ir::Op& op) {
   auto bytes_of = [&](ir::ValueId v) {
@@ -110,7 +113,7 @@ class SmemAlloc : public Pass {
  public:
   std::string_view name() const override { return "smem-alloc"; }
   void run(ir::Kernel& k, const PassContext& ctx) override {
-    tma_ = ctx.options.tma > 0 && k.target.sm >= 90;
+    tma_ = k.target.sm >= 90 ? ctx.options.tma : -1;
     CTILE_CHECK(k.gpu_level(), "smem-alloc runs on the GPU-level IR");
     half_ = 0;
     ir::walk(k.body, [&](const ir::Op& op) { half_ = std::max(half_, scratch_bytes(k, op)); });
@@ -324,7 +327,7 @@ class SmemAlloc : public Pass {
     });
     if (!any) return;
     k.target.smem_bytes = std::max(at, scratch);
-    if (tma_) tma_rings(k);
+    if (tma_ >= 0) tma_rings(k);
     // The kernel body runs again for the CTA's next tile block: its loads must not overwrite a slot
     // an mma of this one may still read.
     k.body.ops.back()->sync_after = true;
@@ -371,7 +374,13 @@ class SmemAlloc : public Pass {
       (void)off;
       bool ok = true;
       for (const ir::Op* ld : loads) ok = ok && tma_load_ok(k, *ld);
-      if (!ok || !single_use_chain(k, loads)) continue;
+      int numel = 0;
+      if (!ok || !single_use_chain(k, loads, numel)) continue;
+      // The compiler's choice (tma = 0): TMA for the rings of large products over 128-byte rows,
+      // where one copy per tile frees the most issue slots and registers (measured on the H200:
+      // 128 x 256 x 64 tiles 13-16% faster, smaller tiles or 64-byte rows up to 15% slower with
+      // one thread issuing every copy and every thread waiting; docs/perf/2026-12-01-h200/NOTES.md).
+      if (tma_ == 0 && (k.layout(loads.front()->results[0]).swizzle != 128 || numel < kTmaMinProduct)) continue;
       for (ir::Op* ld : loads) {
         const ir::Type& t = k.type(ld->results[0]);
         ir::TensorMapUse u;
@@ -401,7 +410,8 @@ class SmemAlloc : public Pass {
   // Every value of the ring's chain (the loads' results and the loop arguments that carry them) is
   // read by at most one mma (directly or through a transpose) of the region it lives in, and by
   // nothing else but the loop that carries it and the yield.
-  static bool single_use_chain(const ir::Kernel& k, const std::vector<ir::Op*>& loads) {
+  // (numel: the elements of the largest product that reads the chain.)
+  static bool single_use_chain(const ir::Kernel& k, const std::vector<ir::Op*>& loads, int& numel) {
     std::set<ir::ValueId> chain;
     for (const ir::Op* ld : loads) chain.insert(ld->results[0]);
     // The loop arguments bound to a chain value (the carried tiles), to a fixed point.
@@ -436,9 +446,14 @@ class SmemAlloc : public Pass {
           const ir::ValueId v = op->operands[j];
           if (!chain.count(v)) continue;
           if (!here.count(v)) ok = false;  // read in a nested region: once per fill no more
-          if (op->kind == OpKind::Mma && j < 2) ++mmas[v];
-          else if (op->kind == OpKind::Permute) {
+          if (op->kind == OpKind::Mma && j < 2) {
+            ++mmas[v];
+            numel = std::max(numel, static_cast<int>(ctile::numel(k.type(op->results[0]).shape)));
+          } else if (op->kind == OpKind::Permute) {
             const int n = mma_reads(r, op->results[0]);
+            for (const auto& m : r.ops)
+              if (m->kind == OpKind::Mma && (m->operands[0] == op->results[0] || m->operands[1] == op->results[0]))
+                numel = std::max(numel, static_cast<int>(ctile::numel(k.type(m->results[0]).shape)));
             if (n != uses_in(r, op->results[0])) ok = false;
             mmas[v] += n;
           } else if (!(op->kind == OpKind::For && j >= 3) && op->kind != OpKind::Yield) ok = false;
@@ -596,7 +611,7 @@ class SmemAlloc : public Pass {
       for (auto& sub : op->regions) walk_regions(sub, op.get(), f);
   }
 
-  bool tma_ = false;
+  int tma_ = -1;  // the option tma on sm_90 (1: TMA where it applies, 0: the compiler's choice), else -1
   std::int64_t half_ = 0;
   int next_ = 0, count_ = 0;
   std::vector<Origin> origin_;

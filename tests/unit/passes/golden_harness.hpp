@@ -69,6 +69,7 @@ inline Case parse_case(const std::string& text) {
         else if (o.rfind("stages=", 0) == 0) c.ctx.options.stages = std::stoi(o.substr(7));
         else if (o.rfind("loop_prefetch=", 0) == 0) c.ctx.options.loop_prefetch = std::stoi(o.substr(14));
         else if (o.rfind("blocks_per_cta=", 0) == 0) c.ctx.options.blocks_per_cta = std::stoi(o.substr(15));
+        else if (o.rfind("tma=", 0) == 0) c.ctx.options.tma = std::stoi(o.substr(4));
         else throw std::runtime_error("unknown option " + o);
       }
   }
