@@ -204,8 +204,33 @@ void mma_epilogue_cases(std::vector<Case>& out) {
                  }});
 }
 
+// A K loop long enough that every ring slot is reused many times within one tile block (24
+// iterations of 64: the unused partitions only make the generated inputs' K extent 1536), so a
+// copy into a slot that a product still reads shows in the differential comparison.
+void mma_long_k_case(std::vector<Case>& out) {
+  out.push_back({"mma_tc_long_k_bf16", [] {
+                   KB kb("mma_long_k", 2);
+                   const ValueId a = kb.tensor("a", DType::bf16, 2), b = kb.tensor("b", DType::bf16, 2);
+                   const ValueId o = kb.piece("out", DType::f32, {64, 64});
+                   const ValueId i = kb.block_id(0), j = kb.block_id(1);
+                   const auto pa = kb.partition(a, {64, 64});
+                   const auto pb = kb.partition(b, {64, 64});
+                   (void)kb.partition(a, {64, 1024});
+                   (void)kb.partition(b, {1024, 64});
+                   auto res = kb.for_(kb.i64c(0), kb.count(pa, 1), kb.i64c(1), {kb.fconst(DType::f32, {64, 64}, 0.0)},
+                                      [&](ValueId kk, std::vector<ValueId> cv) {
+                                        const ValueId at = kb.load(pa, {i, kk});
+                                        const ValueId bt = kb.load(pb, {kk, j});
+                                        return std::vector<ValueId>{kb.mma(at, bt, cv[0])};
+                                      });
+                   kb.store_piece(o, res[0]);
+                   return kb.finish();
+                 }});
+}
+
 void mma_cases(std::vector<Case>& out) {
   mma_epilogue_cases(out);
+  mma_long_k_case(out);
   const std::pair<DType, DType> combos[] = {{DType::f16, DType::f32}, {DType::f16, DType::f16}, {DType::bf16, DType::f32},
                                             {DType::f32, DType::f32}, {DType::f64, DType::f64}, {DType::i8, DType::i32},
                                             {DType::u8, DType::i32}};

@@ -178,7 +178,8 @@ void add_traced_cases(std::vector<Case>& out) {
 
 void add_tma_cases(std::vector<Case>& out) {
   const std::vector<std::string> names = {"example_matmul", "matmul_128x128x32", "matmul_128x128x32_prefetch2",
-                                          "matmul_128x128x64", "mma_tc_bias_relu_bt_bf16"};
+                                          "matmul_128x128x64", "mma_tc_bias_relu_bt_bf16",
+                                          "mma_tc_long_k_bf16"};
   std::vector<Case> more;
   for (const Case& c : out) {
     if (std::find(names.begin(), names.end(), c.name) == names.end()) continue;
