@@ -88,8 +88,8 @@ CT_DEV void mbar_wait(u64* bar, unsigned parity) {
 
 // One ring of S slots as this thread sees it. Each slot has two barriers at `bars`: full[s]
 // (bars + s, one arrival: the copying thread's, with the copy's bytes) and empty[s] (bars + S + s,
-// one arrival per thread of the tile block: each releases the slot once the product that read it
-// has finished). `phase` bit s: the parity of full[s]'s next phase to wait for; `free` bit s (the
+// one arrival per warp of the tile block: each releases the slot once the products that read it
+// have finished in all its threads). `phase` bit s: the parity of full[s]'s next phase to wait for; `free` bit s (the
 // copying thread only): empty[s]'s, starting at 1, which a fresh barrier counts as completed, so
 // the first copy into each slot does not wait. `pending`: the slots with a copy not yet waited
 // for; `cur` and `prev`: the slots the last two waits were for, whose products may still run.
@@ -110,15 +110,16 @@ struct TmaRing {
     prev = cur;
     cur = slot;
   }
-  // After the wait for the previous product (wgmma.wait_group 1): its slot is free again.
+  // After the wait for the previous product (wgmma.wait_group 1): its slot is free again. One
+  // arrival per warp (the empty barriers count warps), once the whole warp has waited.
   CT_DEV void release_prev(u64* bars) {
-    if (prev >= 0) mbar_arrive(bars + S + prev);
+    if (prev >= 0) arrive_warp(bars + S + prev);
     prev = -1;
   }
   // After the wait for every product (wgmma.wait_group 0): both slots are free again.
   CT_DEV void release_all(u64* bars) {
     release_prev(bars);
-    if (cur >= 0) mbar_arrive(bars + S + cur);
+    if (cur >= 0) arrive_warp(bars + S + cur);
     cur = -1;
   }
   // Waits for the copies issued and never read (those issued ahead past a loop's end) and frees
@@ -128,11 +129,15 @@ struct TmaRing {
     for (int s = 0; s < S; ++s)
       if ((pending >> s) & 1u) {
         landed(bars, s);
-        mbar_arrive(bars + S + s);
+        arrive_warp(bars + S + s);
       }
   }
 
  private:
+  static CT_DEV void arrive_warp(u64* bar) {
+    warp_sync();
+    if ((threadIdx.x & 31) == 0) mbar_arrive(bar);
+  }
   CT_DEV void landed(u64* bars, int slot) {
     mbar_wait(bars + slot, (phase >> slot) & 1u);
     phase ^= 1u << slot;

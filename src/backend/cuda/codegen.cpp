@@ -490,7 +490,7 @@ class Emitter {
         line("ct::TmaRing<" + n + "> tr" + b + ";");
         open("if (team.tid == 0) {");
         line("for (int s = 0; s < " + n + "; ++s) ct::mbar_init(tb" + b + " + s, 1);");
-        line("for (int s = 0; s < " + n + "; ++s) ct::mbar_init(tb" + b + " + " + n + " + s, " + std::to_string(32 * W) + ");");
+        line("for (int s = 0; s < " + n + "; ++s) ct::mbar_init(tb" + b + " + " + n + " + s, " + std::to_string(W) + ");");
         close();
       }
       line("ct::mbar_init_fence();");
