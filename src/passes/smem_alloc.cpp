@@ -361,8 +361,8 @@ class SmemAlloc : public Pass {
   // rows, unit inner stride) into a swizzled tile, pads with +0 (TMA fills zeros), and every tile
   // of the ring is read by exactly one mma of its own region (each copy is waited for once: a
   // thread flips its slot's phase at each wait). The ring's barriers go after everything else
-  // (they live as long as the kernel), two per slot (full: the copy landed; empty: every thread
-  // released the slot); tensor maps are shared by the loads of one parameter with one box.
+  // (they live as long as the kernel), one per slot; tensor maps are shared by the loads of one
+  // parameter with one box.
   void tma_rings(ir::Kernel& k) {
     std::map<std::int64_t, std::vector<ir::Op*>> rings;
     ir::walk_mut(k.body, [&](ir::Op& op) {
@@ -394,7 +394,7 @@ class SmemAlloc : public Pass {
         ld->tma_map = static_cast<int>(m - maps.begin());
         ld->tma_bar = at;
       }
-      at += 16 * loads.front()->ring_slots;  // full and empty barriers per slot
+      at += 8 * loads.front()->ring_slots;
     }
     k.target.smem_bytes = std::max(k.target.smem_bytes, at);
   }

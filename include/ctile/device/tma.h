@@ -44,14 +44,6 @@ CT_DEV void mbar_arrive_expect_tx(u64* bar, unsigned bytes) {
   ::ct_emu::mbar_arrive_expect_tx(bar, bytes);
 #endif
 }
-// This thread's arrival on the barrier (a consumer releasing a slot).
-CT_DEV void mbar_arrive(u64* bar) {
-#if defined(__CUDA_ARCH__)
-  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(smem_addr(bar)) : "memory");
-#elif defined(CTILE_DEVICE_EMULATION)
-  ::ct_emu::mbar_arrive(bar);
-#endif
-}
 // True once the phase of parity `parity` has completed.
 CT_DEV bool mbar_try_wait(u64* bar, unsigned parity) {
 #if defined(__CUDA_ARCH__)
@@ -81,67 +73,25 @@ CT_DEV void tma_load_2d(void* dst, const TensorMap* map, int c0, int c1, u64* ba
 #endif
 }
 
-CT_DEV void mbar_wait(u64* bar, unsigned parity) {
-  while (!mbar_try_wait(bar, parity)) {
-  }
-}
-
-// One ring of S slots as this thread sees it. Each slot has two barriers at `bars`: full[s]
-// (bars + s, one arrival: the copying thread's, with the copy's bytes) and empty[s] (bars + S + s,
-// one arrival per warp of the tile block: each releases the slot once the products that read it
-// have finished in all its threads). `phase` bit s: the parity of full[s]'s next phase to wait for; `free` bit s (the
-// copying thread only): empty[s]'s, starting at 1, which a fresh barrier counts as completed, so
-// the first copy into each slot does not wait. `pending`: the slots with a copy not yet waited
-// for; `cur` and `prev`: the slots the last two waits were for, whose products may still run.
+// The phases of the S barriers of one ring as this thread has seen them (bit s: the parity of the
+// next phase of slot s to wait for), and the slots with a copy not yet waited for.
 template <int S>
 struct TmaRing {
-  static_assert(S > 0 && S <= 16, "TmaRing: 1 to 16 slots");
-  unsigned phase = 0, free = (1u << S) - 1u, pending = 0;
-  int cur = -1, prev = -1;
-  // The copying thread, before a copy into `slot`: every thread has released the slot's last use.
-  CT_DEV void acquire(u64* bars, int slot) {
-    mbar_wait(bars + S + slot, (free >> slot) & 1u);
-    free ^= 1u << slot;
-  }
+  static_assert(S > 0 && S <= 32, "TmaRing: 1 to 32 slots");
+  unsigned phase = 0, pending = 0;
   CT_DEV void issued(int slot) { pending |= 1u << slot; }
-  // Every thread, before a product reads `slot`: its copy has landed.
   CT_DEV void wait(u64* bars, int slot) {
-    landed(bars, slot);
-    prev = cur;
-    cur = slot;
+    const unsigned parity = (phase >> slot) & 1u;
+    while (!mbar_try_wait(bars + slot, parity)) {
+    }
+    phase ^= 1u << slot;
+    pending &= ~(1u << slot);
   }
-  // After the wait for the previous product (wgmma.wait_group 1): its slot is free again. One
-  // arrival per warp (the empty barriers count warps), once the whole warp has waited.
-  CT_DEV void release_prev(u64* bars) {
-    if (prev >= 0) arrive_warp(bars + S + prev);
-    prev = -1;
-  }
-  // After the wait for every product (wgmma.wait_group 0): both slots are free again.
-  CT_DEV void release_all(u64* bars) {
-    release_prev(bars);
-    if (cur >= 0) arrive_warp(bars + S + cur);
-    cur = -1;
-  }
-  // Waits for the copies issued and never read (those issued ahead past a loop's end) and frees
-  // their slots.
+  // Waits for every copy issued and not yet waited for (those issued ahead past a loop's end).
   CT_DEV void drain(u64* bars) {
 #pragma unroll
     for (int s = 0; s < S; ++s)
-      if ((pending >> s) & 1u) {
-        landed(bars, s);
-        arrive_warp(bars + S + s);
-      }
-  }
-
- private:
-  static CT_DEV void arrive_warp(u64* bar) {
-    warp_sync();
-    if ((threadIdx.x & 31) == 0) mbar_arrive(bar);
-  }
-  CT_DEV void landed(u64* bars, int slot) {
-    mbar_wait(bars + slot, (phase >> slot) & 1u);
-    phase ^= 1u << slot;
-    pending &= ~(1u << slot);
+      if ((pending >> s) & 1u) wait(bars, s);
   }
 };
 

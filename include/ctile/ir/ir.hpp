@@ -203,11 +203,9 @@ struct Op {
   int ring_slot = -1;
   int ring_ahead = 0;
   // Such a load on sm_90 may copy its tile with TMA instead (smem-alloc, option tma): one thread
-  // copies the tile through tensor map `tma_map` of the kernel (ir::tensor_maps) once every thread
-  // has released the slot, and the slot's mbarrier counts its bytes: at byte `tma_bar` of the tile
-  // block's shared memory, ring_slots 8-byte "full" barriers then ring_slots "empty" ones. The mma
-  // that reads the tile waits on its full barrier; each thread releases the slot on its empty
-  // barrier once that product has finished (-1: cp.async).
+  // copies the tile through tensor map `tma_map` of the kernel (ir::tensor_maps) and the slot's
+  // mbarrier, one of ring_slots 8-byte barriers at byte `tma_bar` of the tile block's shared
+  // memory, counts its bytes; the mma that reads the tile waits on that barrier (-1: cp.async).
   int tma_map = -1;
   std::int64_t tma_bar = -1;
   // mma reading shared-layout operands, a loop after which no copy may be in flight: the op first

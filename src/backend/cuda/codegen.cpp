@@ -485,13 +485,9 @@ class Emitter {
       // The TMA rings' barriers, one per slot, initialised once; each thread tracks their phases.
       for (const auto& [bar, ld] : tma_rings_) {
         const std::string b = std::to_string(bar), n = std::to_string(ld->ring_slots);
-        line("ct::u64* const tb" + b + " = (ct::u64*)(ct_smem + " + b + ");  // the full and empty barriers of a TMA ring of " +
-             n + " slots");
+        line("ct::u64* const tb" + b + " = (ct::u64*)(ct_smem + " + b + ");  // the barriers of a TMA ring of " + n + " slots");
         line("ct::TmaRing<" + n + "> tr" + b + ";");
-        open("if (team.tid == 0) {");
-        line("for (int s = 0; s < " + n + "; ++s) ct::mbar_init(tb" + b + " + s, 1);");
-        line("for (int s = 0; s < " + n + "; ++s) ct::mbar_init(tb" + b + " + " + n + " + s, " + std::to_string(W) + ");");
-        close();
+        line("if (team.tid == 0) for (int s = 0; s < " + n + "; ++s) ct::mbar_init(tb" + b + " + s, 1);");
       }
       line("ct::mbar_init_fence();");
       line("__syncthreads();");
@@ -912,7 +908,6 @@ class Emitter {
       line(ct(r0) + "* const " + name(r0) + " = (" + ct(r0) + "*)(ct_smem + " + std::to_string(op.smem_offset) + " + " + sv +
            " * " + std::to_string(slot_bytes) + ");" + comment(op) + " (TMA copy)");
       line("tr" + b + ".issued(" + sv + ");");
-      line("if (team.tid == 0) tr" + b + ".acquire(tb" + b + ", " + sv + ");  // every thread released the slot");
       line("if (team.tid == 0) ct::tma_load<" + std::to_string(sh[0]) + ", " + std::to_string(sh[1]) + ", " +
            std::to_string(lay(r0).swizzle) + ">(" + name(r0) + ", &p.m[" + std::to_string(op.tma_map) + "], " + td(t) + ", " +
            name(op.operands[1]) + ", " + name(op.operands[2]) + ", tb" + b + " + " + sv + ");");
@@ -1165,7 +1160,6 @@ class Emitter {
     open("{");
     if (op.async_wait >= 0) line("ct::cp_async_wait<" + std::to_string(op.async_wait) + ">();");
     bool async_copies = false;
-    std::vector<std::string> rings;  // the TMA rings of the operands
     for (ValueId v : {a, b}) {
       const auto it = tma_of_.find(v);
       if (it == tma_of_.end()) {
@@ -1174,24 +1168,16 @@ class Emitter {
       }
       const ir::Op& ld = *it->second;
       const std::string bar = std::to_string(ld.tma_bar);
-      rings.push_back(bar);
       line("tr" + bar + ".wait(tb" + bar + ", (int)(((const unsigned char*)" + name(v) + " - (ct_smem + " +
            std::to_string(ld.smem_offset) + ")) / " + std::to_string(ld.smem_bytes / ld.ring_slots) + "));  // its TMA copy");
     }
-    // Operands copied by cp.async: visible to the async proxy and to every thread after the tile
-    // block's barrier (which also keeps their next copies off slots still read). TMA operands
-    // need neither: their copies land on the full barriers, their slots are freed on the empty ones.
-    if (async_copies) {
-      line("ct::wgmma_smem_fence();  // the copies, visible to the async proxy");
-      line("team.sync();");
-    }
+    if (async_copies) line("ct::wgmma_smem_fence();  // the copies, visible to the async proxy");
+    line("team.sync();");
     if (op.in_flight) {
       line("ct::mma_wg_issue<" + targs + ">(" + name(r) + ", " + name(a) + ", " + name(b) + ", team.tid);");
       line("ct::wgmma_wait<1>();  // the previous iteration's products are done");
-      for (const std::string& bar : rings) line("tr" + bar + ".release_prev(tb" + bar + ");  // their slots are free");
     } else {
       line("ct::mma_wg<" + targs + ">(" + name(r) + ", " + name(c) + ", " + name(a) + ", " + name(b) + ", team.tid);");
-      for (const std::string& bar : rings) line("tr" + bar + ".release_all(tb" + bar + ");  // the product is done: its slots are free");
     }
     close();
   }
@@ -1270,14 +1256,6 @@ class Emitter {
         line("ct::wgmma_wait<0>();  // the last iteration's products");
         break;
       }
-    for (const auto& o : body.ops)
-      if (o->in_flight)
-        for (std::size_t j = 0; j < 2; ++j) {
-          const auto it = tma_of_.find(o->operands[j]);
-          if (it == tma_of_.end()) continue;
-          const std::string bar = std::to_string(it->second->tma_bar);
-          line("tr" + bar + ".release_all(tb" + bar + ");  // the last products' slots are free");
-        }
     for (std::size_t i = 0; i < nc; ++i)
       if (used(op.results[i])) line(name(op.results[i]) + " = " + state[i] + ";");
     close();

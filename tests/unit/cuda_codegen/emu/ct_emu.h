@@ -180,8 +180,7 @@ inline void wgmma_commit() {
 inline void wgmma_wait(int pending) {
   // Every thread but the first of each warpgroup lags a little here, so the first thread (which
   // issues the TMA copies) runs ahead as far as the kernel lets it: a copy into a slot that a
-  // lagging thread's product still reads, not held back by the slot's empty barrier, lands on
-  // shared memory before that product runs.
+  // lagging thread's product still reads lands on shared memory before that product runs.
   if (t_thread.x % 128 != 0 && !t_wgmma_groups.empty()) std::this_thread::sleep_for(std::chrono::microseconds(20));
   while (static_cast<int>(t_wgmma_groups.size()) > pending) {
     for (auto& f : t_wgmma_groups.front()) f();
@@ -231,20 +230,6 @@ inline void mbar_arrive_expect_tx(void* bar, unsigned bytes) {
   }
   --b.arrivals;
   b.tx += bytes;
-}
-// A plain arrival (no bytes): the last one completes the phase at once, as on the hardware (a
-// barrier that counts copies completes when a waiter looks, mbar_try_wait).
-inline void mbar_arrive(void* bar) {
-  std::lock_guard<std::mutex> g(g_mbar_mu);
-  MBarrier& b = mbar_at(bar);
-  if (b.arrivals == 0) {
-    fprintf(stderr, "ct_emu: mbarrier %p: more arrivals than its count in one phase\n", bar);
-    abort();
-  }
-  if (--b.arrivals == 0 && b.tx == 0 && b.copied == 0 && b.copies.empty()) {
-    b.phase ^= 1u;
-    b.arrivals = b.count;
-  }
 }
 inline bool mbar_try_wait(void* bar, unsigned parity) {
   {
