@@ -78,6 +78,18 @@ struct Fake {
   void enqueue(cu::CUstream s, void (*fn)(void*), void* arg) {
     sym<void (*)(cu::CUstream, void (*)(void*), void*)>("fake_cuda_enqueue")(s, fn, arg);
   }
+  // The value of `what` once it has not changed for 50 ms (at most 3 s): the frees of earlier tests
+  // that completion threads still run have landed.
+  long settled(long (Fake::*what)()) {
+    long v = (this->*what)();
+    for (int i = 0, same = 0; i < 3000 && same < 50; ++i) {
+      std::this_thread::sleep_for(1ms);
+      const long w = (this->*what)();
+      same = w == v ? same + 1 : 0;
+      v = w;
+    }
+    return v;
+  }
   bool becomes(long (Fake::*what)(), long n) {
     for (int i = 0; i < 3000; ++i) {
       if ((this->*what)() == n) return true;
@@ -399,7 +411,7 @@ TEST_F(FakeGraphs, ReplaysRunOnTheirDeviceOnly) {
 
 TEST_F(FakeGraphs, ADroppedGraphFreesItsMemoryOnlyAfterTheReplay) {
   fake.delay(3000);  // a slow GPU: a free that came too early would show as a violation
-  const long live0 = fake.live();
+  const long live0 = fake.settled(&Fake::live);  // (not while an earlier test's frees still land)
   {
     auto x = ct::ones<float>({1 << 16}, kGpu0).share();
     auto b = ct::zeros<float>({1 << 16}, kGpu0);
