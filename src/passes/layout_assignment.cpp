@@ -69,6 +69,26 @@ class LayoutAssignment : public Pass {
 
   void run(ir::Kernel& k, const PassContext& ctx) override {
     if (k.gpu_level()) return;
+    // Loop-carried layouts: a trial run on a copy records the layout each loop body yields its
+    // carried values in; the next run carries them so (the body then needs no conversion per
+    // iteration, only the initial values convert once, before the loop). Until it settles.
+    hints_.clear();
+    for (int round = 0; round < kHintRounds; ++round) {
+      ir::Kernel trial = ir::clone(k);
+      assign(trial, ctx);
+      if (yielded_ == hints_) break;
+      hints_ = yielded_;
+    }
+    assign(k, ctx);
+  }
+
+ private:
+  static constexpr int kHintRounds = 4;
+
+  void assign(ir::Kernel& k, const PassContext& ctx) {
+    yielded_.clear();
+    soft_.clear();
+    flexible_.clear();
     k_ = &k;
     choose_target(k, ctx);
     banned_.clear();
@@ -90,7 +110,6 @@ class LayoutAssignment : public Pass {
     k_ = nullptr;
   }
 
- private:
   // ---- the target ----
   void choose_target(ir::Kernel& k, const PassContext& ctx) {
     const KernelOptions& o = ctx.options;
@@ -419,7 +438,17 @@ class LayoutAssignment : public Pass {
       site.op = &c;
     }
     set(target, want);
-    if (op->kind == OpKind::Broadcast || op->kind == OpKind::Reshape || op->kind == OpKind::Convert) {
+    if (elementwise(op->kind)) {  // a rematerialised element-wise op: its operands in the same layout
+      for (std::size_t j = 0; j < op->operands.size(); ++j) {
+        const ValueId src = op->operands[j];
+        if (is_pending(src)) {
+          op->operands[j] = materialise(src, want);
+        } else {
+          std::size_t at = index_of(site);
+          op->operands[j] = demand(src, want, *site.region, at);
+        }
+      }
+    } else if (op->kind == OpKind::Broadcast || op->kind == OpKind::Reshape || op->kind == OpKind::Convert) {
       const ValueId src = op->operands[0];
       const Layout src_want = op->kind == OpKind::Broadcast
                                   ? ir::broadcast_source(want, type(src).shape, type(target).shape)
@@ -436,8 +465,31 @@ class LayoutAssignment : public Pass {
   }
 
   // ---- ops ----
+  static bool elementwise(OpKind k) {
+    return k == OpKind::Unary || k == OpKind::Binary || k == OpKind::Fma || k == OpKind::Cmp || k == OpKind::Select;
+  }
+  // An op that may be computed again in another layout: element-wise (or a reshape or conversion)
+  // with every operand that is not one element flexible, and at least one such.
+  bool rematerialisable(const ir::Op& o) const {
+    if (!elementwise(o.kind) && o.kind != OpKind::Reshape && o.kind != OpKind::Convert) return false;
+    bool any = false;
+    for (ValueId v : o.operands) {
+      if (replicated_value(v) && !is_pending(v)) continue;
+      if (!is_pending(v)) return false;
+      any = true;
+    }
+    return any && !replicated_value(o.results[0]);
+  }
+
+  // Processing an op may insert ops anywhere before it (conversions; clones of flexible values
+  // that a loop body materialises in a new layout go after their originals, outside the loop), so
+  // the next op is found from this one.
   void region(ir::Region& r) {
-    for (std::size_t i = 0; i < r.ops.size(); ++i) op(r, i);
+    for (std::size_t i = 0; i < r.ops.size(); ++i) {
+      const ir::Op* me = r.ops[i].get();
+      op(r, i);
+      i = reindex(r, me);
+    }
   }
 
   // Ops may be inserted anywhere before an op while it is processed (conversions right before it,
@@ -516,15 +568,21 @@ class LayoutAssignment : public Pass {
         return flexible(r, i);
       case OpKind::Reshape: case OpKind::Convert: case OpKind::Bitcast: case OpKind::Random: case OpKind::Unary: case OpKind::Binary: case OpKind::Fma:
       case OpKind::Cmp: case OpKind::Select: {
-        // Reshapes and conversions of a flexible value stay flexible (they follow their user).
-        if ((o.kind == OpKind::Reshape || o.kind == OpKind::Convert) && is_pending(o.operands[0])) return flexible(r, i);
+        // Element-wise ops over flexible values only (index arithmetic over iotas and constants,
+        // masks built from them) stay flexible: they are computed in the layout their user asks
+        // for, so a mask meets the tile it selects from in that tile's layout. One-element
+        // operands do not count (every layout holds them).
+        if (o.kind != OpKind::Random && rematerialisable(o)) return flexible(r, i);
         const ValueId res = o.results[0];
+        // The layout of the first operand that has one, preferring those that are not loop-carried
+        // values whose layout nobody chose yet (soft_).
         Layout want;
-        for (ValueId v : o.operands)
-          if (!is_pending(v) && assigned(v) && !replicated_value(v)) {
-            want = layout(v);
-            break;
-          }
+        for (int pass = 0; pass < 2 && want.kind == ir::LayoutKind::None; ++pass)
+          for (ValueId v : o.operands)
+            if (!is_pending(v) && assigned(v) && !replicated_value(v) && (pass == 1 || !soft_.count(v))) {
+              want = layout(v);
+              break;
+            }
         if (want.kind == ir::LayoutKind::None) want = canon(type(o.operands[0]));
         if (replicated_value(res)) want = canon(type(res));
         // A reshape keeps the element bits: the operand's layout is the result's.
@@ -575,23 +633,38 @@ class LayoutAssignment : public Pass {
       case OpKind::For: {
         const std::size_t nc = o.operands.size() - 3;
         std::vector<Layout> carried;
+        std::vector<std::size_t> soft;  // carried values whose initial value had no layout yet
         for (std::size_t j = 0; j < nc; ++j) {
           // An accumulator the body feeds to a tensor-core mma and yields from it: its fragment layout.
           const ir::Region& b = r.ops[i]->regions[0];
           const ir::Op* m = def_in(b, yield_of(b).operands[j]);
           const Layout tc = m && m->kind == OpKind::Mma && m->operands[2] == b.args[1 + j] ? tensor_core_layout(*m) : Layout{};
+          const ValueId res = r.ops[i]->results[j];
+          const auto hint = hints_.find(res);
           if (tc.is_dist()) {
             require(r, i, 3 + j, tc);
             carried.push_back(tc);
+          } else if (hint != hints_.end() && !shared_.count(res)) {
+            require(r, i, 3 + j, hint->second);  // the layout the body yields it in (a trial run)
+            carried.push_back(hint->second);
           } else {
+            const bool free_init = is_pending(r.ops[i]->operands[3 + j]);
             carried.push_back(settle(r, i, 3 + j));
+            if (free_init) soft.push_back(j);
           }
         }
         ir::Op& cur = *r.ops[i];
         ir::Region& body = cur.regions[0];
         set(body.args[0], canon(type(body.args[0])));
         for (std::size_t j = 0; j < nc; ++j) set(body.args[1 + j], carried[j]);
+        for (std::size_t j : soft) soft_.insert(body.args[1 + j]);
         region(body);
+        // What the body yields, in the layouts it computed them in (for the next trial).
+        for (std::size_t j = 0; j < nc; ++j) {
+          const ValueId y = yield_of(body).operands[j];
+          if (!is_pending(y) && assigned(y) && !replicated_value(y) && !layout(y).is_shared())
+            yielded_[cur.results[j]] = layout(y);
+        }
         yield(body, carried);
         for (std::size_t j = 0; j < nc; ++j) set(cur.results[j], carried[j]);
         return;
@@ -691,6 +764,9 @@ class LayoutAssignment : public Pass {
   std::vector<char> pending_;
   std::vector<int> uses_;  // uses of each value in the tile-level IR (flexible loads)
   std::map<ValueId, Site> flexible_;
+  std::set<ValueId> soft_;  // loop-body arguments carried in a layout chosen only by their flexible initial value
+  std::map<ValueId, Layout> hints_;    // a loop result -> the layout its body yields it in (previous trial)
+  std::map<ValueId, Layout> yielded_;  // ... as found by this run
   std::set<ValueId> shared_;    // values in shared memory (find_shared_operands)
   std::set<ValueId> swizzled_;  // ... of them in the swizzled layout (wgmma operands)
   std::set<const ir::Op*> wg_;  // the mmas that run on wgmma
