@@ -1,0 +1,176 @@
+// ctile's side of the attention benchmark (bench/attention/run.sh runs it beside torch SDPA and a
+// Triton flash-attention kernel): the kernel library's prefill attention
+// (ctile/kernels/attention.hpp) at the shapes of issue 12. Each row is
+//   1. launched once in a fresh disk cache: its first-launch time, and 64 sampled query rows
+//      checked against a float64 reference (the largest error relative to the row's largest
+//      |output|, over the bound: a failure);
+//   2. timed per call with CUDA events around one launch, median of the calls after a warm-up.
+// One JSON record per row and line; TFLOP/s counts 4 B H Sq Sk D (half of it when causal).
+//
+//   ctile_attention_bench [--out FILE] [--reps N] [--quick] [--only NAME] [--cubin FILE]
+// --cubin: writes the sm_90a cubin of the causal head-dim-128 kernel (for cuobjdump), and exits.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <ctile/kernels/attention.hpp>
+#include <ctile/runtime/timer.hpp>
+
+namespace ct = ctile;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+struct Settings {
+  int reps = 30;
+  bool quick = false;
+  std::string only;
+  std::ofstream out;
+  int failures = 0;
+} g;
+
+struct Case {
+  std::string name;
+  std::int64_t b, hq, hkv, s, d;
+  bool causal;
+};
+
+void record(const std::string& json) {
+  std::printf("%s\n", json.c_str());
+  std::fflush(stdout);
+  if (g.out) g.out << json << "\n" << std::flush;
+}
+
+// The largest error of 64 sampled rows relative to each row's largest |output|.
+template <class T>
+double sampled_error(const Case& c, const std::vector<T>& q, const std::vector<T>& k, const std::vector<T>& v,
+                     const std::vector<T>& o) {
+  std::mt19937_64 rng(7);
+  const double scale = 1.0 / std::sqrt(double(c.d));
+  std::vector<double> p(static_cast<std::size_t>(c.s)), ref(static_cast<std::size_t>(c.d));
+  double worst = 0;
+  for (int t = 0; t < 64; ++t) {
+    const std::int64_t b = std::int64_t(rng() % std::uint64_t(c.b)), h = std::int64_t(rng() % std::uint64_t(c.hq));
+    const std::int64_t i = std::int64_t(rng() % std::uint64_t(c.s)), hk = h / (c.hq / c.hkv);
+    const auto qo = std::size_t(((b * c.hq + h) * c.s + i) * c.d);
+    const auto ko = std::size_t((b * c.hkv + hk) * c.s * c.d);
+    const std::int64_t n = c.causal ? i + 1 : c.s;
+    double mx = -INFINITY;
+    for (std::int64_t j = 0; j < n; ++j) {
+      double dot = 0;
+      for (std::int64_t e = 0; e < c.d; ++e) dot += double(float(q[qo + std::size_t(e)])) * double(float(k[ko + std::size_t(j * c.d + e)]));
+      p[std::size_t(j)] = dot * scale;
+      mx = std::max(mx, p[std::size_t(j)]);
+    }
+    double den = 0;
+    for (std::int64_t j = 0; j < n; ++j) den += p[std::size_t(j)] = std::exp(p[std::size_t(j)] - mx);
+    std::fill(ref.begin(), ref.end(), 0.0);
+    for (std::int64_t j = 0; j < n; ++j)
+      for (std::int64_t e = 0; e < c.d; ++e) ref[std::size_t(e)] += p[std::size_t(j)] / den * double(float(v[ko + std::size_t(j * c.d + e)]));
+    double mag = 1e-30, err = 0;
+    for (std::int64_t e = 0; e < c.d; ++e) {
+      const double got = double(float(o[qo + std::size_t(e)]));
+      if (!std::isfinite(got)) return INFINITY;
+      mag = std::max(mag, std::fabs(ref[std::size_t(e)]));
+      err = std::max(err, std::fabs(got - ref[std::size_t(e)]));
+    }
+    worst = std::max(worst, err / mag);
+  }
+  return worst;
+}
+
+void run(const Case& c) {
+  using T = ct::bf16;
+  if (!g.only.empty() && g.only != c.name) return;
+  char head[512];
+  std::snprintf(head, sizeof head,
+                "{\"impl\":\"ctile\",\"kernel\":\"attention_prefill\",\"name\":\"%s\",\"dtype\":\"bf16\",\"batch\":%lld,\"heads\":%lld,"
+                "\"kv_heads\":%lld,\"seq\":%lld,\"head_dim\":%lld,\"causal\":%s",
+                c.name.c_str(), (long long)c.b, (long long)c.hq, (long long)c.hkv, (long long)c.s, (long long)c.d,
+                c.causal ? "true" : "false");
+  try {
+    auto q = ct::randn<T>({c.b, c.hq, c.s, c.d}, 21).share();
+    auto k = ct::randn<T>({c.b, c.hkv, c.s, c.d}, 22).share();
+    auto v = ct::randn<T>({c.b, c.hkv, c.s, c.d}, 23).share();
+    const ct::kernels::AttentionOptions opt{.causal = c.causal};
+    const auto t0 = Clock::now();
+    auto [o0, q0, k0, v0, s0] = ct::kernels::attention_prefill(ct::full<T>({c.b, c.hq, c.s, c.d}, T(NAN)), q, k, v, opt).sync();
+    const double first_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+    const double err = sampled_error<T>(c, q.to_host(), k.to_host(), v.to_host(), std::move(o0).unpartition().to_host());
+    const double bound = 0x1p-6;  // as tests/correctness/test_attention.cpp
+    const bool ok = err <= bound;
+    if (!ok) ++g.failures;
+    const ct::Stream st = ct::default_stream();
+    std::vector<double> dev;
+    auto o = ct::zeros<T>({c.b, c.hq, c.s, c.d});
+    for (int it = 0; it < 3 + g.reps; ++it) {
+      ct::StreamTimer timer(st);
+      timer.start();
+      auto fut = ct::kernels::attention_prefill(std::move(o), q, k, v, opt).async_on(st);
+      timer.stop();
+      o = std::move(std::get<0>(std::move(fut).get())).unpartition();
+      if (it >= 3) dev.push_back(timer.elapsed_ms());
+    }
+    std::sort(dev.begin(), dev.end());
+    const double ms = dev[dev.size() / 2];
+    const double flops = 4.0 * double(c.b * c.hq) * double(c.s) * double(c.s) * double(c.d) * (c.causal ? 0.5 : 1.0);
+    char buf[512];
+    std::snprintf(buf, sizeof buf, ",\"ms\":%.6f,\"tflops\":%.3f,\"rel_err\":%.3e,\"err_bound\":%.3e,\"ok\":%s,\"first_launch_ms\":%.2f}", ms,
+                  flops / (ms * 1e-3) / 1e12, err, bound, ok ? "true" : "false", first_ms);
+    record(std::string(head) + buf);
+  } catch (const std::exception& e) {
+    ++g.failures;
+    std::string msg;
+    for (char ch : std::string(e.what()).substr(0, 300)) msg += (ch == '"' || ch == '\\') ? '\'' : (ch == '\n' ? ' ' : ch);
+    record(std::string(head) + ",\"ok\":false,\"error\":\"" + msg + "\"}");
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--out") && i + 1 < argc) g.out.open(argv[++i], std::ios::app);
+    else if (!std::strcmp(argv[i], "--reps") && i + 1 < argc) g.reps = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--quick")) g.quick = true;
+    else if (!std::strcmp(argv[i], "--only") && i + 1 < argc) g.only = argv[++i];
+    else if (!std::strcmp(argv[i], "--cubin") && i + 1 < argc) {
+      namespace spec = ct::spec;
+      using B = ct::bf16;
+      const ct::Shape s{8, 32, 4096, 128};
+      const auto r = ct::compile_only(ct::kernels::attention_prefill_kernel<B, 128, true>, ct::CompileOptions{.arch = "sm_90a"},
+                                      spec::partition<B>(s, {1, 1, 128, 128}), spec::shared<B>(s), spec::shared<B>(s),
+                                      spec::shared<B>(s), 0.088f);
+      std::ofstream(argv[++i], std::ios::binary).write(reinterpret_cast<const char*>(r.cubin.data()), std::streamsize(r.cubin.size()));
+      return 0;
+    } else {
+      std::fprintf(stderr, "usage: ctile_attention_bench [--out FILE] [--reps N] [--quick] [--only NAME] [--cubin FILE]\n");
+      return 2;
+    }
+  }
+  std::fprintf(stderr, "ctile_attention_bench on %s\n", ct::describe(ct::default_device()).c_str());
+  std::vector<Case> cases;
+  if (g.quick) {  // the CPU backend: small shapes, same kernels
+    g.reps = std::min(g.reps, 2);
+    cases = {{"quick", 1, 2, 1, 256, 64, true}, {"quick_nc", 1, 1, 1, 200, 128, false}};
+  } else {
+    // issue 12's shapes: head dim 128 at seq 4096 (batch 8) and 16384 (batch 2), 32 heads; head dim
+    // 64; GQA with 8 KV heads.
+    for (bool causal : {false, true}) {
+      const std::string cs = causal ? "_causal" : "";
+      cases.push_back({"s4096_d128" + cs, 8, 32, 32, 4096, 128, causal});
+      cases.push_back({"s16384_d128" + cs, 2, 32, 32, 16384, 128, causal});
+      cases.push_back({"s4096_d64" + cs, 8, 32, 32, 4096, 64, causal});
+      cases.push_back({"s4096_d128_gqa" + cs, 8, 32, 8, 4096, 128, causal});
+    }
+  }
+  for (const Case& c : cases) run(c);
+  if (g.failures) std::fprintf(stderr, "ctile_attention_bench: %d row(s) FAILED\n", g.failures);
+  return g.failures ? 1 : 0;
+}

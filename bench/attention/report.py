@@ -1,0 +1,79 @@
+#!/usr/bin/env python3
+"""The attention report: ctile beside the peers per row (TFLOP/s and ratios against issue 12's
+targets: >= 0.90x cuDNN SDPA and >= 1.5x the flash backend), as Markdown, and a plot of TFLOP/s
+against sequence length when matplotlib is there.
+
+    report.py --out DIR ctile.jsonl peers.jsonl
+"""
+import argparse
+import json
+import os
+
+
+def load(path):
+    rows = []
+    if os.path.exists(path):
+        for line in open(path):
+            line = line.strip()
+            if line:
+                rows.append(json.loads(line))
+    return rows
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", required=True)
+    ap.add_argument("files", nargs="+")
+    args = ap.parse_args()
+    rows = [r for f in args.files for r in load(f)]
+    by = {}
+    for r in rows:
+        if r.get("kernel") == "attention_prefill":
+            by.setdefault(r["name"], {})[r["impl"]] = r
+    impls = ["ctile", "torch_cudnn", "torch_flash", "triton"]
+    lines = ["# Attention prefill (bf16), TFLOP/s", "",
+             "| row | " + " | ".join(impls) + " | ctile/cuDNN | ctile/flash | ctile/Triton |",
+             "|---|" + "---|" * (len(impls) + 3)]
+
+    def tf(r):
+        return r.get("tflops") if r and r.get("ok") else None
+
+    for name in sorted(by):
+        cells = [(f"{tf(by[name].get(i)):.1f}" if tf(by[name].get(i)) else
+                  ("fail" if i in by[name] else "-")) for i in impls]
+        c = tf(by[name].get("ctile"))
+        ratios = []
+        for peer in ("torch_cudnn", "torch_flash", "triton"):
+            p = tf(by[name].get(peer))
+            ratios.append(f"{c / p:.3f}" if c and p else "-")
+        lines.append(f"| {name} | " + " | ".join(cells) + " | " + " | ".join(ratios) + " |")
+    cold = [r for r in rows if r.get("impl") == "ctile" and "first_launch_ms" in r]
+    if cold:
+        lines += ["", "ctile first launch (trace + codegen + NVRTC + run), ms: " +
+                  ", ".join(f"{r['name']} {r['first_launch_ms']:.0f}" for r in cold)]
+    open(os.path.join(args.out, "attention_report.md"), "w").write("\n".join(lines) + "\n")
+    print("\n".join(lines))
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        fig, ax = plt.subplots(figsize=(7, 4))
+        for impl in impls:
+            for causal in (False, True):
+                pts = sorted((r["seq"], r["tflops"]) for r in rows if r.get("impl") == impl and r.get("ok")
+                             and r.get("head_dim") == 128 and r.get("kv_heads") == r.get("heads") and r.get("causal") == causal)
+                if pts:
+                    ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", linestyle="--" if causal else "-",
+                            label=impl + (" causal" if causal else ""))
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("sequence length (head dim 128, 32 heads)")
+        ax.set_ylabel("TFLOP/s")
+        ax.legend(fontsize=7)
+        fig.tight_layout()
+        fig.savefig(os.path.join(args.out, "attention_tflops.png"), dpi=120)
+    except Exception as e:  # noqa: BLE001
+        print("no plot:", e)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,125 @@
+// ctile kernel library: attention for prefill, O = softmax(Q K^T * scale) V, written the natural
+// way in the tile language (the flash-attention algorithm: one pass over K and V with an online
+// softmax, so the [S, S] score matrix never leaves the tile block).
+//
+//   #include <ctile/kernels/attention.hpp>
+//   // q [B, Hq, Sq, D], k and v [B, Hkv, Sk, D] (read-only handles, Hq a multiple of Hkv), o [B, Hq, Sq, D].
+//   auto [o2, q2, k2, v2, s2] =
+//       ctile::kernels::attention_prefill(std::move(o), q, k, v, {.causal = true}).sync();
+//   auto out = std::move(o2).unpartition();
+//
+// The kernel: each tile block owns BM query rows of one (batch, head) pair (its piece of o's
+// partition, {1, 1, BM, D}). It walks the key and value blocks of BN rows in a run-time loop,
+// computes the scores S = Q K^T with `mma`, and keeps the running row maximum m, the running
+// denominator l and the output accumulator as loop-carried tiles: a block's scores raise the
+// maximum to m', the old terms are rescaled by 2^(m - m'), and P = 2^(S - m') (the scale is folded
+// with log2(e) into one multiplication) adds P V to the accumulator with a second `mma`. The end
+// divides by l once. Key columns past Sk and (causal) past the query row are masked to -inf before
+// the maximum; a causal block stops its loop at the diagonal (the blocks above it are never read).
+//
+// Causal masking is top-left aligned, as torch's scaled_dot_product_attention(is_causal=True):
+// query row i sees key columns 0..i. Grouped-query attention (GQA/MQA): query head h reads KV head
+// h / (Hq / Hkv).
+//
+// Accuracy: f32 scores, f32 softmax statistics and f32 accumulation of P V with P rounded to T
+// (as every flash-attention kernel does), one rounding of the output to T.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <source_location>
+#include <string>
+
+#include "ctile/ctile.hpp"
+
+namespace ctile::kernels {
+
+// The kernel. T is bf16 or f16 (f32 also runs, off the tensor cores); BN is the key block.
+template <class T, std::int64_t BN, bool Causal>
+void attention_prefill_kernel(Mut<T, 4> o, Ref<T, 4> q, Ref<T, 4> k, Ref<T, 4> v, Scalar<float> scale) {
+  const auto [ob, oh, bm, d] = o.tile_shape();
+  auto [b, h, i, z] = o.tile_index();
+  auto hk = h / (q.extent(1) / k.extent(1));  // the KV head of this query head (GQA)
+  auto sk = k.extent(2);
+  auto qt = q.tiles({1, 1, bm, d}).load({b, h, i, 0}).reshape({bm, d});
+  auto pk = k.tiles({1, 1, BN, d});
+  auto pv = v.tiles({1, 1, BN, d});
+  auto qscale = scale * 1.4426950408889634f;  // exp(x) = exp2(x log2 e)
+  auto m = Tile<float>::full({bm, 1}, -INFINITY);
+  auto l = Tile<float>::zeros({bm, 1});
+  auto acc = Tile<float>::zeros({bm, d});
+  auto rows = (i * bm + iota<std::int64_t>(bm)).reshape({bm, 1});  // this block's query rows
+  auto blocks = pk.count(2);
+  if constexpr (Causal) blocks = minimum(blocks, ((i + 1) * bm + (BN - 1)) / BN);  // up to the diagonal
+  for (auto j : range(blocks)) {
+    auto kt = pk.load({b, hk, j, 0}).reshape({BN, d});
+    auto vt = pv.load({b, hk, j, 0}).reshape({BN, d});
+    auto s = mma(qt, transpose(kt), Tile<float>::zeros({bm, BN})) * qscale;
+    auto cols = (j * BN + iota<std::int64_t>(BN)).reshape({1, BN});
+    auto keep = cols < sk;
+    if constexpr (Causal) keep = keep & (cols <= rows);
+    s = where(keep, s, -INFINITY);
+    auto m2 = maximum(m, max(s, 1, true));
+    auto p = exp2(s - m2);
+    auto alpha = exp2(m - m2);
+    l = l * alpha + sum(p, 1, true);
+    acc = mma(p.template to<T>(), vt, acc * alpha);
+    m = m2;
+  }
+  o.store((acc / l).template to<T>().reshape({1, 1, bm, d}));
+}
+
+struct AttentionOptions {
+  bool causal = false;
+  float scale = 0;  // 0: 1 / sqrt(D)
+};
+
+namespace detail {
+[[noreturn]] inline void attention_error(const std::string& what, const std::source_location& loc) {
+  throw UserError(std::string("attention_prefill: ") + what, SourceLoc(loc));
+}
+inline std::string shape_str(const Shape& s) {
+  std::string r = "[";
+  for (std::size_t i = 0; i < s.size(); ++i) r += (i ? ", " : "") + std::to_string(s[i]);
+  return r + "]";
+}
+}  // namespace detail
+
+// The query block of the library's prefill kernel (its piece of o): 128 rows, 64 for head dim 256.
+inline std::int64_t attention_prefill_block_m(std::int64_t head_dim) { return head_dim > 128 ? 64 : 128; }
+
+// Checks the shapes and returns the lazy launch of the prefill kernel, which gives back
+// (o partitioned in {1, 1, BM, D} pieces, q, k, v, the scale). Head dims 64, 128 and 256.
+template <class T>
+auto attention_prefill(Tensor<T> o, Shared<T> q, Shared<T> k, Shared<T> v, AttentionOptions opt = {},
+                       std::source_location loc = std::source_location::current()) {
+  using detail::shape_str;
+  const Shape& qs = q.shape();
+  const Shape& ks = k.shape();
+  const Shape& vs = v.shape();
+  const Shape& os = o.shape();
+  auto all = [&] {
+    return "q " + shape_str(qs) + ", k " + shape_str(ks) + ", v " + shape_str(vs) + ", o " + shape_str(os);
+  };
+  if (qs.size() != 4 || ks.size() != 4 || vs.size() != 4 || os.size() != 4)
+    detail::attention_error("q, k, v and o must be rank 4, [batch, heads, seq, head_dim]; got " + all(), loc);
+  if (ks != vs) detail::attention_error("k and v must have one shape; got " + all(), loc);
+  if (os != qs) detail::attention_error("o must have the shape of q; got " + all(), loc);
+  if (ks[0] != qs[0]) detail::attention_error("k has batch " + std::to_string(ks[0]) + ", q has " + std::to_string(qs[0]) + " (" + all() + ")", loc);
+  if (ks[3] != qs[3]) detail::attention_error("k has head_dim " + std::to_string(ks[3]) + ", q has " + std::to_string(qs[3]) + " (" + all() + ")", loc);
+  if (ks[1] == 0 || qs[1] % ks[1] != 0)
+    detail::attention_error("the query heads (" + std::to_string(qs[1]) + ") must be a multiple of the KV heads (" +
+                                std::to_string(ks[1]) + "): " + all(), loc);
+  const std::int64_t d = qs[3];
+  if (d != 64 && d != 128 && d != 256)
+    detail::attention_error("head_dim " + std::to_string(d) + " is not one the kernel takes (64, 128 or 256): " + all(), loc);
+  if (ks[2] == 0) detail::attention_error("k and v have no rows (Sk = 0): the softmax has nothing to normalise over", loc);
+  const float scale = opt.scale != 0 ? opt.scale : 1.0f / std::sqrt(static_cast<float>(d));
+  const Shape tile{1, 1, attention_prefill_block_m(d), d};
+  // The key block: 128 rows, 64 for head dim 256 (K and V blocks of 32 KB each).
+  auto* fn = d > 128 ? (opt.causal ? attention_prefill_kernel<T, 64, true> : attention_prefill_kernel<T, 64, false>)
+                     : (opt.causal ? attention_prefill_kernel<T, 128, true> : attention_prefill_kernel<T, 128, false>);
+  return launch(fn, std::move(o).partition(tile), std::move(q), std::move(k), std::move(v), scale);
+}
+
+}  // namespace ctile::kernels

@@ -1,0 +1,92 @@
+// The kernel library's prefill attention (ctile/kernels/attention.hpp) against a float64
+// reference on fresh random inputs: causal and not, GQA and MQA, sequence lengths that are not
+// multiples of the blocks, every head dim the kernel takes, large score magnitudes; and the shape
+// errors of its host entry.
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include <ctile/ctile.hpp>
+#include <ctile/kernels/attention.hpp>
+
+#include "attention_reference.hpp"
+
+namespace ct = ctile;
+using attention_test::Shape4;
+
+namespace {
+
+template <class T>
+void check(const Shape4& s, bool causal, std::uint64_t seed, float amplitude = 1.0f) {
+  // amplitude > 1 gives large scores: every row's softmax is nearly one-hot
+  auto qs = ct::randn<T>({s.b, s.hq, s.sq, s.d}, seed, 0.0, amplitude).share();
+  auto ks = ct::randn<T>({s.b, s.hkv, s.sk, s.d}, seed + 1).share();
+  auto vs = ct::randn<T>({s.b, s.hkv, s.sk, s.d}, seed + 2).share();
+  auto o = ct::full<T>({s.b, s.hq, s.sq, s.d}, T(NAN));
+  auto [o2, q2, k2, v2, sc] = ct::kernels::attention_prefill(std::move(o), qs, ks, vs, {.causal = causal}).sync();
+  const auto got = std::move(o2).unpartition().to_host();
+  const auto ref = attention_test::reference(s, q2.to_host(), k2.to_host(), v2.to_host(), causal, 1.0 / std::sqrt(double(s.d)));
+  const double tol = std::is_same_v<T, ct::bf16> ? 0x1p-6 : 0x1p-9;
+  EXPECT_LE(attention_test::worst_row_error(s, got, ref), tol) << "b " << s.b << " hq " << s.hq << " hkv " << s.hkv << " sq " << s.sq
+                                               << " sk " << s.sk << " d " << s.d << (causal ? " causal" : "");
+}
+
+TEST(AttentionPrefill, NonCausalOddLengths) {
+  check<ct::bf16>({1, 2, 2, 130, 200, 64}, false, 11);
+  check<ct::bf16>({2, 1, 1, 7, 129, 64}, false, 12);
+}
+TEST(AttentionPrefill, CausalOddLengths) {
+  check<ct::bf16>({1, 2, 2, 200, 200, 64}, true, 13);
+  check<ct::bf16>({1, 1, 1, 129, 129, 128}, true, 14);
+}
+TEST(AttentionPrefill, CausalWithFewerKeysThanQueries) {
+  check<ct::bf16>({1, 1, 1, 150, 70, 64}, true, 15);  // top-left: rows past Sk see every key
+}
+TEST(AttentionPrefill, GroupedAndMultiQuery) {
+  check<ct::bf16>({1, 4, 2, 100, 140, 64}, true, 16);  // GQA, 2 query heads per KV head
+  check<ct::bf16>({2, 3, 1, 40, 70, 64}, false, 17);   // MQA
+}
+TEST(AttentionPrefill, HeadDims) {
+  check<ct::bf16>({1, 1, 1, 70, 90, 128}, false, 18);
+  check<ct::f16>({1, 1, 1, 70, 90, 256}, true, 19);
+}
+TEST(AttentionPrefill, LargeScoresStayFinite) {
+  check<ct::bf16>({1, 1, 1, 64, 300, 64}, false, 20, 30.0f);
+  check<ct::f16>({1, 2, 1, 64, 130, 64}, true, 21, 12.0f);
+}
+
+template <class F>
+std::string user_error_of(F&& f) {
+  try {
+    f();
+  } catch (const ct::UserError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(AttentionPrefill, ShapeErrorsNameTheArgumentAndTheShapes) {
+  auto run = [](ct::Shape q, ct::Shape k, ct::Shape o) {
+    return user_error_of([&] {
+      auto l = ct::kernels::attention_prefill(ct::zeros<ct::bf16>(o), ct::zeros<ct::bf16>(q).share(),
+                                              ct::zeros<ct::bf16>(k).share(), ct::zeros<ct::bf16>(k).share());
+      (void)std::move(l).sync();
+    });
+  };
+  const std::string heads = run({1, 3, 8, 64}, {1, 2, 8, 64}, {1, 3, 8, 64});
+  EXPECT_NE(heads.find("query heads (3) must be a multiple of the KV heads (2)"), std::string::npos) << heads;
+  EXPECT_NE(heads.find("q [1, 3, 8, 64]"), std::string::npos) << heads;
+  EXPECT_NE(heads.find("test_attention.cpp"), std::string::npos) << heads;
+  const std::string dim = run({1, 1, 8, 96}, {1, 1, 8, 96}, {1, 1, 8, 96});
+  EXPECT_NE(dim.find("head_dim 96 is not one the kernel takes"), std::string::npos) << dim;
+  const std::string mism = run({1, 1, 8, 64}, {1, 1, 8, 128}, {1, 1, 8, 64});
+  EXPECT_NE(mism.find("k has head_dim 128, q has 64"), std::string::npos) << mism;
+  const std::string out = run({1, 1, 8, 64}, {1, 1, 8, 64}, {1, 1, 9, 64});
+  EXPECT_NE(out.find("o must have the shape of q"), std::string::npos) << out;
+  const std::string empty = run({1, 1, 8, 64}, {1, 1, 0, 64}, {1, 1, 8, 64});
+  EXPECT_NE(empty.find("Sk = 0"), std::string::npos) << empty;
+}
+
+}  // namespace

@@ -1,0 +1,61 @@
+// The kernel library's prefill attention (ctile/kernels/attention.hpp) on the GPU: against the
+// float64 reference, and against the CPU backend on the same inputs, across causal and not, GQA,
+// lengths that are not multiples of the blocks, every head dim and large score magnitudes.
+#include <ctile/kernels/attention.hpp>
+
+#include "attention_reference.hpp"
+#include "harness.hpp"
+
+namespace ct = ctile;
+using attention_test::Shape4;
+using gpu_test::gpu;
+using gpu_test::seed;
+
+namespace {
+
+template <class T>
+std::vector<T> run_on(ct::Device dev, const Shape4& s, bool causal, const std::vector<T>& q, const std::vector<T>& k,
+                      const std::vector<T>& v) {
+  auto qs = ct::from_host<T>(q, {s.b, s.hq, s.sq, s.d}, dev).share();
+  auto ks = ct::from_host<T>(k, {s.b, s.hkv, s.sk, s.d}, dev).share();
+  auto vs = ct::from_host<T>(v, {s.b, s.hkv, s.sk, s.d}, dev).share();
+  auto o = ct::full<T>({s.b, s.hq, s.sq, s.d}, T(NAN), dev);
+  auto [o2, q2, k2, v2, sc] = ct::kernels::attention_prefill(std::move(o), qs, ks, vs, {.causal = causal}).sync();
+  return std::move(o2).unpartition().to_host();
+}
+
+template <class T>
+void check(const Shape4& s, bool causal, std::uint64_t salt, float amplitude = 1.0f) {
+  const std::uint64_t sd = seed(salt);
+  const auto q = ct::randn<T>({s.b, s.hq, s.sq, s.d}, sd, 0.0, amplitude, ct::cpu()).to_host();
+  const auto k = ct::randn<T>({s.b, s.hkv, s.sk, s.d}, sd + 1, 0.0, 1.0, ct::cpu()).to_host();
+  const auto v = ct::randn<T>({s.b, s.hkv, s.sk, s.d}, sd + 2, 0.0, 1.0, ct::cpu()).to_host();
+  const auto got = run_on<T>(gpu(), s, causal, q, k, v);
+  const auto cpu = run_on<T>(ct::cpu(), s, causal, q, k, v);
+  const auto ref = attention_test::reference(s, q, k, v, causal, 1.0 / std::sqrt(double(s.d)));
+  const double tol = std::is_same_v<T, ct::bf16> ? 0x1p-6 : 0x1p-9;
+  const double e_gpu = attention_test::worst_row_error(s, got, ref);
+  const double e_cpu = attention_test::worst_row_error(s, cpu, ref);
+  CHECK(e_gpu <= tol) << "GPU vs float64: " << e_gpu << " (CPU backend " << e_cpu << ") at b " << s.b << " hq " << s.hq
+                      << " hkv " << s.hkv << " sq " << s.sq << " sk " << s.sk << " d " << s.d << (causal ? " causal" : "");
+  // The GPU's error is of the CPU backend's order (the same roundings, in another order).
+  CHECK(e_gpu <= 2 * e_cpu + tol / 4) << "GPU " << e_gpu << " vs CPU backend " << e_cpu;
+}
+
+}  // namespace
+
+GPU_TEST(kernels_attention_prefill_bf16) {
+  check<ct::bf16>({1, 2, 2, 130, 200, 64}, false, 1);
+  check<ct::bf16>({2, 1, 1, 7, 129, 64}, false, 2);
+  check<ct::bf16>({1, 2, 2, 300, 300, 64}, true, 3);
+  check<ct::bf16>({1, 1, 1, 129, 129, 128}, true, 4);
+  check<ct::bf16>({1, 1, 1, 150, 70, 64}, true, 5);
+  check<ct::bf16>({1, 4, 2, 100, 140, 128}, true, 6);   // GQA
+  check<ct::bf16>({2, 3, 1, 40, 270, 128}, false, 7);   // MQA
+  check<ct::bf16>({1, 1, 1, 64, 300, 64}, false, 8, 30.0f);
+}
+GPU_TEST(kernels_attention_prefill_f16) {
+  check<ct::f16>({1, 1, 1, 70, 90, 256}, true, 9);
+  check<ct::f16>({1, 2, 1, 200, 333, 128}, false, 10);
+  check<ct::f16>({1, 2, 1, 64, 130, 64}, true, 11, 12.0f);
+}

@@ -1,0 +1,77 @@
+// The float64 reference of prefill attention (ctile/kernels/attention.hpp) and the error measure
+// its tests use: shared by the CPU correctness suite and the GPU suite.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+namespace attention_test {
+
+template <class T>
+double to_d(T v) {
+  return static_cast<double>(static_cast<float>(v));
+}
+
+struct Shape4 {
+  std::int64_t b, hq, hkv, sq, sk, d;
+};
+
+// O = softmax(Q K^T * scale + mask) V in float64, from the inputs as stored (in T).
+template <class T>
+std::vector<double> reference(const Shape4& s, const std::vector<T>& q, const std::vector<T>& k, const std::vector<T>& v,
+                              bool causal, double scale) {
+  std::vector<double> o(static_cast<std::size_t>(s.b * s.hq * s.sq * s.d), 0.0);
+  std::vector<double> p(static_cast<std::size_t>(s.sk));
+  const std::int64_t group = s.hq / s.hkv;
+  for (std::int64_t b = 0; b < s.b; ++b)
+    for (std::int64_t h = 0; h < s.hq; ++h) {
+      const std::int64_t hk = h / group;
+      const auto qo = static_cast<std::size_t>(((b * s.hq + h) * s.sq) * s.d);
+      const auto ko = static_cast<std::size_t>(((b * s.hkv + hk) * s.sk) * s.d);
+      for (std::int64_t i = 0; i < s.sq; ++i) {
+        double mx = -INFINITY;
+        for (std::int64_t j = 0; j < s.sk; ++j) {
+          if (causal && j > i) {
+            p[std::size_t(j)] = -INFINITY;
+            continue;
+          }
+          double dot = 0;
+          for (std::int64_t c = 0; c < s.d; ++c)
+            dot += to_d(q[qo + std::size_t(i * s.d + c)]) * to_d(k[ko + std::size_t(j * s.d + c)]);
+          p[std::size_t(j)] = dot * scale;
+          mx = std::max(mx, p[std::size_t(j)]);
+        }
+        double den = 0;
+        for (std::int64_t j = 0; j < s.sk; ++j) den += p[std::size_t(j)] = std::exp(p[std::size_t(j)] - mx);
+        for (std::int64_t j = 0; j < s.sk; ++j) {
+          const double w = p[std::size_t(j)] / den;
+          if (w == 0) continue;
+          for (std::int64_t c = 0; c < s.d; ++c) o[qo + std::size_t(i * s.d + c)] += w * to_d(v[ko + std::size_t(j * s.d + c)]);
+        }
+      }
+    }
+  return o;
+}
+
+// The largest error relative to the row's largest |output|, over every row: P rounded to T (8 bits
+// for bf16) bounds it near 2^-8; the output's rounding adds half an ulp.
+template <class T>
+double worst_row_error(const Shape4& s, const std::vector<T>& got, const std::vector<double>& ref) {
+  double worst = 0;
+  for (std::int64_t r = 0; r < s.b * s.hq * s.sq; ++r) {
+    double mag = 1e-30, err = 0;
+    for (std::int64_t c = 0; c < s.d; ++c) {
+      const auto at = static_cast<std::size_t>(r * s.d + c);
+      const double g = to_d(got[at]);
+      if (!std::isfinite(g)) return INFINITY;
+      mag = std::max(mag, std::fabs(ref[at]));
+      err = std::max(err, std::fabs(g - ref[at]));
+    }
+    worst = std::max(worst, err / mag);
+  }
+  return worst;
+}
+
+}  // namespace attention_test
