@@ -144,7 +144,7 @@ int main(int argc, char** argv) {
       namespace spec = ct::spec;
       using B = ct::bf16;
       const ct::Shape s{8, 32, 4096, 128};
-      const auto r = ct::compile_only(ct::kernels::attention_prefill_kernel<B, 128, true>, ct::CompileOptions{.arch = "sm_90a"},
+      const auto r = ct::compile_only(ct::kernels::attention_prefill_kernel<B, 64, true>, ct::CompileOptions{.arch = "sm_90a"},
                                       spec::partition<B>(s, {1, 1, 128, 128}), spec::shared<B>(s), spec::shared<B>(s),
                                       spec::shared<B>(s), 0.088f);
       std::ofstream(argv[++i], std::ios::binary).write(reinterpret_cast<const char*>(r.cubin.data()), std::streamsize(r.cubin.size()));

