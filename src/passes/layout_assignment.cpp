@@ -10,7 +10,11 @@
 // is the slice of its operand's layout and a permute's result its relabelling (neither moves data);
 // reshapes keep the bits. Constants, iotas and broadcasts are flexible: they take the layout their
 // first user asks for (a broadcast then asks its operand for the matching source layout, which
-// makes it free), and are cloned when users disagree. One-element tiles are replicated.
+// makes it free), and are cloned when users disagree; so are element-wise ops over flexible values
+// only (masks from iotas), which are computed again in each layout asked for. An element-wise op
+// prefers a layout that is not that of a loop-carried value placed only by its flexible init
+// (soft_). Loop-carried values take the layout the loop body yields them in, found by trial runs
+// on a copy of the kernel (hints_). One-element tiles are replicated.
 //
 // Tensor cores: an mma of bf16 or f16 operands (each extent a power of two, M and N at least 16,
 // K a multiple of 16) on sm_80 or newer runs on the matrix units (mma.sync m16n8k16) unless the
