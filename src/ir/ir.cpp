@@ -109,21 +109,26 @@ int tensor_param_of(const Kernel& k, ValueId v) {
   return -1;
 }
 
+TensorMapUse tensor_map_use(const Kernel& k, const Op& load) {
+  TensorMapUse u;
+  u.param = tensor_param_of(k, load.operands[0]);
+  const Type& t = k.type(load.results[0]);
+  const Layout& l = k.layout(load.results[0]);
+  CTILE_CHECK(u.param >= 0 && t.shape.size() == 2 && l.is_swizzled(), "ir: a TMA copy at ", load.loc.str(),
+              " does not load a parameter's tensor into a swizzled tile");
+  u.dtype = t.dtype;
+  u.box_rows = t.shape[0];
+  u.box_cols = l.swizzle / dtype_size(t.dtype);
+  u.swizzle = l.swizzle;
+  return u;
+}
+
 std::vector<TensorMapUse> tensor_maps(const Kernel& k) {
   std::vector<TensorMapUse> maps;
   std::vector<bool> seen;
   walk(k.body, [&](const Op& op) {
     if (op.tma_map < 0) return;
-    TensorMapUse u;
-    u.param = tensor_param_of(k, op.operands[0]);
-    const Type& t = k.type(op.results[0]);
-    const Layout& l = k.layout(op.results[0]);
-    CTILE_CHECK(u.param >= 0 && t.shape.size() == 2 && l.is_swizzled(), "ir: a TMA copy at ", op.loc.str(),
-                " does not load a parameter's tensor into a swizzled tile");
-    u.dtype = t.dtype;
-    u.box_rows = t.shape[0];
-    u.box_cols = l.swizzle / dtype_size(t.dtype);
-    u.swizzle = l.swizzle;
+    const TensorMapUse u = tensor_map_use(k, op);
     const auto m = static_cast<std::size_t>(op.tma_map);
     if (maps.size() <= m) {
       maps.resize(m + 1);

@@ -382,13 +382,7 @@ class SmemAlloc : public Pass {
       // one thread issuing every copy and every thread waiting; docs/perf/2026-12-01-h200/NOTES.md).
       if (tma_ == 0 && (k.layout(loads.front()->results[0]).swizzle != 128 || numel < kTmaMinProduct)) continue;
       for (ir::Op* ld : loads) {
-        const ir::Type& t = k.type(ld->results[0]);
-        ir::TensorMapUse u;
-        u.param = ir::tensor_param_of(k, ld->operands[0]);
-        u.dtype = t.dtype;
-        u.box_rows = t.shape[0];
-        u.swizzle = k.layout(ld->results[0]).swizzle;
-        u.box_cols = u.swizzle / dtype_size(t.dtype);
+        const ir::TensorMapUse u = ir::tensor_map_use(k, *ld);
         auto m = std::find(maps.begin(), maps.end(), u);
         if (m == maps.end()) m = maps.insert(maps.end(), u);
         ld->tma_map = static_cast<int>(m - maps.begin());

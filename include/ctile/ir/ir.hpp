@@ -317,6 +317,9 @@ int tensor_param_of(const Kernel& k, ValueId v);
 
 // The tensor maps of a GPU-level kernel, indexed by the ops' tma_map (empty when no op copies with
 // TMA). Throws InternalError when two ops of one map disagree or a map index is unused.
+// The tensor map that `load` (a Load of a read-only rank-2 parameter into a swizzled tile) copies
+// through: its parameter, element type, box and swizzle.
+TensorMapUse tensor_map_use(const Kernel& k, const Op& load);
 std::vector<TensorMapUse> tensor_maps(const Kernel& k);
 
 struct PrintOptions {

@@ -20,5 +20,7 @@ Backend& backend(int index);
 // platform's ParamLayout). The compiler owns this contract: when it changes the struct, it changes
 // this (tests/unit/cuda_runtime/test_param_layout.cpp checks both against each other).
 platform::ParamLayout param_layout_of(const ir::Kernel& k, const GeneratedKernel& g);
+// The platform's description of one of g's tensor maps (what it encodes, and where it goes).
+platform::TensorMapSlot tensor_map_slot(const GeneratedKernel::Map& m);
 
 }  // namespace ctile::backend::cuda

@@ -29,18 +29,20 @@ platform::ParamLayout param_layout_of(const ir::Kernel& k, const GeneratedKernel
     }
     l.slots.push_back(s);
   }
-  for (const GeneratedKernel::Map& m : g.maps) {
-    platform::TensorMapSlot t;
-    t.slot = static_cast<std::uint32_t>(m.use.param);
-    t.offset = static_cast<std::uint32_t>(m.offset);
-    t.dtype = m.use.dtype;
-    t.box_rows = static_cast<std::uint32_t>(m.use.box_rows);
-    t.box_cols = static_cast<std::uint32_t>(m.use.box_cols);
-    t.swizzle = static_cast<std::uint32_t>(m.use.swizzle);
-    l.maps.push_back(t);
-  }
+  for (const GeneratedKernel::Map& m : g.maps) l.maps.push_back(tensor_map_slot(m));
   if (!g.maps.empty()) l.bytes = static_cast<std::uint32_t>(g.params_bytes);
   return l;
+}
+
+platform::TensorMapSlot tensor_map_slot(const GeneratedKernel::Map& m) {
+  platform::TensorMapSlot t;
+  t.slot = static_cast<std::uint32_t>(m.use.param);
+  t.offset = static_cast<std::uint32_t>(m.offset);
+  t.dtype = m.use.dtype;
+  t.box_rows = static_cast<std::uint32_t>(m.use.box_rows);
+  t.box_cols = static_cast<std::uint32_t>(m.use.box_cols);
+  t.swizzle = static_cast<std::uint32_t>(m.use.swizzle);
+  return t;
 }
 
 }  // namespace ctile::backend::cuda

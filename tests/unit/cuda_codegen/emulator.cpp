@@ -15,6 +15,7 @@
 #include <stdexcept>
 
 #include "ctile/core/error.hpp"
+#include "../../../src/backend/cuda/cuda_backend.hpp"
 #include "../../../src/platform/kernel.hpp"
 
 namespace cuda_emu {
@@ -117,11 +118,7 @@ struct EmuTensorMap {
   int box_cols, box_rows, swizzle, elem_bytes;
 };
 void write_emulated_map(std::byte* out, const ctile::backend::cuda::GeneratedKernel::Map& m, const be::TensorArg& t) {
-  ctile::platform::TensorMapSlot slot;
-  slot.dtype = m.use.dtype;
-  slot.box_rows = static_cast<std::uint32_t>(m.use.box_rows);
-  slot.box_cols = static_cast<std::uint32_t>(m.use.box_cols);
-  slot.swizzle = static_cast<std::uint32_t>(m.use.swizzle);
+  const auto slot = ctile::backend::cuda::tensor_map_slot(m);
   const int rank = static_cast<int>(t.shape.size());
   const auto e = ctile::platform::tensor_map_encoding(slot, t.data, t.shape.data(), t.strides.data(), rank);
   if (!e.error.empty()) throw ctile::UserError("argument " + std::to_string(m.use.param) + ": " + e.error);

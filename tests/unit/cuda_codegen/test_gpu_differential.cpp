@@ -14,6 +14,7 @@
 
 #include "../../../src/backend/cuda/codegen.hpp"
 #include "../../../src/backend/cuda/nvrtc.hpp"
+#include "../../../src/backend/cuda/cuda_backend.hpp"
 #include "../../../src/platform/kernel.hpp"
 #include "cases.hpp"
 #include "differential.hpp"
@@ -75,11 +76,7 @@ Loaded load(const cu::GeneratedKernel& g) {
 
 // The tensor maps of TMA copies, encoded by the driver as the platform encodes them.
 void gpu_map_writer(std::byte* out, const cu::GeneratedKernel::Map& m, const backend::TensorArg& t) {
-  platform::TensorMapSlot slot;
-  slot.dtype = m.use.dtype;
-  slot.box_rows = static_cast<std::uint32_t>(m.use.box_rows);
-  slot.box_cols = static_cast<std::uint32_t>(m.use.box_cols);
-  slot.swizzle = static_cast<std::uint32_t>(m.use.swizzle);
+  const auto slot = cu::tensor_map_slot(m);
   const auto e = platform::tensor_map_encoding(slot, t.data, t.shape.data(), t.strides.data(), static_cast<int>(t.shape.size()));
   if (!e.error.empty()) throw std::runtime_error("tensor map: " + e.error);
   std::memset(out, 0, 128);
