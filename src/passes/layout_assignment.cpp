@@ -442,28 +442,18 @@ class LayoutAssignment : public Pass {
       site.op = &c;
     }
     set(target, want);
+    // Operand j of the materialised op in layout l (a flexible one materialised too).
+    auto operand_in = [&](std::size_t j, const Layout& l) {
+      const ValueId src = op->operands[j];
+      std::size_t at = index_of(site);
+      op->operands[j] = is_pending(src) ? materialise(src, l) : demand(src, l, *site.region, at);
+    };
     if (elementwise(op->kind)) {  // a rematerialised element-wise op: its operands in the same layout
-      for (std::size_t j = 0; j < op->operands.size(); ++j) {
-        const ValueId src = op->operands[j];
-        if (is_pending(src)) {
-          op->operands[j] = materialise(src, want);
-        } else {
-          std::size_t at = index_of(site);
-          op->operands[j] = demand(src, want, *site.region, at);
-        }
-      }
-    } else if (op->kind == OpKind::Broadcast || op->kind == OpKind::Reshape || op->kind == OpKind::Convert) {
-      const ValueId src = op->operands[0];
-      const Layout src_want = op->kind == OpKind::Broadcast
-                                  ? ir::broadcast_source(want, type(src).shape, type(target).shape)
-                                  : want;
-      ir::Op* me = op;
-      if (is_pending(src)) {
-        me->operands[0] = materialise(src, src_want);
-      } else {
-        std::size_t at = index_of(site);
-        me->operands[0] = demand(src, src_want, *site.region, at);
-      }
+      for (std::size_t j = 0; j < op->operands.size(); ++j) operand_in(j, want);
+    } else if (op->kind == OpKind::Broadcast) {
+      operand_in(0, ir::broadcast_source(want, type(op->operands[0]).shape, type(target).shape));
+    } else if (op->kind == OpKind::Reshape || op->kind == OpKind::Convert) {
+      operand_in(0, want);
     }
     return target;
   }
@@ -576,7 +566,7 @@ class LayoutAssignment : public Pass {
         // masks built from them) stay flexible: they are computed in the layout their user asks
         // for, so a mask meets the tile it selects from in that tile's layout. One-element
         // operands do not count (every layout holds them).
-        if (o.kind != OpKind::Random && rematerialisable(o)) return flexible(r, i);
+        if (rematerialisable(o)) return flexible(r, i);
         const ValueId res = o.results[0];
         // The layout of the first operand that has one, preferring those that are not loop-carried
         // values whose layout nobody chose yet (soft_).
