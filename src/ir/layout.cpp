@@ -262,8 +262,9 @@ bool wgmma_shape(std::int64_t m, std::int64_t n, std::int64_t k, int warps) {
   return m % (16 * warps) == 0 && n % 64 == 0 && k % 16 == 0 && wgmma_swizzle(k) != 0;
 }
 
-Layout wgmma_accumulator(std::int64_t m, std::int64_t n, int warps) {
-  CTILE_CHECK(wgmma_shape(m, n, 16, warps), "wgmma accumulator layout: [", m, ", ", n, "] over ", warps, " warps");
+namespace {
+// The m64nNk16 fragment over whole warpgroups: [m, n] with n a multiple of 8.
+Layout wgmma_fragment(std::int64_t m, std::int64_t n, int warps) {
   const int ln = log2_exact(n), lna = log2_exact(n / 8), lw = log2_exact(warps);
   const int lb = log2_exact(m / (16 * warps));
   Layout l;
@@ -273,8 +274,20 @@ Layout wgmma_accumulator(std::int64_t m, std::int64_t n, int warps) {
   for (int k = 0; k < lna; ++k) l.reg.push_back(3 + k);
   for (int k = 0; k < lb; ++k) l.reg.push_back(ln + 4 + lw + k);
   for (int k = 0; k < lw; ++k) l.warp.push_back(ln + 4 + k);
-  CTILE_CHECK(check_dist(l, m * n, warps).empty(), "wgmma accumulator layout: ", check_dist(l, m * n, warps));
+  CTILE_CHECK(check_dist(l, m * n, warps).empty(), "wgmma fragment layout: ", check_dist(l, m * n, warps));
   return l;
+}
+}  // namespace
+
+Layout wgmma_accumulator(std::int64_t m, std::int64_t n, int warps) {
+  CTILE_CHECK(wgmma_shape(m, n, 16, warps), "wgmma accumulator layout: [", m, ", ", n, "] over ", warps, " warps");
+  return wgmma_fragment(m, n, warps);
+}
+
+Layout wgmma_a_fragment(std::int64_t m, std::int64_t k, int warps) {
+  CTILE_CHECK(warps >= 4 && warps % 4 == 0 && is_pow2(warps) && is_pow2(m) && is_pow2(k) && m % (16 * warps) == 0 && k % 16 == 0,
+              "wgmma register-A layout: [", m, ", ", k, "] over ", warps, " warps");
+  return wgmma_fragment(m, k, warps);
 }
 
 int wgmma_swizzle(std::int64_t row) {

@@ -224,11 +224,15 @@ class Verifier {
       }
       if (!defined_[v]) continue;  // left over by a pass (no op defines it)
       if (l.is_shared()) {
-        // A tile in shared memory (the operand of a tensor-core mma): row-major rows of the last extent.
-        if (ty.shape.size() != 2 || l.row != (l.trans ? ty.shape[0] : ty.shape.back()) || l.pad < 0 || (l.trans && !l.swizzle))
+        // A tile in shared memory (the operand of a tensor-core mma): row-major rows of the last
+        // extent; of rank 2, or higher with leading extents of 1 (not transposed).
+        bool lead_ones = ty.shape.size() >= 2 && (ty.shape.size() == 2 || !l.trans);
+        for (std::size_t d = 0; lead_ones && d + 2 < ty.shape.size(); ++d) lead_ones = ty.shape[d] == 1;
+        const std::int64_t rows = lead_ones ? (l.trans ? ty.shape[1] : numel(ty.shape) / ty.shape.back()) : 0;
+        if (!lead_ones || l.row != (l.trans ? ty.shape[0] : ty.shape.back()) || l.pad < 0 || (l.trans && !l.swizzle))
           kfail(cat("value %", v, " of type ", type_str(ty), " has layout ", layout_str(l), ": a shared layout needs rows of the last extent"));
         if (l.swizzle && (l.pad != 0 || dtype_size(ty.dtype) != 2 || wgmma_swizzle(l.row) != l.swizzle ||
-                          ty.shape[l.trans ? 1 : 0] % 8 != 0 ||
+                          rows % 8 != 0 ||
                           t.sm != 90))
           kfail(cat("value %", v, " of type ", type_str(ty), " has layout ", layout_str(l),
                     ": a swizzled layout holds 16-bit rows of ", l.swizzle == 128 ? "a multiple of 64" : std::to_string(l.swizzle / 2),
@@ -252,13 +256,13 @@ class Verifier {
     for (std::size_t j = 0; j < op.operands.size(); ++j)
       if (shared(op.operands[j]) && !((op.kind == OpKind::Mma && op.tensor_core && j < 2) ||
                                       (op.kind == OpKind::For && j >= 3) || op.kind == OpKind::Yield ||
-                                      op.kind == OpKind::Permute))
+                                      op.kind == OpKind::Permute || (op.kind == OpKind::Reshape && shared(op.results[0]))))
         fail(op, cat("operand %", op.operands[j], " has the shared layout ", layout_str(L(op.operands[j])),
-                     ": only a tensor-core mma, a transpose or a loop may use it"));
+                     ": only a tensor-core mma, a transpose, a reshape or a loop may use it"));
     for (ValueId r : op.results)
       if (shared(r) && op.kind != OpKind::Load && op.kind != OpKind::LoadPiece && op.kind != OpKind::For &&
-          op.kind != OpKind::Permute)
-        fail(op, cat("result %", r, " has a shared layout: only a load, a transpose or a loop may make one"));
+          op.kind != OpKind::Permute && !(op.kind == OpKind::Reshape && shared(op.operands[0])))
+        fail(op, cat("result %", r, " has a shared layout: only a load, a transpose, a reshape or a loop may make one"));
     if (op.tma_map >= 0 &&
         (op.kind != OpKind::Load || !shared(op.results[0]) || !L(op.results[0]).is_swizzled() || op.ring_slots <= 0 ||
          op.tma_bar < 0 || op.tma_bar % 8 != 0 || k_.type(op.operands[0]).rank != 2 || k_.type(op.operands[0]).access != Access::Read))
@@ -301,17 +305,23 @@ class Verifier {
       }
       case OpKind::Mma: {
         same(op.operands[2], op.results[0], "accumulator");
-        // wgmma: both operands swizzled (A's rows of K, B's of N with 128-byte swizzle), the
+        // wgmma: both operands swizzled (A's rows of K, B's of N with 128-byte swizzle), or B
+        // swizzled and A a 16-bit register tile in the fragment layout (register-A wgmma); the
         // accumulator in its warpgroup layout.
         const bool sa = L(op.operands[0]).is_swizzled(), sb = L(op.operands[1]).is_swizzled();
         if (sa || sb) {
           const Shape& a = k_.type(op.operands[0]).shape;
           const Shape& b = k_.type(op.operands[1]).shape;
           const Layout& lb = L(op.operands[1]);
-          if (!sa || !sb || !op.tensor_core || L(op.operands[0]).trans ||
+          const bool ra = !sa && sb && !shared(op.operands[0]);
+          if (ra && wgmma_shape(a[0], b[1], a[1], k_.target.warps) && !(L(op.operands[0]) == wgmma_a_fragment(a[0], a[1], k_.target.warps)))
+            fail(op, cat("a register-A wgmma product's A has layout ", layout_str(L(op.operands[0])), ", expected ",
+                         layout_str(wgmma_a_fragment(a[0], a[1], k_.target.warps))));
+          if ((!sa && !ra) || !sb || !op.tensor_core || L(op.operands[0]).trans ||
               lb.swizzle != (lb.trans ? wgmma_swizzle(a[1]) : 128) ||
               k_.type(op.operands[2]).dtype != DType::f32 || !wgmma_shape(a[0], b[1], a[1], k_.target.warps))
-            fail(op, "a wgmma product needs both operands swizzled (B with 128 bytes), an f32 accumulator and a wgmma shape");
+            fail(op, "a wgmma product needs B swizzled (with 128 bytes when N-major) and A swizzled or in registers, an f32 "
+                     "accumulator and a wgmma shape");
           if (!(L(op.results[0]) == wgmma_accumulator(a[0], b[1], k_.target.warps)))
             fail(op, cat("a wgmma product's accumulator has layout ", layout_str(L(op.results[0])), ", expected ",
                          layout_str(wgmma_accumulator(a[0], b[1], k_.target.warps))));

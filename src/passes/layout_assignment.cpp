@@ -107,7 +107,15 @@ class LayoutAssignment : public Pass {
     for (const ir::Param& p : k.params)
       if (p.type.is_tile()) set(p.value, canon(p.type));
     region(k.body);
-    // Flexible values nobody asked for a layout (unused): the canonical one.
+    // Flexible values nobody asked for a layout (unused): the canonical one, materialised from the
+    // last so that the operands of a flexible op (a reshape's) take the layout it is made in.
+    std::vector<ValueId> unasked;
+    ir::walk(k.body, [&](const ir::Op& op) {
+      for (ValueId r : op.results)
+        if (is_pending(r) && !assigned(r) && flexible_.count(r)) unasked.push_back(r);
+    });
+    for (auto it = unasked.rbegin(); it != unasked.rend(); ++it)
+      if (!assigned(*it)) materialise(*it, canon(type(*it)));
     for (std::size_t v = 0; v < k.values.size(); ++v)
       if (k.type(static_cast<ValueId>(v)).is_tile() && k.layouts[v].kind == ir::LayoutKind::None)
         k.layouts[v] = canon(k.type(static_cast<ValueId>(v)));
@@ -146,8 +154,13 @@ class LayoutAssignment : public Pass {
       const std::int64_t m = k.type(op.results[0]).shape[0], n = k.type(op.results[0]).shape[1];
       const std::int64_t kk = k.type(op.operands[0]).shape[1];
       int w = static_cast<int>(std::clamp<std::int64_t>(mn / 2048, 4, 8));
-      if (wgmma_types(op) && ir::wgmma_shape(m, n, kk, 4))
-        while (w > 4 && !ir::wgmma_shape(m, n, kk, w)) w /= 2;  // whole warpgroups over 64-row blocks
+      if (wgmma_types(op) && ir::wgmma_shape(m, n, kk, 4)) {
+        // Whole warpgroups over 64-row blocks, one block each where 8 warps allow (a warpgroup
+        // with two blocks of a small product has ptxas serialise its wgmmas: C7520 at 128 x 64
+        // over 4 warps).
+        w = std::max<int>(w, static_cast<int>(std::min<std::int64_t>(8, m / 16)));
+        while (w > 4 && !ir::wgmma_shape(m, n, kk, w)) w /= 2;
+      }
       else
         while (w > 1 && ir::mma_warp_grid(m, n, w).wm == 0) w /= 2;
       tc_warps = std::max(tc_warps, w);
@@ -226,7 +239,9 @@ class LayoutAssignment : public Pass {
     shared_.clear();
     swizzled_.clear();
     wg_.clear();
+    rs_.clear();
     transposed_.clear();
+    reshaped_.clear();
     if (sm_ < 80 || simt_mma_) return;
     ir::walk(k.body, [&](const ir::Op& op) {
       if (wgmma_candidate(op)) wg_.insert(&op);
@@ -247,10 +262,18 @@ class LayoutAssignment : public Pass {
     // mma's barrier runs whenever the tile is loaded: smem-alloc's rings rely on it).
     std::map<ValueId, const ir::Region*> where;
     const Defs defs(k);
+    // 16-bit tiles of rank 2, or of higher rank with leading extents of 1 (a [1, 1, S, D] block of
+    // attention's [batch, heads, seq, dim] tensors: rows of the last extent all the same).
     auto half = [&](ValueId v) {
       const ir::Type& t = k.type(v);
-      return t.is_tile() && t.shape.size() == 2 && (t.dtype == DType::bf16 || t.dtype == DType::f16);
+      if (!t.is_tile() || t.shape.size() < 2 || (t.dtype != DType::bf16 && t.dtype != DType::f16)) return false;
+      for (std::size_t d = 0; d + 2 < t.shape.size(); ++d)
+        if (t.shape[d] != 1) return false;
+      return true;
     };
+    // Loop bodies nested in a region (through loops only): an mma there may read a tile loaded in
+    // the region once, before the loop (attention's Q block).
+    std::map<const ir::Region*, const ir::Region*> outer;
     std::function<void(const ir::Region&, const ir::Op*)> scan = [&](const ir::Region& r, const ir::Op* parent) {
       for (const auto& up : r.ops) {
         const ir::Op& op = *up;
@@ -262,6 +285,13 @@ class LayoutAssignment : public Pass {
         if (op.kind == OpKind::Load && top && half(op.results[0]) && read_only_source(k, op.operands[0], defs)) {
           shared_.insert(op.results[0]);
           where[op.results[0]] = &r;
+        }
+        // A reshape that drops leading extents of 1 is the same memory.
+        if (op.kind == OpKind::Reshape && top && half(op.results[0]) && half(op.operands[0]) &&
+            k.type(op.results[0]).shape.size() == 2 && k.type(op.results[0]).shape.back() == k.type(op.operands[0]).shape.back()) {
+          shared_.insert(op.results[0]);
+          where[op.results[0]] = &r;
+          reshaped_[op.results[0]] = op.operands[0];
         }
         if (op.kind == OpKind::Permute && top && wgmma_on_ && half(op.results[0]) && op.perm == std::vector<int>{1, 0} &&
             !banned_.count(op.results[0])) {
@@ -278,11 +308,19 @@ class LayoutAssignment : public Pass {
               where[op.results[j]] = &r;
               where[op.regions[0].args[1 + j]] = &op.regions[0];
             }
-        for (const ir::Region& sub : op.regions) scan(sub, &op);
+        for (const ir::Region& sub : op.regions) {
+          if (op.kind == OpKind::For) outer[&sub] = &r;
+          scan(sub, &op);
+        }
       }
     };
     scan(k.body, nullptr);
     auto in = [&](ValueId v) { return shared_.count(v) > 0; };
+    auto nested = [&](const ir::Region* inner, const ir::Region* region) {
+      for (auto it = outer.find(inner); it != outer.end(); it = outer.find(it->second))
+        if (it->second == region) return true;
+      return false;
+    };
     auto drop_carry = [&](const Carry& c) {
       shared_.erase(c.loop->results[c.j]);
       shared_.erase(c.loop->regions[0].args[1 + c.j]);
@@ -300,15 +338,18 @@ class LayoutAssignment : public Pass {
         }
         const auto tr = transposed_.find(v);
         if (tr != transposed_.end()) ok = ok && in(tr->second);
+        if (const auto rs = reshaped_.find(v); rs != reshaped_.end()) ok = ok && in(rs->second);
         for (const Use& u : uses[v]) {
           if (!ok) break;
-          if (u.region != where[v]) {
+          // Read in its own region, or (a tile no loop carries) by an mma in a loop nested there.
+          if (u.region != where[v] && !(u.op->kind == OpKind::Mma && !carried.count(v) && nested(u.region, where[v]))) {
             ok = false;
             break;
           }
           if (u.op->kind == OpKind::Mma)
             ok = u.j < 2 && tensor_core_layout(*u.op).is_dist() && (tr == transposed_.end() || (u.j == 1 && wg_.count(u.op)));
           else if (u.op->kind == OpKind::Permute) ok = in(u.op->results[0]);
+          else if (u.op->kind == OpKind::Reshape) ok = in(u.op->results[0]) && reshaped_.count(u.op->results[0]);
           else if (u.op->kind == OpKind::For) ok = u.j >= 3 && in(u.op->regions[0].args[u.j - 3 + 1]);
           else if (u.op->kind == OpKind::Yield) ok = u.loop && in(u.loop->regions[0].args[1 + u.j]);
           else ok = false;
@@ -321,8 +362,9 @@ class LayoutAssignment : public Pass {
       }
     }
     // wgmma or mma.sync: a product runs on wgmma when both its operands are in shared memory and
-    // swizzled; a tile is swizzled when every product that reads it runs on wgmma and so does every
-    // tile of its carried chain. Both only ever turn false: a fixed point.
+    // swizzled, or (register-A wgmma, rs_) when B is and A is a 16-bit tile in registers, which
+    // then takes the fragment layout; a tile is swizzled when every product that reads it runs on
+    // wgmma and so does every tile of its carried chain. All only ever turn false: a fixed point.
     std::vector<std::pair<ValueId, ValueId>> links;  // tiles of one carried chain
     for (const auto& [v, c] : carried) {
       const ir::Op& f = *c.loop;
@@ -332,6 +374,8 @@ class LayoutAssignment : public Pass {
       links.push_back({v, f.results[c.j]});
     }
     for (const auto& [t, src] : transposed_)
+      if (in(t)) links.push_back({t, src});
+    for (const auto& [t, src] : reshaped_)
       if (in(t)) links.push_back({t, src});
     for (ValueId v : shared_) swizzled_.insert(v);
     auto swz = [&](ValueId v) { return swizzled_.count(v) > 0; };
@@ -343,6 +387,12 @@ class LayoutAssignment : public Pass {
           ++it;
           continue;
         }
+        if (!in(m.operands[0]) && in(m.operands[1]) && swz(m.operands[1])) {
+          rs_.insert(&m);
+          ++it;
+          continue;
+        }
+        rs_.erase(&m);
         it = wg_.erase(it);
         changed = true;
       }
@@ -363,6 +413,8 @@ class LayoutAssignment : public Pass {
       }
     for (auto it = transposed_.begin(); it != transposed_.end();)
       it = in(it->first) ? std::next(it) : transposed_.erase(it);
+    for (auto it = reshaped_.begin(); it != reshaped_.end();)
+      it = in(it->first) ? std::next(it) : reshaped_.erase(it);
   }
   // The op of `r` (top level) that defines v, or null.
   static const ir::Op* def_in(const ir::Region& r, ValueId v) {
@@ -562,6 +614,8 @@ class LayoutAssignment : public Pass {
         return flexible(r, i);
       case OpKind::Reshape: case OpKind::Convert: case OpKind::Bitcast: case OpKind::Random: case OpKind::Unary: case OpKind::Binary: case OpKind::Fma:
       case OpKind::Cmp: case OpKind::Select: {
+        // A reshape of a tile in shared memory (leading extents of 1 dropped): the same memory.
+        if (o.kind == OpKind::Reshape && reshaped_.count(o.results[0])) return set(o.results[0], layout(o.operands[0]));
         // Element-wise ops over flexible values only (index arithmetic over iotas and constants,
         // masks built from them) stay flexible: they are computed in the layout their user asks
         // for, so a mask meets the tile it selects from in that tile's layout. One-element
@@ -608,7 +662,12 @@ class LayoutAssignment : public Pass {
         return set(r.ops[i]->results[0], canon(type(r.ops[i]->results[0])));
       }
       case OpKind::Mma: {
-        settle(r, i, 0);
+        if (rs_.count(r.ops[i].get())) {  // register-A wgmma: A in the fragment layout
+          const Shape& a = type(r.ops[i]->operands[0]).shape;
+          require(r, i, 0, ir::wgmma_a_fragment(a[0], a[1], warps_));
+        } else {
+          settle(r, i, 0);
+        }
         settle(r, i, 1);
         note_mma(*r.ops[i]);
         const Layout tc = tensor_core_layout(*r.ops[i]);
@@ -764,7 +823,9 @@ class LayoutAssignment : public Pass {
   std::set<ValueId> shared_;    // values in shared memory (find_shared_operands)
   std::set<ValueId> swizzled_;  // ... of them in the swizzled layout (wgmma operands)
   std::set<const ir::Op*> wg_;  // the mmas that run on wgmma
+  std::set<const ir::Op*> rs_;  // ... of them with A in registers
   std::map<ValueId, ValueId> transposed_;  // transposes held in shared memory -> their source
+  std::map<ValueId, ValueId> reshaped_;    // reshapes of tiles in shared memory -> their source
   std::set<ValueId> banned_;               // transposes that cannot be (find_shared_operands)
 };
 

@@ -83,6 +83,8 @@ std::int64_t scratch_bytes(const ir::Kernel& k, const ir::Op& op) {
           const std::int64_t bytes = align16(x[0] * (x[1] + ir::kMmaRowPad) * es);
           if (j == 0 || !k.layout(op.operands[0]).is_shared() || !k.layout(op.operands[1]).is_shared()) b += bytes;
         }
+        // wgmma (B swizzled) reads A from shared memory or from registers (register-A): no staging.
+        if (k.layout(op.operands[1]).is_swizzled()) return 0;
         return k.layout(op.operands[0]).is_shared() && k.layout(op.operands[1]).is_shared() ? 0 : b;
       }
       [[fallthrough]];
@@ -331,7 +333,13 @@ class SmemAlloc : public Pass {
     // The kernel body runs again for the CTA's next tile block: its loads must not overwrite a slot
     // an mma of this one may still read.
     k.body.ops.back()->sync_after = true;
-    // The waits of the mmas.
+    // The waits of the mmas. A transposed or reshaped tile is its source's memory: wait for the
+    // source's copy.
+    std::map<ir::ValueId, ir::ValueId> alias;
+    ir::walk(k.body, [&](const ir::Op& op) {
+      if ((op.kind == OpKind::Permute || op.kind == OpKind::Reshape) && shared_value(k, op.results[0]))
+        alias[op.results[0]] = op.operands[0];
+    });
     walk_regions(k.body, nullptr, [&](ir::Region& r, ir::Op* parent) {
       for (std::size_t i = 0; i < r.ops.size(); ++i) {
         ir::Op& m = *r.ops[i];
@@ -340,9 +348,7 @@ class SmemAlloc : public Pass {
         for (int j = 0; j < 2; ++j) {
           ir::ValueId x = m.operands[static_cast<std::size_t>(j)];
           if (!shared_value(k, x)) continue;
-          // A transposed tile is its source's memory: wait for the source's copy.
-          for (std::size_t q = 0; q < i; ++q)
-            if (r.ops[q]->kind == OpKind::Permute && r.ops[q]->results[0] == x) x = r.ops[q]->operands[0];
+          for (auto a = alias.find(x); a != alias.end(); a = alias.find(x)) x = a->second;
           const Origin& o = origin_[static_cast<std::size_t>(x)];
           if (o.load && o.load->tma_map >= 0) continue;  // waits on its slot's barrier instead
           const int w = pending_after(k, r, parent, i, x);
@@ -587,9 +593,20 @@ class SmemAlloc : public Pass {
     // A tile loaded earlier in this region.
     for (std::size_t q = 0; q < i; ++q)
       if (r.ops[q]->kind != OpKind::For && !r.ops[q]->results.empty() && r.ops[q]->results[0] == x) return top_loads(q + 1, i);
+    // A tile loaded before the loop this region is the body of (or further out), which reads it
+    // every iteration: every copy of this iteration so far came after it.
+    if (parent && std::find(r.args.begin(), r.args.end(), x) == r.args.end() && !defined_in(r, x)) return top_loads(0, i);
     return 0;
   }
 
+  static bool defined_in(const ir::Region& r, ir::ValueId v) {
+    for (const auto& o : r.ops) {
+      if (std::find(o->results.begin(), o->results.end(), v) != o->results.end()) return true;
+      for (const ir::Region& sub : o->regions)
+        if (std::find(sub.args.begin(), sub.args.end(), v) != sub.args.end() || defined_in(sub, v)) return true;
+    }
+    return false;
+  }
   static ir::Op* defs_of(ir::Kernel& k, ir::ValueId v) {
     ir::Op* d = nullptr;
     ir::walk_mut(k.body, [&](ir::Op& op) {

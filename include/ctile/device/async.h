@@ -66,40 +66,52 @@ CT_DEV void cp_async_wait() {
 }
 
 // Copies the [R0][ROW] tile of the window `wn` into s (element (r, c) at s + P::at(r, c)), elements
-// outside the tensor as `pad`. D: the blocked layout that splits the work; VM, FULL, ALIGNED, O32
-// as for load (dist.h). A vector of VM elements stays contiguous under both placements (it never
-// crosses a 16-byte chunk of the swizzle). Commits one group.
+// outside the tensor as `pad`. A tile of higher rank has extent 1 along its leading axes (a
+// [1, 1, R0, ROW] block of attention's [batch, heads, seq, dim] tensors): their coordinates move
+// the base, and a window outside along them is all padding. D: the blocked layout that splits the
+// work; VM, FULL, ALIGNED, O32 as for load (dist.h). A vector of VM elements stays contiguous under
+// both placements (it never crosses a 16-byte chunk of the swizzle). Commits one group.
 template <class D, class Sh, int VM, bool FULL, bool ALIGNED, bool O32, class P, class T>
 CT_DEV void load_async(T* s, const TensorDesc& td, const Win<Sh::rank>& wn, T pad, int tp) {
   typedef typename Traits<T>::Mem M;
-  static_assert(Sh::rank == 2, "load_async: a tile of rank 2");
-  const M* base = (const M*)td.data;
-  M* dst = (M*)s;
-  const Window<2>& w = wn.w;
+  constexpr int X = Sh::rank - 2, Y = Sh::rank - 1;  // the tile's rows and columns
+  static_assert(Sh::rank >= 2, "load_async: a tile of rank 2 or more");
+  static_assert(Sh::numel == Sh::ext(X) * Sh::ext(Y), "load_async: leading axes of extent 1");
   typedef typename Cond<O32, int, long long>::type Off;
+  const Window<Sh::rank>& w = wn.w;
+  Off lead = 0;
+  bool lead_in = true;
+#pragma unroll
+  for (int d = 0; d < X; ++d) lead_in = lead_in && w.hi[d] > 0;
+  if (lead_in) {  // (outside, the base is never read from)
+#pragma unroll
+    for (int d = 0; d < X; ++d) lead += (Off)w.base[d] * (Off)td.stride[d];
+  }
+  const M* base = (const M*)td.data + lead;
+  M* dst = (M*)s;
   if constexpr (VM > 1 && VM * sizeof(M) >= 4) {
     constexpr int VB = VM * (int)sizeof(M) >= 16 ? 16 : VM * (int)sizeof(M);
     constexpr int C = VM * (int)sizeof(M) / VB;  // chunks per vector
     if ((FULL || wn.full) && (ALIGNED || wn.vec_ok)) {
-      const Off toff = (Off)(w.base[0] + Sh::coord(0, tp)) * (Off)td.stride[0] + (Off)(w.base[1] + Sh::coord(1, tp));
+      const Off toff = (Off)(w.base[X] + Sh::coord(X, tp)) * (Off)td.stride[X] + (Off)(w.base[Y] + Sh::coord(Y, tp));
 #pragma unroll
       for (int g = 0; g < D::regs / VM; ++g) {
-        const int r = Sh::coord(0, tp) + Sh::coord(0, D::reg(g * VM)), c = Sh::coord(1, tp) + Sh::coord(1, D::reg(g * VM));
-        const Off off = toff + (Off)Sh::coord(0, D::reg(g * VM)) * (Off)td.stride[0] + (Off)Sh::coord(1, D::reg(g * VM));
+        const int r = Sh::coord(X, tp) + Sh::coord(X, D::reg(g * VM)), c = Sh::coord(Y, tp) + Sh::coord(Y, D::reg(g * VM));
+        const Off off = toff + (Off)Sh::coord(X, D::reg(g * VM)) * (Off)td.stride[X] + (Off)Sh::coord(Y, D::reg(g * VM));
 #pragma unroll
         for (int q = 0; q < C; ++q) cp_async<VB>(dst + P::at(r, c + q * (VB / (int)sizeof(M))), base + off + q * (VB / (int)sizeof(M)));
       }
       cp_async_commit();
       return;
     }
-    if ((ALIGNED || wn.vec_ok) && w.lo[1] % VM == 0 && w.hi[1] % VM == 0) {
+    if ((ALIGNED || wn.vec_ok) && w.lo[Y] % VM == 0 && w.hi[Y] % VM == 0) {
       // A partial tile whose window along the rows is whole vectors: each vector inside or outside.
 #pragma unroll
       for (int g = 0; g < D::regs / VM; ++g) {
-        const int r = coord_of<Sh>(0, tp, D::reg(g * VM)), c = coord_of<Sh>(1, tp, D::reg(g * VM));
+        const int r = coord_of<Sh>(X, tp, D::reg(g * VM)), c = coord_of<Sh>(Y, tp, D::reg(g * VM));
         M* d = dst + P::at(r, c);
-        if (r >= w.lo[0] && r < w.hi[0] && c >= w.lo[1] && c < w.hi[1]) {
-          const Off off = (Off)(w.base[0] + r) * (Off)td.stride[0] + (Off)(w.base[1] + c);
+        if (lead_in && r >= w.lo[X] && r < w.hi[X] && c >= w.lo[Y] && c < w.hi[Y]) {
+          const Off off = (Off)(w.base[X] + r) * (Off)td.stride[X] + (Off)(w.base[Y] + c);
 #pragma unroll
           for (int q = 0; q < C; ++q) cp_async<VB>(d + q * (VB / (int)sizeof(M)), base + off + q * (VB / (int)sizeof(M)));
         } else {
@@ -114,9 +126,9 @@ CT_DEV void load_async(T* s, const TensorDesc& td, const Win<Sh::rank>& wn, T pa
   // Strided or misaligned views, element by element (plain loads and shared stores).
 #pragma unroll
   for (int e = 0; e < D::regs; ++e) {
-    const int r = coord_of<Sh>(0, tp, D::reg(e)), c = coord_of<Sh>(1, tp, D::reg(e));
-    const bool in = r >= w.lo[0] && r < w.hi[0] && c >= w.lo[1] && c < w.hi[1];
-    dst[P::at(r, c)] = in ? base[(w.base[0] + r) * td.stride[0] + (w.base[1] + c) * td.stride[1]] : to_mem<T>(pad);
+    const int r = coord_of<Sh>(X, tp, D::reg(e)), c = coord_of<Sh>(Y, tp, D::reg(e));
+    const bool in = lead_in && r >= w.lo[X] && r < w.hi[X] && c >= w.lo[Y] && c < w.hi[Y];
+    dst[P::at(r, c)] = in ? base[(w.base[X] + r) * td.stride[X] + (w.base[Y] + c) * td.stride[Y]] : to_mem<T>(pad);
   }
   cp_async_commit();
 }

@@ -106,6 +106,25 @@ CT_DEV void wgmma_k16(float (&d)[N / 2], unsigned long long da, unsigned long lo
 #endif
 }
 
+// The same with A in registers (A's fragment of this k16 step: 4 packed pairs per thread).
+template <class T, int N, int TRANS_B>
+CT_DEV void wgmma_k16_rs(float (&d)[N / 2], const unsigned (&a)[4], unsigned long long db, int scale_d) {
+#if defined(__CUDA_ARCH__)
+  static_assert(N == 64 || N == 128 || N == 256, "wgmma: N of 64, 128 or 256");
+  if constexpr (is_same<T, bf16>::value) {
+    if constexpr (N == 64) wgmma_m64n64k16_bf16_rs<TRANS_B>(d, a, db, scale_d);
+    else if constexpr (N == 128) wgmma_m64n128k16_bf16_rs<TRANS_B>(d, a, db, scale_d);
+    else wgmma_m64n256k16_bf16_rs<TRANS_B>(d, a, db, scale_d);
+  } else {
+    if constexpr (N == 64) wgmma_m64n64k16_f16_rs<TRANS_B>(d, a, db, scale_d);
+    else if constexpr (N == 128) wgmma_m64n128k16_f16_rs<TRANS_B>(d, a, db, scale_d);
+    else wgmma_m64n256k16_f16_rs<TRANS_B>(d, a, db, scale_d);
+  }
+#else
+  (void)d, (void)a, (void)db, (void)scale_d;
+#endif
+}
+
 #if !defined(__CUDA_ARCH__)
 // The emulation: thread `t` (0..127) of the warpgroup, its fragment of D += A (64 x 16 at da) *
 // B (16 x N at db). The descriptors' start fields hold offsets into the emulated shared memory
@@ -130,6 +149,30 @@ CT_DEV void wgmma_emulated(float (&d)[N / 2], unsigned long long da, unsigned lo
         else
           bo = swizzle<SW>(b_start + (unsigned)((col >> 3) * b_sbo + (col & 7) * SW + 2 * k));
         s = fmaf(up(*(const T*)(smem + ao)), up(*(const T*)(smem + bo)), s);
+      }
+      d[4 * j + i] = s;
+    }
+}
+// The emulation with A in registers: `rows` holds the two rows of this k16 step of A (as floats)
+// that thread t's fragment of D needs (rows 16 w + l / 4 and 8 below), gathered from its
+// warpgroup's registers when the product was issued.
+template <class T, int N, int SWB, int TRANS_B>
+CT_DEV void wgmma_emulated_rs(float (&d)[N / 2], const float (&rows)[2][16], unsigned long long db, int scale_d, int t,
+                              const unsigned char* smem) {
+  auto field = [](unsigned long long desc, int lo) { return (unsigned)((desc >> lo) & 0x3fffu) << 4; };
+  const unsigned b_start = field(db, 0), b_lbo = field(db, 16), b_sbo = field(db, 32);
+  const int l = t % 32;
+  for (int j = 0; j < N / 8; ++j)
+    for (int i = 0; i < 4; ++i) {
+      const int col = 8 * j + 2 * (l % 4) + (i % 2);
+      float s = scale_d ? d[4 * j + i] : 0.0f;
+      for (int k = 0; k < 16; ++k) {
+        unsigned bo;
+        if constexpr (TRANS_B)
+          bo = swizzle<128>(b_start + (unsigned)((col >> 6) * b_lbo + (k >> 3) * b_sbo + (k & 7) * 128 + 2 * (col & 63)));
+        else
+          bo = swizzle<SWB>(b_start + (unsigned)((col >> 3) * b_sbo + (col & 7) * SWB + 2 * k));
+        s = fmaf(rows[i >= 2 ? 1 : 0][k], up(*(const T*)(smem + bo)), s);
       }
       d[4 * j + i] = s;
     }
@@ -189,6 +232,84 @@ template <class D, int M, int N, int K, int W, int SWA, int TB, class TA>
 CT_DEV void mma_wg(Regs<float, D::regs>& out, const Regs<float, D::regs>& acc, const TA* sa, const TA* sb, int tid) {
   out = acc;
   mma_wg_issue<D, M, N, K, W, SWA, TB, TA>(out, sa, sb, tid);
+  wgmma_wait<0>();
+}
+
+// acc += a @ b with A in registers (register-A wgmma): a [M][K] is a register tile in
+// ir::wgmma_accumulator(M, K, W), the layout of a wgmma's own accumulator, so a product's result
+// converted to 16 bits (attention's P) feeds the next product with no data movement: for 64-row
+// block mb and k16 step ks, packed registers 2 (KA mb) + 4 ks .. + 3 of each thread are the
+// instruction's four A registers (the m16n8k16 A fragment of the warp's 16-row slice). b as in
+// mma_wg_issue, with its own swizzle SWB when held transposed (TB = 0). A's registers must not
+// change until a wgmma_wait lets the group finish.
+template <class D, int M, int N, int K, int W, int SWB, int TB, class TA, class DA>
+CT_DEV void mma_wg_issue_rs(Regs<float, D::regs>& acc, const Regs<TA, DA::regs>& a, const TA* sb, int tid) {
+  constexpr int G = W / 4, MB = M / (64 * G), NA = N / 8, KA = K / 8, BW = SWB / 2;
+  constexpr int NI = N % 256 == 0 ? 256 : N % 128 == 0 ? 128 : 64, NC = N / NI;
+  static_assert(W % 4 == 0 && M % (64 * G) == 0 && N % 64 == 0 && K % 16 == 0, "mma_wg_rs: tile shape");
+  static_assert(D::regs == 4 * NA * MB, "mma_wg_rs: the accumulator layout does not match the warpgroups");
+  static_assert(DA::regs == 4 * KA * MB && sizeof(TA) == 2 && DA::regs % 2 == 0, "mma_wg_rs: A is not in the fragment layout");
+  float* d = acc.v;
+  const unsigned b0 = smem_addr(sb);
+#if !defined(__CUDA_ARCH__) && defined(CTILE_DEVICE_EMULATION)
+  // Every thread's fragment of A, gathered across the warpgroup at the issue (the instruction
+  // reads all 128 threads' registers).
+  float mine[DA::regs];
+  for (int r = 0; r < DA::regs; ++r) mine[r] = up(a.get(r));
+  static thread_local float all[128 * 128];
+  static_assert(DA::regs <= 128, "mma_wg_rs: emulation holds up to 128 A registers per thread");
+  ::ct_emu::warpgroup_gather(mine, DA::regs, all);
+#endif
+  (void)tid;
+  wgmma_fence();
+#pragma unroll
+  for (int mb = 0; mb < MB; ++mb) {
+#pragma unroll
+    for (int ks = 0; ks < K / 16; ++ks) {
+      unsigned af[4];
+#pragma unroll
+      for (int q = 0; q < 4; ++q) af[q] = a.w[2 * KA * mb + 4 * ks + q];
+#if !defined(__CUDA_ARCH__) && defined(CTILE_DEVICE_EMULATION)
+      float rows[2][16];
+      {
+        const int t = tid & 127, wl = t / 32, l = t % 32;
+        for (int h = 0; h < 2; ++h)
+          for (int k = 0; k < 16; ++k) {
+            const int row = 16 * wl + l / 4 + 8 * h;
+            const int q = 32 * ((row >> 4) & 3) + 4 * (row & 7) + ((k >> 1) & 3);
+            const int reg = (k & 1) + 2 * ((row >> 3) & 1) + 8 * ks + 4 * (k >= 8 ? 1 : 0) + 4 * KA * mb;
+            rows[h][k] = all[q * DA::regs + reg];
+          }
+      }
+#endif
+#pragma unroll
+      for (int c = 0; c < NC; ++c) {
+        const unsigned long long db =
+            TB ? wgmma_desc<128>(b0 + (unsigned)(c * (NI / 64) * K * 128 + ks * 2048), 128 * K, 1024)
+               : wgmma_desc<SWB>(b0 + (unsigned)(c * NI * SWB + (16 * ks / BW) * N * SWB + 2 * (16 * ks % BW)), 16, 8 * SWB);
+        float(&dc)[NI / 2] = *reinterpret_cast<float(*)[NI / 2]>(&d[4 * (c * (NI / 8) + NA * mb)]);
+#if defined(__CUDA_ARCH__)
+        wgmma_k16_rs<TA, NI, TB>(dc, af, db, 1);
+#elif defined(CTILE_DEVICE_EMULATION)
+        const int t = tid & 127;
+        unsigned char* const sm = ::ct_emu::dynamic_smem();
+        ::ct_emu::wgmma_defer([&dc, rows, db, t, sm] { wgmma_emulated_rs<TA, NI, SWB, TB>(dc, rows, db, 1, t, sm); });
+        (void)af;
+#else
+        (void)dc, (void)db, (void)af;
+#endif
+      }
+    }
+  }
+  wgmma_commit();
+}
+
+// out = acc + a @ b with A in registers, done when it returns.
+template <class D, int M, int N, int K, int W, int SWB, int TB, class TA, class DA>
+CT_DEV void mma_wg_rs(Regs<float, D::regs>& out, const Regs<float, D::regs>& acc, const Regs<TA, DA::regs>& a, const TA* sb,
+                      int tid) {
+  out = acc;
+  mma_wg_issue_rs<D, M, N, K, W, SWB, TB, TA, DA>(out, a, sb, tid);
   wgmma_wait<0>();
 }
 

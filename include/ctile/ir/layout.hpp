@@ -115,6 +115,10 @@ Layout mma_accumulator(std::int64_t m, std::int64_t n, int warps);
 constexpr std::int64_t kSwizzleAlign = 1024;
 bool wgmma_shape(std::int64_t m, std::int64_t n, std::int64_t k, int warps);
 Layout wgmma_accumulator(std::int64_t m, std::int64_t n, int warps);
+// A [m, k] operand of wgmma held in registers (register-A wgmma): the accumulator's layout (the
+// m16n8k16 A fragment of each warp's 16-row slice, per k16 step), so a product's result converted
+// to 16 bits feeds the next product as it is. k a multiple of 16.
+Layout wgmma_a_fragment(std::int64_t m, std::int64_t k, int warps);
 // The swizzled shared layout of a wgmma operand with rows of `row` 16-bit elements (A: K, B: N):
 // swizzle 2 * row bytes for rows of 16 or 32 elements, else 128 (row a multiple of 64); 0 when
 // none fits.

@@ -883,8 +883,10 @@ class Emitter {
   std::string placement(ValueId v) const {
     const Layout& l = lay(v);
     const Shape& sh = type(v).shape;
+    // Rows of the last extent (a tile of higher rank has leading extents of 1).
+    const std::int64_t cols = sh.back(), rows = numel(sh) / cols;
     if (l.is_swizzled())
-      return "ct::Swizzled<" + std::to_string(sh[0]) + ", " + std::to_string(sh[1]) + ", " + std::to_string(l.swizzle) + ">";
+      return "ct::Swizzled<" + std::to_string(rows) + ", " + std::to_string(cols) + ", " + std::to_string(l.swizzle) + ">";
     return "ct::RowPad<" + std::to_string(l.row) + ", " + std::to_string(l.pad) + ">";
   }
 
@@ -1104,7 +1106,7 @@ class Emitter {
     const ValueId a = op.operands[0], b = op.operands[1], c = op.operands[2], r = op.results[0];
     const std::int64_t M = type(a).shape[0], K = type(a).shape[1], N = type(b).shape[1];
     const int W = k_.target.warps;
-    if (lay(a).is_swizzled()) return emit_mma_wg(op);
+    if (lay(a).is_swizzled() || lay(b).is_swizzled()) return emit_mma_wg(op);
     const ir::MmaWarpGrid g = ir::mma_warp_grid(M, N, W);
     CTILE_CHECK(g.wm > 0 && lay(r) == ir::mma_accumulator(M, N, W) && lay(c) == lay(r),
                 "cuda codegen: tensor-core mma at ", loc_str(op.loc), " without its accumulator layout");
@@ -1143,12 +1145,15 @@ class Emitter {
     const std::int64_t M = type(a).shape[0], K = type(a).shape[1], N = type(b).shape[1];
     const int W = k_.target.warps;
     const bool tb = !lay(b).trans;  // B N-major (a row-major [K, N] tile), else K-major (a transposed [N, K] one)
-    CTILE_CHECK(sm_ == 90 && shared(a) && shared(b) && !lay(a).trans && lay(b).swizzle == (tb ? 128 : lay(a).swizzle) &&
-                    lay(r) == ir::wgmma_accumulator(M, N, W) &&
+    const bool ra = !shared(a);     // register-A: A in registers, in the fragment layout
+    CTILE_CHECK(sm_ == 90 && shared(b) && (ra ? lay(a) == ir::wgmma_a_fragment(M, K, W) : !lay(a).trans) &&
+                    lay(b).swizzle == (tb ? 128 : ir::wgmma_swizzle(K)) && lay(r) == ir::wgmma_accumulator(M, N, W) &&
                     lay(c) == lay(r) && type(r).dtype == DType::f32,
                 "cuda codegen: wgmma product at ", loc_str(op.loc), " without swizzled operands and its accumulator layout");
     const std::string targs = D(r) + ", " + std::to_string(M) + ", " + std::to_string(N) + ", " + std::to_string(K) + ", " +
-                              std::to_string(W) + ", " + std::to_string(lay(a).swizzle) + ", " + (tb ? "1" : "0");
+                              std::to_string(W) + ", " + std::to_string(ra ? lay(b).swizzle : lay(a).swizzle) + ", " +
+                              (tb ? "1" : "0") + (ra ? ", " + ct(a) + ", " + D(a) : std::string());
+    const std::string fn = ra ? "ct::mma_wg_rs<" : "ct::mma_wg<", issue = ra ? "ct::mma_wg_issue_rs<" : "ct::mma_wg_issue<";
     if (op.in_flight) {
       // The accumulator is the loop's state (c, a region argument bound to it by reference): the
       // products accumulate into it in place and stay in flight; the yield leaves the slot alone.
@@ -1161,6 +1166,7 @@ class Emitter {
     if (op.async_wait >= 0) line("ct::cp_async_wait<" + std::to_string(op.async_wait) + ">();");
     bool async_copies = false;
     for (ValueId v : {a, b}) {
+      if (!shared(v)) continue;
       const auto it = tma_of_.find(v);
       if (it == tma_of_.end()) {
         async_copies = true;
@@ -1174,10 +1180,10 @@ class Emitter {
     if (async_copies) line("ct::wgmma_smem_fence();  // the copies, visible to the async proxy");
     line("team.sync();");
     if (op.in_flight) {
-      line("ct::mma_wg_issue<" + targs + ">(" + name(r) + ", " + name(a) + ", " + name(b) + ", team.tid);");
+      line(issue + targs + ">(" + name(r) + ", " + name(a) + ", " + name(b) + ", team.tid);");
       line("ct::wgmma_wait<1>();  // the previous iteration's products are done");
     } else {
-      line("ct::mma_wg<" + targs + ">(" + name(r) + ", " + name(c) + ", " + name(a) + ", " + name(b) + ", team.tid);");
+      line(fn + targs + ">(" + name(r) + ", " + name(c) + ", " + name(a) + ", " + name(b) + ", team.tid);");
     }
     close();
   }

@@ -397,6 +397,16 @@ inline bool declared_model(const std::string& name, DType out, std::int64_t widt
     t.model = "axpby: " + std::to_string(u) + " ulps f32 of the output's scale";
     return true;
   }
+  if (name.rfind("attention_", 0) == 0) {
+    // P = exp2(S - m) is rounded to bf16 before P V on both sides; exp2 and the order of the
+    // sums may move a rounding of P by one bf16 ulp (2^-8 relative): the output, a weighted mean
+    // of V over the weights P / l, moves by at most 2^-8 of V's largest magnitude, which the
+    // output's scale (the largest |mean|) bounds within a few times.
+    t.scale = std::ldexp(1.0, -5);
+    t.ulps = narrow();
+    t.model = "attention: 2^-5 of the output's scale (P rounded to bf16 on both sides)";
+    return true;
+  }
   if (name == "control_nested") {
     // Its sums (over iota * 2^-k) are small dyadic rationals: exact in any order and precision.
     t = Tolerance{};

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include <ctile/ctile.hpp>
+#include <ctile/kernels/attention.hpp>
 #include <ctile/kernels/gemv.hpp>
 
 #include "cases.hpp"
@@ -168,6 +169,16 @@ void add_traced_cases(std::vector<Case>& out) {
       return std::shared_ptr<const ir::Kernel>(k);
     });
   }
+  // The kernel library's attention (128 query rows, key blocks of 64, head dim 64), causal and not:
+  // on sm_90 both products run on wgmma (Q, K and V in shared memory through the rank-4 blocks'
+  // reshapes, P V with A in registers).
+  for (bool causal : {false, true})
+    add(std::string("attention_bf16") + (causal ? "_causal" : ""), [causal] {
+      const std::vector<ct::detail::ParamSpec> specs = {piece(D::bf16, {1, 1, 128, 64}), ref(D::bf16, 4), ref(D::bf16, 4),
+                                                        ref(D::bf16, 4), scalar(D::f32)};
+      return causal ? ct::trace(ct::kernels::attention_prefill_kernel<ct::bf16, 64, true>, "attention<causal>", specs, 4)
+                    : ct::trace(ct::kernels::attention_prefill_kernel<ct::bf16, 64, false>, "attention", specs, 4);
+    });
   add("gemv_bf16_prefetch", [] {
     auto k = std::make_shared<ir::Kernel>(ir::clone(
         *ct::trace(ct::kernels::gemv<ct::bf16, 512>, "gemv<bf16, 512>", {piece(D::bf16, {4}), ref(D::bf16, 2), ref(D::bf16, 1)}, 1)));

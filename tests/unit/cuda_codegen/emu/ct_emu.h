@@ -42,6 +42,7 @@ struct Team {
   std::mutex named_mu;
   std::map<std::pair<int, int>, std::unique_ptr<std::barrier<>>> named;
   std::vector<unsigned long long> xchg;
+  std::vector<float> wg_frag;  // warpgroup_gather's exchange (threads x 128 floats), made on first use
   std::vector<unsigned char> smem_buf;
   unsigned char* smem;
   Team(int n, size_t smem_bytes) : threads(n), block(n), xchg(static_cast<size_t>(n)), smem_buf(smem_bytes + 32) {
@@ -70,6 +71,25 @@ inline void named_barrier(int id, int n) {
   b->arrive_and_wait();
 }
 inline void warp_barrier();
+
+// wgmma with A in registers (device/wgmma.h mma_wg_issue_rs): the 128 threads of the calling
+// thread's warpgroup publish their n values and each reads all of them (thread q's at all + q n).
+inline void warpgroup_gather(const float* mine, int n, float* all) {
+  Team& tm = *t_team;
+  const int t = static_cast<int>(t_thread.x), g = t / 128;
+  constexpr int kMax = 128;
+  if (n > kMax) abort();
+  {
+    std::lock_guard<std::mutex> lk(tm.named_mu);
+    if (tm.wg_frag.empty()) tm.wg_frag.resize(static_cast<size_t>(tm.threads) * kMax);
+  }
+  float* buf = tm.wg_frag.data();
+  memcpy(buf + static_cast<size_t>(t) * kMax, mine, static_cast<size_t>(n) * sizeof(float));
+  named_barrier(1000 + g, 128);  // ids above the hardware's 16: the emulator's own
+  for (int q = 0; q < 128; ++q)
+    memcpy(all + q * n, buf + static_cast<size_t>(g * 128 + q) * kMax, static_cast<size_t>(n) * sizeof(float));
+  named_barrier(1000 + g, 128);
+}
 
 // A misaligned access faults on the GPU: make it fail here too.
 inline void check_aligned(const void* p, int n, int line) {
