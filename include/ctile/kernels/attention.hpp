@@ -50,15 +50,23 @@ void attention_prefill_kernel(Mut<T, 4> o, Ref<T, 4> q, Ref<T, 4> k, Ref<T, 4> v
   auto acc = Tile<float>::zeros({bm, d});
   auto rows = (i * bm + iota<std::int64_t>(bm)).reshape({bm, 1});  // this block's query rows
   auto blocks = pk.count(2);
-  if constexpr (Causal) blocks = minimum(blocks, ((i + 1) * bm + (BN - 1)) / BN);  // up to the diagonal
+  // Blocks before `whole` need no mask: every key column is inside Sk and (causal) at or left of
+  // this block's first query row.
+  auto whole = sk / BN;
+  if constexpr (Causal) {
+    blocks = minimum(blocks, ((i + 1) * bm + (BN - 1)) / BN);  // up to the diagonal
+    whole = minimum(whole, (i * bm + 1) / BN);
+  }
   for (auto j : range(blocks)) {
     auto kt = pk.load({b, hk, j, 0}).reshape({BN, d});
     auto vt = pv.load({b, hk, j, 0}).reshape({BN, d});
     auto s = mma(qt, transpose(kt), Tile<float>::zeros({bm, BN})) * qscale;
-    auto cols = (j * BN + iota<std::int64_t>(BN)).reshape({1, BN});
-    auto keep = cols < sk;
-    if constexpr (Causal) keep = keep & (cols <= rows);
-    s = where(keep, s, -INFINITY);
+    if_(j >= whole, [&] {  // the diagonal and the last block only
+      auto cols = (j * BN + iota<std::int64_t>(BN)).reshape({1, BN});
+      auto keep = cols < sk;
+      if constexpr (Causal) keep = keep & (cols <= rows);
+      s = where(keep, s, -INFINITY);
+    });
     auto m2 = maximum(m, max(s, 1, true));
     auto p = exp2(s - m2);
     auto alpha = exp2(m - m2);
