@@ -93,8 +93,11 @@ inline std::string shape_str(const Shape& s) {
 }
 }  // namespace detail
 
-// The query block of the library's prefill kernel (its piece of o): 128 rows, 64 for head dim 256.
-inline std::int64_t attention_prefill_block_m(std::int64_t head_dim) { return head_dim > 128 ? 64 : 128; }
+// The query block of the library's prefill kernel (its piece of o): 128 rows (two warpgroups) at
+// head dim 128; 64 rows (one warpgroup) at head dims 64 and 256. Measured on the H200
+// (docs/perf/2026-12-01-h200/NOTES.md, session 9): at head dim 64, 64 rows run two tile blocks per SM
+// and 1.2x faster than 128; at 128 they are 0.85x.
+inline std::int64_t attention_prefill_block_m(std::int64_t head_dim) { return head_dim == 128 ? 128 : 64; }
 
 // Checks the shapes and returns the lazy launch of the prefill kernel, which gives back
 // (o partitioned in {1, 1, BM, D} pieces, q, k, v, the scale). Head dims 64, 128 and 256.
