@@ -6,6 +6,9 @@
 //      |output|, over the bound: a failure);
 //   2. timed per call with CUDA events around one launch, median of the calls after a warm-up.
 // One JSON record per row and line; TFLOP/s counts 4 B H Sq Sk D (half of it when causal).
+// Decode rows (ctile/kernels/attention_decode.hpp: one query token per sequence, 32 query heads on
+// 8 KV heads, head dim 128, every sequence at the full context): the effective KV bandwidth, the
+// cache's bytes (K and V) over the time of both kernels, 16 sampled (sequence, head) pairs checked.
 //
 //   ctile_attention_bench [--out FILE] [--reps N] [--quick] [--only NAME] [--cubin FILE]
 // --cubin: writes the sm_90a cubin of the causal head-dim-128 kernel (for cuobjdump), and exits.
@@ -20,6 +23,7 @@
 #include <vector>
 
 #include <ctile/kernels/attention.hpp>
+#include <ctile/kernels/attention_decode.hpp>
 #include <ctile/runtime/timer.hpp>
 
 namespace ct = ctile;
@@ -132,6 +136,84 @@ void run(const Case& c) {
   }
 }
 
+struct DecodeCase {
+  std::string name;
+  std::int64_t b, hq, hkv, ctx, d;
+};
+
+void run_decode(const DecodeCase& c) {
+  using T = ct::bf16;
+  if (!g.only.empty() && g.only != c.name) return;
+  char head[512];
+  std::snprintf(head, sizeof head,
+                "{\"impl\":\"ctile\",\"kernel\":\"attention_decode\",\"name\":\"%s\",\"dtype\":\"bf16\",\"batch\":%lld,"
+                "\"heads\":%lld,\"kv_heads\":%lld,\"ctx\":%lld,\"head_dim\":%lld",
+                c.name.c_str(), (long long)c.b, (long long)c.hq, (long long)c.hkv, (long long)c.ctx, (long long)c.d);
+  try {
+    auto q = ct::randn<T>({c.b, c.hq, c.d}, 31).share();
+    auto k = ct::randn<T>({c.b, c.hkv, c.ctx, c.d}, 32).share();
+    auto v = ct::randn<T>({c.b, c.hkv, c.ctx, c.d}, 33).share();
+    auto lens = ct::full<std::int64_t>({c.b}, c.ctx).share();
+    const auto t0 = Clock::now();
+    auto [o0, q0, k0, v0, l0] = ct::kernels::attention_decode(ct::full<T>({c.b, c.hq, c.d}, T(NAN)), q, k, v, lens).sync();
+    const double first_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+    // 16 sampled (sequence, head) pairs against float64.
+    const auto qh = q.to_host(), kh = k.to_host(), vh = v.to_host(), oh = o0.to_host();
+    std::mt19937_64 rng(9);
+    double err = 0;
+    std::vector<double> p(static_cast<std::size_t>(c.ctx));
+    for (int t = 0; t < 16; ++t) {
+      const std::int64_t b = std::int64_t(rng() % std::uint64_t(c.b)), h = std::int64_t(rng() % std::uint64_t(c.hq));
+      const std::int64_t hk = h / (c.hq / c.hkv);
+      const auto qo = std::size_t((b * c.hq + h) * c.d), ko = std::size_t((b * c.hkv + hk) * c.ctx * c.d);
+      double mx = -INFINITY, den = 0, mag = 1e-30, e = 0;
+      for (std::int64_t j = 0; j < c.ctx; ++j) {
+        double dot = 0;
+        for (std::int64_t x = 0; x < c.d; ++x) dot += double(float(qh[qo + std::size_t(x)])) * double(float(kh[ko + std::size_t(j * c.d + x)]));
+        p[std::size_t(j)] = dot / std::sqrt(double(c.d));
+        mx = std::max(mx, p[std::size_t(j)]);
+      }
+      for (auto& x : p) den += x = std::exp(x - mx);
+      for (std::int64_t x = 0; x < c.d; ++x) {
+        double r = 0;
+        for (std::int64_t j = 0; j < c.ctx; ++j) r += p[std::size_t(j)] / den * double(float(vh[ko + std::size_t(j * c.d + x)]));
+        const double got = double(float(oh[qo + std::size_t(x)]));
+        if (!std::isfinite(got)) e = INFINITY;
+        mag = std::max(mag, std::fabs(r));
+        e = std::max(e, std::fabs(got - r));
+      }
+      err = std::max(err, e / mag);
+    }
+    const double bound = 0x1p-6;
+    const bool ok = err <= bound;
+    if (!ok) ++g.failures;
+    const ct::Stream st = ct::default_stream();
+    std::vector<double> dev;
+    auto o = ct::zeros<T>({c.b, c.hq, c.d});
+    for (int it = 0; it < 3 + g.reps; ++it) {
+      ct::StreamTimer timer(st);
+      timer.start();
+      auto fut = ct::kernels::attention_decode(std::move(o), q, k, v, lens).async_on(st);
+      timer.stop();
+      o = std::move(std::get<0>(std::move(fut).get()));
+      if (it >= 3) dev.push_back(timer.elapsed_ms());
+    }
+    std::sort(dev.begin(), dev.end());
+    const double ms = dev[dev.size() / 2];
+    const double bytes = 2.0 * double(c.b * c.hkv) * double(c.ctx) * double(c.d) * 2.0;
+    char buf[512];
+    std::snprintf(buf, sizeof buf, ",\"ms\":%.6f,\"tbps\":%.3f,\"splits\":%lld,\"rel_err\":%.3e,\"err_bound\":%.3e,\"ok\":%s,\"first_launch_ms\":%.2f}",
+                  ms, bytes / (ms * 1e-3) / 1e12, (long long)ct::kernels::attention_decode_splits(c.b, c.hkv, c.ctx), err, bound,
+                  ok ? "true" : "false", first_ms);
+    record(std::string(head) + buf);
+  } catch (const std::exception& e) {
+    ++g.failures;
+    std::string msg;
+    for (char ch : std::string(e.what()).substr(0, 300)) msg += (ch == '"' || ch == '\\') ? '\'' : (ch == '\n' ? ' ' : ch);
+    record(std::string(head) + ",\"ok\":false,\"error\":\"" + msg + "\"}");
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -171,6 +253,13 @@ int main(int argc, char** argv) {
     }
   }
   for (const Case& c : cases) run(c);
+  std::vector<DecodeCase> decode;
+  if (g.quick) decode = {{"decode_quick", 2, 8, 2, 300, 64}};
+  else
+    for (std::int64_t b : {1, 16})
+      for (std::int64_t ctx : {4096, 16384, 65536})
+        decode.push_back({"decode_b" + std::to_string(b) + "_ctx" + std::to_string(ctx), b, 32, 8, ctx, 128});
+  for (const DecodeCase& c : decode) run_decode(c);
   if (g.failures) std::fprintf(stderr, "ctile_attention_bench: %d row(s) FAILED\n", g.failures);
   return g.failures ? 1 : 0;
 }

@@ -171,6 +171,33 @@ def main():
                     rec.update(ok=False, error=str(e)[:300])
                 emit(rec)
 
+    # Decode: one query token per sequence, 32 query heads on 8 KV heads, head dim 128, every
+    # sequence at the full context (as ctile_attention_bench's decode rows); torch SDPA (its
+    # default backend choice) on [B, H, 1, D] queries.
+    for b in (1, 16):
+        for ctx in (4096, 16384, 65536):
+            name, h, hkv, d = f"decode_b{b}_ctx{ctx}", 32, 8, 128
+            g = torch.Generator(device="cuda").manual_seed(2)
+            q = torch.randn(b, h, 1, d, device="cuda", dtype=torch.bfloat16, generator=g)
+            k = torch.randn(b, hkv, ctx, d, device="cuda", dtype=torch.bfloat16, generator=g)
+            v = torch.randn(b, hkv, ctx, d, device="cuda", dtype=torch.bfloat16, generator=g)
+            ref = reference(q, k, v, False)
+            nbytes = 2.0 * b * hkv * ctx * d * 2
+            rec = {"impl": "torch_sdpa", "kernel": "attention_decode", "name": name, "dtype": "bf16", "batch": b, "heads": h,
+                   "kv_heads": hkv, "ctx": ctx, "head_dim": d, "device": dev}
+            try:
+                fn = lambda: F.scaled_dot_product_attention(q, k, v, enable_gqa=True)  # noqa: E731
+                out = fn()
+                torch.cuda.synchronize()
+                got = out[:1, :ref.shape[1]].float()
+                err = ((got - ref).abs().amax(-1) / ref.abs().amax(-1).clamp_min(1e-30)).max().item()
+                ms = device_time(fn, REPS)
+                rec.update(ms=ms, tbps=nbytes / (ms * 1e-3) / 1e12, rel_err=err, ok=err <= 2.0 ** -6)
+            except Exception as e:  # noqa: BLE001
+                rec.update(ok=False, error=str(e)[:300])
+            emit(rec)
+            del q, k, v
+
 
 if __name__ == "__main__":
     main()

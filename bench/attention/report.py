@@ -47,6 +47,26 @@ def main():
             p = tf(by[name].get(peer))
             ratios.append(f"{c / p:.3f}" if c and p else "-")
         lines.append(f"| {name} | " + " | ".join(cells) + " | " + " | ".join(ratios) + " |")
+    dec = {}
+    for r in rows:
+        if r.get("kernel") == "attention_decode":
+            dec.setdefault(r["name"], {})[r["impl"]] = r
+    if dec:
+        lines += ["", "# Attention decode (bf16, 32 query heads on 8 KV heads, head dim 128), effective KV TB/s", "",
+                  "| row | ctile | torch_sdpa | ctile/torch | splits |", "|---|---|---|---|---|"]
+
+        def bw(r):
+            return r.get("tbps") if r and r.get("ok") else None
+
+        def key(n):
+            b, c = n.split("_")[1:3]
+            return (int(b[1:]), int(c[3:]))
+
+        for name in sorted(dec, key=key):
+            c, t = bw(dec[name].get("ctile")), bw(dec[name].get("torch_sdpa"))
+            cell = lambda x, i: f"{x:.2f}" if x else ("fail" if i in dec[name] else "-")  # noqa: E731
+            lines.append(f"| {name} | {cell(c, 'ctile')} | {cell(t, 'torch_sdpa')} | " +
+                         (f"{c / t:.3f}" if c and t else "-") + f" | {dec[name].get('ctile', {}).get('splits', '-')} |")
     cold = [r for r in rows if r.get("impl") == "ctile" and "first_launch_ms" in r]
     if cold:
         lines += ["", "ctile first launch (trace + codegen + NVRTC + run), ms: " +
@@ -60,7 +80,7 @@ def main():
         fig, ax = plt.subplots(figsize=(7, 4))
         for impl in impls:
             for causal in (False, True):
-                pts = sorted((r["seq"], r["tflops"]) for r in rows if r.get("impl") == impl and r.get("ok")
+                pts = sorted((r["seq"], r["tflops"]) for r in rows if r.get("impl") == impl and r.get("ok") and r.get("kernel") == "attention_prefill"
                              and r.get("head_dim") == 128 and r.get("kv_heads") == r.get("heads") and r.get("causal") == causal)
                 if pts:
                     ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", linestyle="--" if causal else "-",

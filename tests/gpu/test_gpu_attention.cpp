@@ -1,7 +1,9 @@
-// The kernel library's prefill attention (ctile/kernels/attention.hpp) on the GPU: against the
-// float64 reference, and against the CPU backend on the same inputs, across causal and not, GQA,
-// lengths that are not multiples of the blocks, head dims 64 and 128, and large score magnitudes.
+// The kernel library's prefill and decode attention (ctile/kernels/attention.hpp,
+// attention_decode.hpp) on the GPU: against the float64 reference, and against the CPU backend on
+// the same inputs, across causal and not, GQA, lengths that are not multiples of the blocks, head
+// dims 64, 128 and 256, large score magnitudes, and (decode) per-sequence lengths and splits.
 #include <ctile/kernels/attention.hpp>
+#include <ctile/kernels/attention_decode.hpp>
 
 #include "attention_reference.hpp"
 #include "harness.hpp"
@@ -55,8 +57,49 @@ GPU_TEST(kernels_attention_prefill_bf16) {
   check<ct::bf16>({1, 1, 1, 64, 300, 64}, false, 8, 30.0f);
 }
 GPU_TEST(kernels_attention_prefill_f16) {
-  // (Head dim 256 runs in the CPU suite only, for now: its kernel spills on mma.sync and NVRTC
-  // takes minutes over it.)
   check<ct::f16>({1, 2, 1, 200, 333, 64}, true, 10);
   check<ct::f16>({1, 2, 1, 64, 130, 64}, true, 11, 12.0f);
+  check<ct::f16>({1, 1, 1, 100, 150, 256}, true, 12);  // head dim 256 (wgmma, 64-row blocks)
+}
+
+namespace {
+
+template <class T>
+std::vector<T> decode_on(ct::Device dev, std::int64_t b, std::int64_t hq, std::int64_t hkv, std::int64_t smax, std::int64_t d,
+                         const std::vector<T>& q, const std::vector<T>& k, const std::vector<T>& v,
+                         const std::vector<std::int64_t>& lens, std::int64_t splits) {
+  auto qs = ct::from_host<T>(q, {b, hq, d}, dev).share();
+  auto ks = ct::from_host<T>(k, {b, hkv, smax, d}, dev).share();
+  auto vs = ct::from_host<T>(v, {b, hkv, smax, d}, dev).share();
+  auto ls = ct::from_host<std::int64_t>(lens, {b}, dev).share();
+  auto o = ct::full<T>({b, hq, d}, T(NAN), dev);
+  auto [o2, q2, k2, v2, l2] = ct::kernels::attention_decode(std::move(o), qs, ks, vs, ls, {.splits = splits}).sync();
+  return o2.to_host();
+}
+
+template <class T>
+void check_decode(std::int64_t b, std::int64_t hq, std::int64_t hkv, std::int64_t smax, std::int64_t d,
+                  std::vector<std::int64_t> lens, std::int64_t splits, std::uint64_t salt) {
+  const std::uint64_t sd = seed(salt);
+  const auto q = ct::randn<T>({b, hq, d}, sd, 0.0, 1.0, ct::cpu()).to_host();
+  const auto k = ct::randn<T>({b, hkv, smax, d}, sd + 1, 0.0, 1.0, ct::cpu()).to_host();
+  const auto v = ct::randn<T>({b, hkv, smax, d}, sd + 2, 0.0, 1.0, ct::cpu()).to_host();
+  const auto got = decode_on<T>(gpu(), b, hq, hkv, smax, d, q, k, v, lens, splits);
+  const auto cpu = decode_on<T>(ct::cpu(), b, hq, hkv, smax, d, q, k, v, lens, splits);
+  const auto ref = attention_test::decode_reference(b, hq, hkv, smax, d, q, k, v, lens, 1.0 / std::sqrt(double(d)));
+  const Shape4 rows{b, hq, hkv, 1, smax, d};
+  const double tol = std::is_same_v<T, ct::bf16> ? 0x1p-6 : 0x1p-9;
+  const double e_gpu = attention_test::worst_row_error(rows, got, ref);
+  const double e_cpu = attention_test::worst_row_error(rows, cpu, ref);
+  CHECK(e_gpu <= tol) << "decode, GPU vs float64: " << e_gpu << " (CPU backend " << e_cpu << ") at b " << b << " hq " << hq
+                      << " hkv " << hkv << " smax " << smax << " d " << d << " splits " << splits;
+  CHECK(e_gpu <= 2 * e_cpu + tol / 4) << "decode, GPU " << e_gpu << " vs CPU backend " << e_cpu;
+}
+
+}  // namespace
+
+GPU_TEST(kernels_attention_decode) {
+  check_decode<ct::bf16>(4, 32, 8, 700, 128, {700, 1, 65, 333}, 0, 20);  // Qwen-like grouping, chosen splits
+  check_decode<ct::bf16>(3, 8, 2, 300, 64, {300, 70, 0}, 8, 21);         // empty ranges, an empty sequence
+  check_decode<ct::f16>(2, 8, 1, 200, 256, {199, 1000}, 2, 22);          // MQA, a length past the cache
 }

@@ -1,5 +1,6 @@
-// The float64 reference of prefill attention (ctile/kernels/attention.hpp) and the error measure
-// its tests use: shared by the CPU correctness suite and the GPU suite.
+// The float64 references of prefill and decode attention (ctile/kernels/attention.hpp,
+// attention_decode.hpp) and the error measure their tests use: shared by the CPU correctness suite
+// and the GPU suite.
 #pragma once
 
 #include <algorithm>
@@ -72,6 +73,38 @@ double worst_row_error(const Shape4& s, const std::vector<T>& got, const std::ve
     worst = std::max(worst, err / mag);
   }
   return worst;
+}
+
+// Decode: o[b, h] = softmax(q[b, h] K[b, h / G, :len]^T * scale) V[b, h / G, :len] in float64
+// (q and o [B, Hq, D], k and v [B, Hkv, Smax, D]; a length of 0 gives zeros, one above Smax reads
+// Smax keys).
+template <class T>
+std::vector<double> decode_reference(std::int64_t b_, std::int64_t hq, std::int64_t hkv, std::int64_t smax, std::int64_t d,
+                                     const std::vector<T>& q, const std::vector<T>& k, const std::vector<T>& v,
+                                     const std::vector<std::int64_t>& lens, double scale) {
+  std::vector<double> o(static_cast<std::size_t>(b_ * hq * d), 0.0);
+  const std::int64_t group = hq / hkv;
+  for (std::int64_t b = 0; b < b_; ++b)
+    for (std::int64_t h = 0; h < hq; ++h) {
+      const std::int64_t n = std::min(lens[std::size_t(b)], smax), hk = h / group;
+      if (n <= 0) continue;
+      const auto qo = static_cast<std::size_t>((b * hq + h) * d);
+      const auto ko = static_cast<std::size_t>(((b * hkv + hk) * smax) * d);
+      std::vector<double> p(static_cast<std::size_t>(n));
+      double mx = -INFINITY;
+      for (std::int64_t j = 0; j < n; ++j) {
+        double dot = 0;
+        for (std::int64_t c = 0; c < d; ++c) dot += to_d(q[qo + std::size_t(c)]) * to_d(k[ko + std::size_t(j * d + c)]);
+        p[std::size_t(j)] = dot * scale;
+        mx = std::max(mx, p[std::size_t(j)]);
+      }
+      double den = 0;
+      for (auto& x : p) den += x = std::exp(x - mx);
+      for (std::int64_t j = 0; j < n; ++j)
+        for (std::int64_t c = 0; c < d; ++c)
+          o[qo + std::size_t(c)] += p[std::size_t(j)] / den * to_d(v[ko + std::size_t(j * d + c)]);
+    }
+  return o;
 }
 
 }  // namespace attention_test

@@ -5,6 +5,7 @@
 
 #include <ctile/ctile.hpp>
 #include <ctile/kernels/attention.hpp>
+#include <ctile/kernels/attention_decode.hpp>
 #include <ctile/kernels/gemv.hpp>
 
 #include "cases.hpp"
@@ -179,6 +180,18 @@ void add_traced_cases(std::vector<Case>& out) {
       return causal ? ct::trace(ct::kernels::attention_prefill_kernel<ct::bf16, 64, true>, "attention<causal>", specs, 4)
                     : ct::trace(ct::kernels::attention_prefill_kernel<ct::bf16, 64, false>, "attention", specs, 4);
     });
+  // Decode attention's two kernels: a group of 16 query-head rows over key blocks of 64 (split),
+  // and the merge of the splits.
+  add("attention_decode_split_bf16", [] {
+    return ct::trace(ct::kernels::attention_decode_split_kernel<ct::bf16, 64>, "attention_decode_split",
+                     {piece(D::f32, {1, 1, 16, 64}), piece(D::f32, {1, 1, 16, 1}), ref(D::bf16, 4), ref(D::bf16, 4),
+                      ref(D::bf16, 4), ref(D::i64, 1), scalar(D::f32), scalar(D::i64)},
+                     4);
+  });
+  add("attention_decode_merge_bf16", [] {
+    return ct::trace(ct::kernels::attention_decode_merge_kernel<ct::bf16>, "attention_decode_merge",
+                     {piece(D::bf16, {1, 1, 16, 64}), ref(D::f32, 4), ref(D::f32, 4), scalar(D::i64)}, 4);
+  });
   add("gemv_bf16_prefetch", [] {
     auto k = std::make_shared<ir::Kernel>(ir::clone(
         *ct::trace(ct::kernels::gemv<ct::bf16, 512>, "gemv<bf16, 512>", {piece(D::bf16, {4}), ref(D::bf16, 2), ref(D::bf16, 1)}, 1)));
