@@ -10,7 +10,7 @@
 // 8 KV heads, head dim 128, every sequence at the full context): the effective KV bandwidth, the
 // cache's bytes (K and V) over the time of both kernels, 16 sampled (sequence, head) pairs checked.
 //
-//   ctile_attention_bench [--out FILE] [--reps N] [--quick] [--only NAME] [--cubin FILE]
+//   ctile_attention_bench [--out FILE] [--reps N] [--quick] [--only NAME] [--decode-only] [--cubin FILE]
 // --cubin: writes the sm_90a cubin of the causal head-dim-128 kernel (for cuobjdump), and exits.
 #include <algorithm>
 #include <chrono>
@@ -34,6 +34,7 @@ namespace {
 struct Settings {
   int reps = 30;
   bool quick = false;
+  bool decode_only = false;
   std::string only;
   std::ofstream out;
   int failures = 0;
@@ -139,6 +140,7 @@ void run(const Case& c) {
 struct DecodeCase {
   std::string name;
   std::int64_t b, hq, hkv, ctx, d;
+  std::int64_t rows = 0;  // AttentionDecodeOptions::rows (0: the library's choice)
 };
 
 void run_decode(const DecodeCase& c) {
@@ -155,7 +157,8 @@ void run_decode(const DecodeCase& c) {
     auto v = ct::randn<T>({c.b, c.hkv, c.ctx, c.d}, 33).share();
     auto lens = ct::full<std::int64_t>({c.b}, c.ctx).share();
     const auto t0 = Clock::now();
-    auto [o0, q0, k0, v0, l0] = ct::kernels::attention_decode(ct::full<T>({c.b, c.hq, c.d}, T(NAN)), q, k, v, lens).sync();
+    const ct::kernels::AttentionDecodeOptions opt{.rows = c.rows};
+    auto [o0, q0, k0, v0, l0] = ct::kernels::attention_decode(ct::full<T>({c.b, c.hq, c.d}, T(NAN)), q, k, v, lens, opt).sync();
     const double first_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
     // 16 sampled (sequence, head) pairs against float64.
     const auto qh = q.to_host(), kh = k.to_host(), vh = v.to_host(), oh = o0.to_host();
@@ -193,7 +196,7 @@ void run_decode(const DecodeCase& c) {
     for (int it = 0; it < 3 + g.reps; ++it) {
       ct::StreamTimer timer(st);
       timer.start();
-      auto fut = ct::kernels::attention_decode(std::move(o), q, k, v, lens).async_on(st);
+      auto fut = ct::kernels::attention_decode(std::move(o), q, k, v, lens, opt).async_on(st);
       timer.stop();
       o = std::move(std::get<0>(std::move(fut).get()));
       if (it >= 3) dev.push_back(timer.elapsed_ms());
@@ -202,9 +205,12 @@ void run_decode(const DecodeCase& c) {
     const double ms = dev[dev.size() / 2];
     const double bytes = 2.0 * double(c.b * c.hkv) * double(c.ctx) * double(c.d) * 2.0;
     char buf[512];
-    std::snprintf(buf, sizeof buf, ",\"ms\":%.6f,\"tbps\":%.3f,\"splits\":%lld,\"rel_err\":%.3e,\"err_bound\":%.3e,\"ok\":%s,\"first_launch_ms\":%.2f}",
-                  ms, bytes / (ms * 1e-3) / 1e12, (long long)ct::kernels::attention_decode_splits(c.b, c.hkv, c.ctx), err, bound,
-                  ok ? "true" : "false", first_ms);
+    std::snprintf(buf, sizeof buf,
+                  ",\"ms\":%.6f,\"tbps\":%.3f,\"splits\":%lld,\"rows\":%lld,\"rel_err\":%.3e,\"err_bound\":%.3e,\"ok\":%s,"
+                  "\"first_launch_ms\":%.2f}",
+                  ms, bytes / (ms * 1e-3) / 1e12, (long long)ct::kernels::attention_decode_splits(c.b, c.hkv, c.ctx),
+                  (long long)ct::kernels::attention_decode_group_rows(c.hq / c.hkv, c.rows ? c.rows : ct::kernels::kAttentionDecodeRows),
+                  err, bound, ok ? "true" : "false", first_ms);
     record(std::string(head) + buf);
   } catch (const std::exception& e) {
     ++g.failures;
@@ -221,6 +227,7 @@ int main(int argc, char** argv) {
     if (!std::strcmp(argv[i], "--out") && i + 1 < argc) g.out.open(argv[++i], std::ios::app);
     else if (!std::strcmp(argv[i], "--reps") && i + 1 < argc) g.reps = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--quick")) g.quick = true;
+    else if (!std::strcmp(argv[i], "--decode-only")) g.decode_only = true;
     else if (!std::strcmp(argv[i], "--only") && i + 1 < argc) g.only = argv[++i];
     else if (!std::strcmp(argv[i], "--cubin") && i + 1 < argc) {
       namespace spec = ct::spec;
@@ -232,7 +239,7 @@ int main(int argc, char** argv) {
       std::ofstream(argv[++i], std::ios::binary).write(reinterpret_cast<const char*>(r.cubin.data()), std::streamsize(r.cubin.size()));
       return 0;
     } else {
-      std::fprintf(stderr, "usage: ctile_attention_bench [--out FILE] [--reps N] [--quick] [--only NAME] [--cubin FILE]\n");
+      std::fprintf(stderr, "usage: ctile_attention_bench [--out FILE] [--reps N] [--quick] [--only NAME] [--decode-only] [--cubin FILE]\n");
       return 2;
     }
   }
@@ -252,13 +259,16 @@ int main(int argc, char** argv) {
       cases.push_back({"s4096_d128_gqa" + cs, 8, 32, 8, 4096, 128, causal});
     }
   }
-  for (const Case& c : cases) run(c);
+  if (!g.decode_only)
+    for (const Case& c : cases) run(c);
   std::vector<DecodeCase> decode;
   if (g.quick) decode = {{"decode_quick", 2, 8, 2, 300, 64}};
   else
     for (std::int64_t b : {1, 16})
       for (std::int64_t ctx : {4096, 16384, 65536})
-        decode.push_back({"decode_b" + std::to_string(b) + "_ctx" + std::to_string(ctx), b, 32, 8, ctx, 128});
+        for (std::int64_t rows : {16, 64})  // mma.sync over 16 rows, or one warpgroup's wgmma over 64
+          decode.push_back({"decode_b" + std::to_string(b) + "_ctx" + std::to_string(ctx) + "_r" + std::to_string(rows), b, 32, 8,
+                            ctx, 128, rows});
   for (const DecodeCase& c : decode) run_decode(c);
   if (g.failures) std::fprintf(stderr, "ctile_attention_bench: %d row(s) FAILED\n", g.failures);
   return g.failures ? 1 : 0;

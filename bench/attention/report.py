@@ -47,13 +47,18 @@ def main():
             p = tf(by[name].get(peer))
             ratios.append(f"{c / p:.3f}" if c and p else "-")
         lines.append(f"| {name} | " + " | ".join(cells) + " | " + " | ".join(ratios) + " |")
+    # Decode rows: ctile's names carry the group rows (decode_b1_ctx4096_r16), torch's do not.
     dec = {}
     for r in rows:
         if r.get("kernel") == "attention_decode":
-            dec.setdefault(r["name"], {})[r["impl"]] = r
+            base = "_".join(r["name"].split("_")[:3])
+            impl = r["impl"] + (f" r{r['rows']}" if r["impl"] == "ctile" and "rows" in r else "")
+            dec.setdefault(base, {})[impl] = r
     if dec:
+        cols = sorted({i for d in dec.values() for i in d if i.startswith("ctile")})
         lines += ["", "# Attention decode (bf16, 32 query heads on 8 KV heads, head dim 128), effective KV TB/s", "",
-                  "| row | ctile | torch_sdpa | ctile/torch | splits |", "|---|---|---|---|---|"]
+                  "| row | " + " | ".join(cols) + " | torch_sdpa | best ctile/torch | splits |",
+                  "|---|" + "---|" * (len(cols) + 3)]
 
         def bw(r):
             return r.get("tbps") if r and r.get("ok") else None
@@ -63,10 +68,14 @@ def main():
             return (int(b[1:]), int(c[3:]))
 
         for name in sorted(dec, key=key):
-            c, t = bw(dec[name].get("ctile")), bw(dec[name].get("torch_sdpa"))
-            cell = lambda x, i: f"{x:.2f}" if x else ("fail" if i in dec[name] else "-")  # noqa: E731
-            lines.append(f"| {name} | {cell(c, 'ctile')} | {cell(t, 'torch_sdpa')} | " +
-                         (f"{c / t:.3f}" if c and t else "-") + f" | {dec[name].get('ctile', {}).get('splits', '-')} |")
+            d = dec[name]
+            cs = [bw(d.get(i)) for i in cols]
+            t = bw(d.get("torch_sdpa"))
+            best = max([x for x in cs if x] or [0])
+            cell = lambda x, i: f"{x:.2f}" if x else ("fail" if i in d else "-")  # noqa: E731
+            split = next((d[i].get("splits") for i in cols if i in d), "-")
+            lines.append(f"| {name} | " + " | ".join(cell(x, i) for x, i in zip(cs, cols)) + f" | {cell(t, 'torch_sdpa')} | " +
+                         (f"{best / t:.3f}" if best and t else "-") + f" | {split} |")
     cold = [r for r in rows if r.get("impl") == "ctile" and "first_launch_ms" in r]
     if cold:
         lines += ["", "ctile first launch (trace + codegen + NVRTC + run), ms: " +

@@ -19,13 +19,13 @@ namespace {
 
 template <class T>
 void check(std::int64_t b, std::int64_t hq, std::int64_t hkv, std::int64_t smax, std::int64_t d, std::vector<std::int64_t> lens,
-           std::int64_t splits, std::uint64_t seed) {
+           std::int64_t splits, std::uint64_t seed, std::int64_t group_rows = 0) {
   auto qs = ct::randn<T>({b, hq, d}, seed).share();
   auto ks = ct::randn<T>({b, hkv, smax, d}, seed + 1).share();
   auto vs = ct::randn<T>({b, hkv, smax, d}, seed + 2).share();
   auto ls = ct::from_host<std::int64_t>(lens, {b}).share();
   auto o = ct::full<T>({b, hq, d}, T(NAN));
-  auto [o2, q2, k2, v2, l2] = ct::kernels::attention_decode(std::move(o), qs, ks, vs, ls, {.splits = splits}).sync();
+  auto [o2, q2, k2, v2, l2] = ct::kernels::attention_decode(std::move(o), qs, ks, vs, ls, {.splits = splits, .rows = group_rows}).sync();
   const auto got = o2.to_host();
   const auto ref = attention_test::decode_reference(b, hq, hkv, smax, d, q2.to_host(), k2.to_host(), v2.to_host(), lens,
                                                     1.0 / std::sqrt(double(d)));
@@ -52,6 +52,9 @@ TEST(AttentionDecode, GroupsOfOneToEightQueryHeads) {
 TEST(AttentionDecode, HeadDimsAndChosenSplits) {
   check<ct::bf16>(1, 4, 2, 600, 128, {600}, 0, 36);
   check<ct::f16>(1, 2, 1, 90, 256, {90}, 0, 37);
+}
+TEST(AttentionDecode, GroupRowsOfSixtyFour) {  // one warpgroup's rows (wgmma on sm_90)
+  check<ct::bf16>(2, 8, 2, 260, 128, {260, 3}, 4, 39, 64);
 }
 TEST(AttentionDecode, LengthsPastTheCacheAndZero) {
   check<ct::bf16>(3, 4, 2, 100, 64, {1000, 0, 50}, 2, 38);
@@ -86,6 +89,13 @@ TEST(AttentionDecode, ShapeErrorsNameTheArgumentAndTheShapes) {
   EXPECT_NE(run({1, 2, 64}, {1, 2, 0, 64}, 1).find("cache_len = 0"), std::string::npos);
   EXPECT_NE(run({1, 2, 64}, {1, 2, 8, 64}, 1, 3).find("splits 3 is not a power of two"), std::string::npos);
   EXPECT_NE(run({1, 2, 64}, {1, 2, 8}, 1).find("k and v must be rank 4"), std::string::npos);
+  const std::string rows = user_error_of([] {
+    auto l = ct::kernels::attention_decode(ct::zeros<ct::bf16>({1, 2, 64}), ct::zeros<ct::bf16>({1, 2, 64}).share(),
+                                           ct::zeros<ct::bf16>({1, 2, 8, 64}).share(), ct::zeros<ct::bf16>({1, 2, 8, 64}).share(),
+                                           ct::zeros<std::int64_t>({1}).share(), {.rows = 24});
+    (void)std::move(l).sync();
+  });
+  EXPECT_NE(rows.find("rows 24 is not a power of two in [16, 128]"), std::string::npos) << rows;
 }
 
 }  // namespace

@@ -67,25 +67,25 @@ namespace {
 template <class T>
 std::vector<T> decode_on(ct::Device dev, std::int64_t b, std::int64_t hq, std::int64_t hkv, std::int64_t smax, std::int64_t d,
                          const std::vector<T>& q, const std::vector<T>& k, const std::vector<T>& v,
-                         const std::vector<std::int64_t>& lens, std::int64_t splits) {
+                         const std::vector<std::int64_t>& lens, std::int64_t splits, std::int64_t rows) {
   auto qs = ct::from_host<T>(q, {b, hq, d}, dev).share();
   auto ks = ct::from_host<T>(k, {b, hkv, smax, d}, dev).share();
   auto vs = ct::from_host<T>(v, {b, hkv, smax, d}, dev).share();
   auto ls = ct::from_host<std::int64_t>(lens, {b}, dev).share();
   auto o = ct::full<T>({b, hq, d}, T(NAN), dev);
-  auto [o2, q2, k2, v2, l2] = ct::kernels::attention_decode(std::move(o), qs, ks, vs, ls, {.splits = splits}).sync();
+  auto [o2, q2, k2, v2, l2] = ct::kernels::attention_decode(std::move(o), qs, ks, vs, ls, {.splits = splits, .rows = rows}).sync();
   return o2.to_host();
 }
 
 template <class T>
 void check_decode(std::int64_t b, std::int64_t hq, std::int64_t hkv, std::int64_t smax, std::int64_t d,
-                  std::vector<std::int64_t> lens, std::int64_t splits, std::uint64_t salt) {
+                  std::vector<std::int64_t> lens, std::int64_t splits, std::uint64_t salt, std::int64_t group_rows = 0) {
   const std::uint64_t sd = seed(salt);
   const auto q = ct::randn<T>({b, hq, d}, sd, 0.0, 1.0, ct::cpu()).to_host();
   const auto k = ct::randn<T>({b, hkv, smax, d}, sd + 1, 0.0, 1.0, ct::cpu()).to_host();
   const auto v = ct::randn<T>({b, hkv, smax, d}, sd + 2, 0.0, 1.0, ct::cpu()).to_host();
-  const auto got = decode_on<T>(gpu(), b, hq, hkv, smax, d, q, k, v, lens, splits);
-  const auto cpu = decode_on<T>(ct::cpu(), b, hq, hkv, smax, d, q, k, v, lens, splits);
+  const auto got = decode_on<T>(gpu(), b, hq, hkv, smax, d, q, k, v, lens, splits, group_rows);
+  const auto cpu = decode_on<T>(ct::cpu(), b, hq, hkv, smax, d, q, k, v, lens, splits, group_rows);
   const auto ref = attention_test::decode_reference(b, hq, hkv, smax, d, q, k, v, lens, 1.0 / std::sqrt(double(d)));
   const Shape4 rows{b, hq, hkv, 1, smax, d};
   const double tol = std::is_same_v<T, ct::bf16> ? 0x1p-6 : 0x1p-9;
@@ -102,4 +102,5 @@ GPU_TEST(kernels_attention_decode) {
   check_decode<ct::bf16>(4, 32, 8, 700, 128, {700, 1, 65, 333}, 0, 20);  // Qwen-like grouping, chosen splits
   check_decode<ct::bf16>(3, 8, 2, 300, 64, {300, 70, 0}, 8, 21);         // empty ranges, an empty sequence
   check_decode<ct::f16>(2, 8, 1, 200, 256, {199, 1000}, 2, 22);          // MQA, a length past the cache
+  check_decode<ct::bf16>(2, 32, 8, 500, 128, {500, 130}, 4, 23, 64);     // 64 group rows: wgmma
 }

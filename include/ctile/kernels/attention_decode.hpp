@@ -94,15 +94,20 @@ void attention_decode_merge_kernel(Mut<T, 4> o, Ref<float, 4> part, Ref<float, 4
   o.store(where(l > 0.0f, acc / l, 0.0f).template to<T>().reshape({1, 1, gp, d}));
 }
 
+// The group rows chosen when the options give none.
+inline constexpr std::int64_t kAttentionDecodeRows = 16;
+
 struct AttentionDecodeOptions {
   float scale = 0;          // 0: 1 / sqrt(D)
   std::int64_t splits = 0;  // key ranges per sequence (a power of two up to 256); 0: chosen
+  std::int64_t rows = 0;    // rows of a group's products (a power of two, 16 to 128, at least G); 0: chosen
 };
 
-// The rows of a group's products: G = Hq / Hkv padded to the tensor cores' 16 (or to a power of
-// two above it).
-inline std::int64_t attention_decode_group_rows(std::int64_t g) {
-  std::int64_t r = 16;
+// The rows of a group's products: G = Hq / Hkv padded to a power of two, at least `rows` (16: the
+// tensor cores' mma.sync; 64: one warpgroup's wgmma on sm_90, its K and V read from shared memory
+// in place, at four times the products' work).
+inline std::int64_t attention_decode_group_rows(std::int64_t g, std::int64_t rows = 16) {
+  std::int64_t r = rows;
   while (r < g) r *= 2;
   return r;
 }
@@ -125,14 +130,14 @@ class AttentionDecode {
   static constexpr std::int64_t kBlockN = 64;
 
   AttentionDecode(Tensor<T> o, Shared<T> q, Shared<T> k, Shared<T> v, Shared<std::int64_t> lens, float scale,
-                  std::int64_t splits)
+                  std::int64_t splits, std::int64_t rows)
       : o_(std::move(o)), q_(std::move(q)), k_(std::move(k)), v_(std::move(v)), lens_(std::move(lens)), scale_(scale),
-        splits_(splits) {}
+        splits_(splits), rows_(rows) {}
 
   Future<Result> async_on(Stream s) && {
     const Shape os = o_.shape();
     const std::int64_t b = os[0], hq = os[1], d = os[2], hkv = k_.shape()[1], g = hq / hkv;
-    const std::int64_t gp = attention_decode_group_rows(g), n = splits_;
+    const std::int64_t gp = rows_, n = splits_;
     const Device dev = o_.device();
     auto part = zeros<float>({b, hkv * n, gp, d}, dev);
     auto lse = zeros<float>({b, hkv * n, gp, 1}, dev);
@@ -165,7 +170,7 @@ class AttentionDecode {
   Shared<T> q_, k_, v_;
   Shared<std::int64_t> lens_;
   float scale_;
-  std::int64_t splits_;
+  std::int64_t splits_, rows_;
 };
 
 // Checks the shapes and returns the lazy decode operation (`.sync()`, `.async_on(stream)`). Head
@@ -203,8 +208,13 @@ AttentionDecode<T> attention_decode(Tensor<T> o, Shared<T> q, Shared<T> k, Share
   if (ks[2] == 0) fail("k and v have no rows (cache_len = 0): " + all());
   std::int64_t n = opt.splits != 0 ? opt.splits : attention_decode_splits(qs[0], ks[1], ks[2]);
   if (n < 1 || n > 256 || (n & (n - 1)) != 0) fail("splits " + std::to_string(n) + " is not a power of two in [1, 256]");
+  const std::int64_t g = qs[1] / ks[1];
+  if (opt.rows != 0 && (opt.rows < 16 || opt.rows > 128 || (opt.rows & (opt.rows - 1)) != 0 || opt.rows < g))
+    fail("rows " + std::to_string(opt.rows) + " is not a power of two in [16, 128] of at least the group's " +
+         std::to_string(g) + " query heads");
+  const std::int64_t rows = attention_decode_group_rows(g, opt.rows != 0 ? opt.rows : kAttentionDecodeRows);
   const float scale = opt.scale != 0 ? opt.scale : 1.0f / std::sqrt(static_cast<float>(d));
-  return AttentionDecode<T>(std::move(o), std::move(q), std::move(k), std::move(v), std::move(lens), scale, n);
+  return AttentionDecode<T>(std::move(o), std::move(q), std::move(k), std::move(v), std::move(lens), scale, n, rows);
 }
 
 }  // namespace ctile::kernels

@@ -245,6 +245,9 @@ struct Tolerance {
   DType c = DType::f32;
   double ulps = 0, c_ulps = 0, mag = 0, scale = 0;
   double abs = 0;  // an absolute floor (f32 atomic adds flush subnormals on the GPU)
+  // true: a reference with no finite element is accepted (decode's log-sum-exp is -inf when every
+  // sequence of the random inputs, lengths in [-8, 23], is empty; its output is compared anyway)
+  bool all_nonfinite_ok = false;
   std::string model = "exact";
 };
 
@@ -404,6 +407,7 @@ inline bool declared_model(const std::string& name, DType out, std::int64_t widt
     // output's scale (the largest |mean|) bounds within a few times.
     t.scale = std::ldexp(1.0, -5);
     t.ulps = narrow();
+    t.all_nonfinite_ok = name.rfind("attention_decode_split", 0) == 0;
     t.model = "attention: 2^-5 of the output's scale (P rounded to bf16 on both sides)";
     return true;
   }
@@ -723,7 +727,7 @@ inline std::vector<std::string> check_case(const Case& c, const std::shared_ptr<
     const Tolerance& t = tols.per_param[i];
     if (!t.compare) continue;
     const std::string e = compare(ref.bufs[i], test.bufs[i], t, tols.needs_magnitudes ? &mags.bufs[i] : nullptr,
-                                  fill == Fill::Clean && !t.exact);
+                                  fill == Fill::Clean && !t.exact && !t.all_nonfinite_ok);
     if (!e.empty())
       fails.push_back(c.name + ", parameter '" + p.name + "' (" + type_str(p.type) + "), " + fill_name(fill) + " seed " +
                       std::to_string(seed) + ": " + e);

@@ -188,6 +188,12 @@ void add_traced_cases(std::vector<Case>& out) {
                       ref(D::bf16, 4), ref(D::i64, 1), scalar(D::f32), scalar(D::i64)},
                      4);
   });
+  add("attention_decode_split_rows64_bf16", [] {  // one warpgroup's 64 rows: wgmma on sm_90
+    return ct::trace(ct::kernels::attention_decode_split_kernel<ct::bf16, 64>, "attention_decode_split",
+                     {piece(D::f32, {1, 1, 64, 64}), piece(D::f32, {1, 1, 64, 1}), ref(D::bf16, 4), ref(D::bf16, 4),
+                      ref(D::bf16, 4), ref(D::i64, 1), scalar(D::f32), scalar(D::i64)},
+                     4);
+  });
   add("attention_decode_merge_bf16", [] {
     return ct::trace(ct::kernels::attention_decode_merge_kernel<ct::bf16>, "attention_decode_merge",
                      {piece(D::bf16, {1, 1, 16, 64}), ref(D::f32, 4), ref(D::f32, 4), scalar(D::i64)}, 4);
