@@ -53,8 +53,8 @@ TEST(AttentionDecode, HeadDimsAndChosenSplits) {
   check<ct::bf16>(1, 4, 2, 600, 128, {600}, 0, 36);
   check<ct::f16>(1, 2, 1, 90, 256, {90}, 0, 37);
 }
-TEST(AttentionDecode, GroupRowsOfSixtyFour) {  // one warpgroup's rows (wgmma on sm_90)
-  check<ct::bf16>(2, 8, 2, 260, 128, {260, 3}, 4, 39, 64);
+TEST(AttentionDecode, GroupRowsOfSixteen) {  // mma.sync's rows (the default is 64: wgmma on sm_90)
+  check<ct::bf16>(2, 8, 2, 260, 128, {260, 3}, 4, 39, 16);
 }
 TEST(AttentionDecode, LengthsPastTheCacheAndZero) {
   check<ct::bf16>(3, 4, 2, 100, 64, {1000, 0, 50}, 2, 38);

@@ -102,5 +102,5 @@ GPU_TEST(kernels_attention_decode) {
   check_decode<ct::bf16>(4, 32, 8, 700, 128, {700, 1, 65, 333}, 0, 20);  // Qwen-like grouping, chosen splits
   check_decode<ct::bf16>(3, 8, 2, 300, 64, {300, 70, 0}, 8, 21);         // empty ranges, an empty sequence
   check_decode<ct::f16>(2, 8, 1, 200, 256, {199, 1000}, 2, 22);          // MQA, a length past the cache
-  check_decode<ct::bf16>(2, 32, 8, 500, 128, {500, 130}, 4, 23, 64);     // 64 group rows: wgmma
+  check_decode<ct::bf16>(2, 32, 8, 500, 128, {500, 130}, 4, 23, 16);     // 16 group rows: mma.sync
 }

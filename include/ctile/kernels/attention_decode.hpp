@@ -9,8 +9,8 @@
 //   auto [o2, q2, k2, v2, l2] = ctile::kernels::attention_decode(std::move(o), q, k, v, lens).sync();
 //
 // GQA grouping: the G = Hq / Hkv query heads that share a KV head are the rows of one tile block's
-// products ([16, D] with the rows past G zero), so every byte of the cache is read once per group,
-// and the products run on the tensor cores. A sequence reads only its first lens[b] keys (the
+// products ([GP, D], GP = 64 by default, with the rows past G zero), so every byte of the cache is
+// read once per group, and the products run on the tensor cores (wgmma on sm_90). A sequence reads only its first lens[b] keys (the
 // cache past them is never read); a length above Smax reads Smax keys, a length of 0 gives zeros.
 //
 // Accuracy: as the prefill kernel (f32 scores and statistics, P rounded to T for P V); the partial
@@ -30,8 +30,9 @@
 namespace ctile::kernels {
 
 // Split kernel: the tile block (b, hk * splits + r) walks key range r of sequence b for KV head hk.
-// part [B, Hkv * splits, GP, D] gets its normalised partial output, lse [B, Hkv * splits, GP, 1]
-// the log2-sum-exp of its scores (-inf for an empty range); q is [B, Hkv, G, D].
+// part [B, Hkv * splits, G, D] gets its normalised partial output, lse [B, Hkv * splits, G, 1]
+// the log2-sum-exp of its scores (-inf for an empty range), both through pieces of GP >= G rows
+// (the rows past G are not stored); q is [B, Hkv, G, D].
 template <class T, std::int64_t BN>
 void attention_decode_split_kernel(Mut<float, 4> part, Mut<float, 4> lse, Ref<T, 4> q, Ref<T, 4> k, Ref<T, 4> v,
                                    Ref<std::int64_t, 1> lens, Scalar<float> scale, Scalar<std::int64_t> splits) {
@@ -95,7 +96,9 @@ void attention_decode_merge_kernel(Mut<T, 4> o, Ref<float, 4> part, Ref<float, 4
 }
 
 // The group rows chosen when the options give none.
-inline constexpr std::int64_t kAttentionDecodeRows = 16;
+// Measured on the H200 (docs/perf/2026-12-01-h200/NOTES.md, session 9, decode-0933c6f): 64 rows
+// (wgmma) 1.03-1.19x the bandwidth of 16 (mma.sync), and NVRTC compiles it in two thirds of the time.
+inline constexpr std::int64_t kAttentionDecodeRows = 64;
 
 struct AttentionDecodeOptions {
   float scale = 0;          // 0: 1 / sqrt(D)
@@ -139,8 +142,10 @@ class AttentionDecode {
     const std::int64_t b = os[0], hq = os[1], d = os[2], hkv = k_.shape()[1], g = hq / hkv;
     const std::int64_t gp = rows_, n = splits_;
     const Device dev = o_.device();
-    auto part = zeros<float>({b, hkv * n, gp, d}, dev);
-    auto lse = zeros<float>({b, hkv * n, gp, 1}, dev);
+    // The workspace holds the G real rows of each group: the split kernel's [GP, D] pieces are
+    // stored masked, and the merge reads only those rows (GP = 64 would read 16x the bytes at G = 4).
+    auto part = zeros<float>({b, hkv * n, g, d}, dev);
+    auto lse = zeros<float>({b, hkv * n, g, 1}, dev);
     Shared<T> q4 = q_.reshape({b, hkv, g, d});
     Tensor<T> o4 = std::move(o_).reshape({b, hkv, g, d});
     auto f = launch(attention_decode_split_kernel<T, kBlockN>, std::move(part).partition({1, 1, gp, d}),
