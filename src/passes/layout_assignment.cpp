@@ -77,7 +77,10 @@ class LayoutAssignment : public Pass {
     // carried values in; the next run carries them so (the body then needs no conversion per
     // iteration, only the initial values convert once, before the loop). Until it settles.
     hints_.clear();
-    for (int round = 0; round < kHintRounds; ++round) {
+    // (Without a loop there is nothing to settle: one run.)
+    bool loops = false;
+    ir::walk(k.body, [&](const ir::Op& op) { loops = loops || op.kind == OpKind::For; });
+    for (int round = 0; loops && round < kHintRounds; ++round) {
       ir::Kernel trial = ir::clone(k);
       assign(trial, ctx);
       if (yielded_ == hints_) break;
