@@ -57,6 +57,33 @@ TEST(AttentionPrefill, LargeScoresStayFinite) {
   check<ct::f16>({1, 2, 1, 64, 130, 64}, true, 21, 12.0f);
 }
 
+// The log-sum-exp output beside o: each row's log(sum exp(scores)) within 2^-12 of max(1, |lse|)
+// (f32 statistics), and o as without it.
+template <class T>
+void check_lse(const Shape4& s, bool causal, std::uint64_t seed) {
+  auto qs = ct::randn<T>({s.b, s.hq, s.sq, s.d}, seed).share();
+  auto ks = ct::randn<T>({s.b, s.hkv, s.sk, s.d}, seed + 1).share();
+  auto vs = ct::randn<T>({s.b, s.hkv, s.sk, s.d}, seed + 2).share();
+  auto [o2, q2, k2, v2, sc, l2] = ct::kernels::attention_prefill(ct::full<T>({s.b, s.hq, s.sq, s.d}, T(NAN)),
+                                                                 ct::full<float>({s.b, s.hq, s.sq, 1}, NAN), qs, ks, vs,
+                                                                 {.causal = causal})
+                                      .sync();
+  const double scale = 1.0 / std::sqrt(double(s.d));
+  const auto got = std::move(l2).unpartition().to_host();
+  const auto ref = attention_test::reference_lse(s, q2.to_host(), k2.to_host(), causal, scale);
+  double worst = 0;
+  for (std::size_t r = 0; r < ref.size(); ++r) worst = std::max(worst, std::fabs(double(got[r]) - ref[r]) / std::max(1.0, std::fabs(ref[r])));
+  EXPECT_LE(worst, 0x1p-12) << "lse, sq " << s.sq << " sk " << s.sk << (causal ? " causal" : "");
+  const auto o = std::move(o2).unpartition().to_host();
+  const auto oref = attention_test::reference(s, q2.to_host(), k2.to_host(), v2.to_host(), causal, scale);
+  EXPECT_LE(attention_test::worst_row_error(s, o, oref), (std::is_same_v<T, ct::bf16> ? 0x1p-6 : 0x1p-9));
+}
+
+TEST(AttentionPrefill, LogSumExpOutput) {
+  check_lse<ct::bf16>({1, 2, 1, 150, 200, 64}, true, 22);
+  check_lse<ct::f16>({2, 1, 1, 70, 129, 128}, false, 23);
+}
+
 template <class F>
 std::string user_error_of(F&& f) {
   try {
@@ -87,6 +114,13 @@ TEST(AttentionPrefill, ShapeErrorsNameTheArgumentAndTheShapes) {
   EXPECT_NE(out.find("o must have the shape of q"), std::string::npos) << out;
   const std::string empty = run({1, 1, 8, 64}, {1, 1, 0, 64}, {1, 1, 8, 64});
   EXPECT_NE(empty.find("Sk = 0"), std::string::npos) << empty;
+  const std::string lse = user_error_of([] {
+    auto l = ct::kernels::attention_prefill(ct::zeros<ct::bf16>({1, 2, 8, 64}), ct::zeros<float>({1, 2, 8}),
+                                            ct::zeros<ct::bf16>({1, 2, 8, 64}).share(), ct::zeros<ct::bf16>({1, 2, 8, 64}).share(),
+                                            ct::zeros<ct::bf16>({1, 2, 8, 64}).share());
+    (void)std::move(l).sync();
+  });
+  EXPECT_NE(lse.find("lse must be [batch, heads, seq, 1] for q [1, 2, 8, 64]; got [1, 2, 8]"), std::string::npos) << lse;
 }
 
 }  // namespace

@@ -62,6 +62,27 @@ GPU_TEST(kernels_attention_prefill_f16) {
   check<ct::f16>({1, 1, 1, 100, 150, 256}, true, 12);  // head dim 256 (wgmma, 64-row blocks)
 }
 
+GPU_TEST(kernels_attention_prefill_lse) {
+  // The log-sum-exp output on the GPU against float64 (2^-12 of max(1, |lse|)).
+  const Shape4 s{1, 2, 1, 150, 200, 128};
+  const std::uint64_t sd = seed(13);
+  const auto q = ct::randn<ct::bf16>({s.b, s.hq, s.sq, s.d}, sd, 0.0, 1.0, ct::cpu()).to_host();
+  const auto k = ct::randn<ct::bf16>({s.b, s.hkv, s.sk, s.d}, sd + 1, 0.0, 1.0, ct::cpu()).to_host();
+  const auto v = ct::randn<ct::bf16>({s.b, s.hkv, s.sk, s.d}, sd + 2, 0.0, 1.0, ct::cpu()).to_host();
+  auto qs = ct::from_host<ct::bf16>(q, {s.b, s.hq, s.sq, s.d}, gpu()).share();
+  auto ks = ct::from_host<ct::bf16>(k, {s.b, s.hkv, s.sk, s.d}, gpu()).share();
+  auto vs = ct::from_host<ct::bf16>(v, {s.b, s.hkv, s.sk, s.d}, gpu()).share();
+  auto [o2, q2, k2, v2, sc, l2] =
+      ct::kernels::attention_prefill(ct::full<ct::bf16>({s.b, s.hq, s.sq, s.d}, ct::bf16(NAN), gpu()),
+                                     ct::full<float>({s.b, s.hq, s.sq, 1}, NAN, gpu()), qs, ks, vs, {.causal = true})
+          .sync();
+  const auto got = std::move(l2).unpartition().to_host();
+  const auto ref = attention_test::reference_lse(s, q, k, true, 1.0 / std::sqrt(double(s.d)));
+  double worst = 0;
+  for (std::size_t r = 0; r < ref.size(); ++r) worst = std::max(worst, std::fabs(double(got[r]) - ref[r]) / std::max(1.0, std::fabs(ref[r])));
+  CHECK(worst <= 0x1p-12) << "lse on the GPU vs float64: " << worst;
+}
+
 namespace {
 
 template <class T>

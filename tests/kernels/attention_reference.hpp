@@ -56,6 +56,33 @@ std::vector<double> reference(const Shape4& s, const std::vector<T>& q, const st
   return o;
 }
 
+// log(sum_j exp(s_ij)) of every query row (the scores scaled, masked as `reference` masks them), in
+// float64: [B, Hq, Sq] row-major.
+template <class T>
+std::vector<double> reference_lse(const Shape4& s, const std::vector<T>& q, const std::vector<T>& k, bool causal,
+                                  double scale) {
+  std::vector<double> r(static_cast<std::size_t>(s.b * s.hq * s.sq));
+  const std::int64_t group = s.hq / s.hkv;
+  for (std::int64_t b = 0; b < s.b; ++b)
+    for (std::int64_t h = 0; h < s.hq; ++h)
+      for (std::int64_t i = 0; i < s.sq; ++i) {
+        const auto qo = static_cast<std::size_t>(((b * s.hq + h) * s.sq + i) * s.d);
+        const auto ko = static_cast<std::size_t>(((b * s.hkv + h / group) * s.sk) * s.d);
+        std::vector<double> p;
+        double mx = -INFINITY;
+        for (std::int64_t j = 0; j < s.sk && !(causal && j > i); ++j) {
+          double dot = 0;
+          for (std::int64_t c = 0; c < s.d; ++c) dot += to_d(q[qo + std::size_t(c)]) * to_d(k[ko + std::size_t(j * s.d + c)]);
+          p.push_back(dot * scale);
+          mx = std::max(mx, p.back());
+        }
+        double den = 0;
+        for (double x : p) den += std::exp(x - mx);
+        r[static_cast<std::size_t>((b * s.hq + h) * s.sq + i)] = mx + std::log(den);
+      }
+  return r;
+}
+
 // The largest error relative to the row's largest |output|, over every row: P rounded to T (8 bits
 // for bf16) bounds it near 2^-8; the output's rounding adds half an ulp.
 template <class T>

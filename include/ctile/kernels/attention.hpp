@@ -34,9 +34,10 @@
 
 namespace ctile::kernels {
 
-// The kernel. T is bf16 or f16 (f32 also runs, off the tensor cores); BN is the key block.
-template <class T, std::int64_t BN, bool Causal>
-void attention_prefill_kernel(Mut<T, 4> o, Ref<T, 4> q, Ref<T, 4> k, Ref<T, 4> v, Scalar<float> scale) {
+// The kernel. T is bf16 or f16 (f32 also runs, off the tensor cores); BN is the key block. Lse:
+// empty, or Mut<float, 4> for the optional log-sum-exp output ([B, Hq, Sq, 1], natural log).
+template <class T, std::int64_t BN, bool Causal, class... Lse>
+void attention_prefill_kernel(Mut<T, 4> o, Ref<T, 4> q, Ref<T, 4> k, Ref<T, 4> v, Scalar<float> scale, Lse... lse) {
   const auto [ob, oh, bm, d] = o.tile_shape();
   auto [b, h, i, z] = o.tile_index();
   auto hk = h / (q.extent(1) / k.extent(1));  // the KV head of this query head (GQA)
@@ -75,6 +76,8 @@ void attention_prefill_kernel(Mut<T, 4> o, Ref<T, 4> q, Ref<T, 4> k, Ref<T, 4> v
     m = m2;
   }
   o.store((acc / l).template to<T>().reshape({1, 1, bm, d}));
+  if constexpr (sizeof...(Lse) == 1)  // log(sum exp(scores)) of each row: m and l are in log2 units
+    (lse.store(((m + log2(l)) * 0.6931471805599453f).reshape({1, 1, bm, 1})), ...);
 }
 
 struct AttentionOptions {
@@ -99,16 +102,10 @@ inline std::string shape_str(const Shape& s) {
 // and 1.2x faster than 128; at 128 they are 0.85x.
 inline std::int64_t attention_prefill_block_m(std::int64_t head_dim) { return head_dim == 128 ? 128 : 64; }
 
-// Checks the shapes and returns the lazy launch of the prefill kernel, which gives back
-// (o partitioned in {1, 1, BM, D} pieces, q, k, v, the scale). Head dims 64, 128 and 256.
-template <class T>
-auto attention_prefill(Tensor<T> o, Shared<T> q, Shared<T> k, Shared<T> v, AttentionOptions opt = {},
-                       std::source_location loc = std::source_location::current()) {
-  using detail::shape_str;
-  const Shape& qs = q.shape();
-  const Shape& ks = k.shape();
-  const Shape& vs = v.shape();
-  const Shape& os = o.shape();
+namespace detail {
+// The shapes the prefill kernel takes (a UserError at `loc` naming them otherwise).
+inline void check_attention_shapes(const Shape& qs, const Shape& ks, const Shape& vs, const Shape& os,
+                                   const std::source_location& loc) {
   auto all = [&] {
     return "q " + shape_str(qs) + ", k " + shape_str(ks) + ", v " + shape_str(vs) + ", o " + shape_str(os);
   };
@@ -125,12 +122,42 @@ auto attention_prefill(Tensor<T> o, Shared<T> q, Shared<T> k, Shared<T> v, Atten
   if (d != 64 && d != 128 && d != 256)
     detail::attention_error("head_dim " + std::to_string(d) + " is not one the kernel takes (64, 128 or 256): " + all(), loc);
   if (ks[2] == 0) detail::attention_error("k and v have no rows (Sk = 0): the softmax has nothing to normalise over", loc);
+}
+}  // namespace detail
+
+// Checks the shapes and returns the lazy launch of the prefill kernel, which gives back
+// (o partitioned in {1, 1, BM, D} pieces, q, k, v, the scale). Head dims 64, 128 and 256.
+template <class T>
+auto attention_prefill(Tensor<T> o, Shared<T> q, Shared<T> k, Shared<T> v, AttentionOptions opt = {},
+                       std::source_location loc = std::source_location::current()) {
+  detail::check_attention_shapes(q.shape(), k.shape(), v.shape(), o.shape(), loc);
+  const std::int64_t d = q.shape()[3];
   const float scale = opt.scale != 0 ? opt.scale : 1.0f / std::sqrt(static_cast<float>(d));
   const Shape tile{1, 1, attention_prefill_block_m(d), d};
   // The key block: 64 rows (S and P of [BM, 64]: at BN = 128 the mma.sync kernel spills and
   // compiles twice as long, for no gain).
   auto* fn = opt.causal ? attention_prefill_kernel<T, 64, true> : attention_prefill_kernel<T, 64, false>;
   return launch(fn, std::move(o).partition(tile), std::move(q), std::move(k), std::move(v), scale);
+}
+
+// The same with the log-sum-exp of every query row written to lse ([B, Hq, Sq, 1], f32, natural
+// log: what a backward pass or a merge of attention over several key sets needs). The lazy launch
+// gives back (o partitioned, q, k, v, the scale, lse partitioned).
+template <class T>
+auto attention_prefill(Tensor<T> o, Tensor<float> lse, Shared<T> q, Shared<T> k, Shared<T> v, AttentionOptions opt = {},
+                       std::source_location loc = std::source_location::current()) {
+  const Shape& qs = q.shape();
+  const Shape& ls = lse.shape();
+  detail::check_attention_shapes(qs, k.shape(), v.shape(), o.shape(), loc);
+  if (ls.size() != 4 || ls[0] != qs[0] || ls[1] != qs[1] || ls[2] != qs[2] || ls[3] != 1)
+    detail::attention_error("lse must be [batch, heads, seq, 1] for q " + detail::shape_str(qs) + "; got " +
+                                detail::shape_str(ls), loc);
+  const std::int64_t d = qs[3];
+  const float scale = opt.scale != 0 ? opt.scale : 1.0f / std::sqrt(static_cast<float>(d));
+  const std::int64_t bm = attention_prefill_block_m(d);
+  auto* fn = opt.causal ? attention_prefill_kernel<T, 64, true, Mut<float, 4>> : attention_prefill_kernel<T, 64, false, Mut<float, 4>>;
+  return launch(fn, std::move(o).partition({1, 1, bm, d}), std::move(q), std::move(k), std::move(v), scale,
+                std::move(lse).partition({1, 1, bm, 1}));
 }
 
 }  // namespace ctile::kernels

@@ -180,6 +180,12 @@ void add_traced_cases(std::vector<Case>& out) {
       return causal ? ct::trace(ct::kernels::attention_prefill_kernel<ct::bf16, 64, true>, "attention<causal>", specs, 4)
                     : ct::trace(ct::kernels::attention_prefill_kernel<ct::bf16, 64, false>, "attention", specs, 4);
     });
+  add("attention_lse_bf16_causal", [] {  // with the log-sum-exp output
+    return ct::trace(ct::kernels::attention_prefill_kernel<ct::bf16, 64, true, ct::Mut<float, 4>>, "attention<causal, lse>",
+                     {piece(D::bf16, {1, 1, 128, 64}), ref(D::bf16, 4), ref(D::bf16, 4), ref(D::bf16, 4), scalar(D::f32),
+                      piece(D::f32, {1, 1, 128, 1})},
+                     4);
+  });
   // Decode attention's two kernels: a group of 16 query-head rows over key blocks of 64 (split),
   // and the merge of the splits.
   add("attention_decode_split_bf16", [] {
