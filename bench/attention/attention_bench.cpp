@@ -52,6 +52,30 @@ void record(const std::string& json) {
   if (g.out) g.out << json << "\n" << std::flush;
 }
 
+// A row that failed: its head and the error, as one record.
+void record_error(const std::string& head, const std::exception& e) {
+  ++g.failures;
+  std::string msg;
+  for (char ch : std::string(e.what()).substr(0, 300)) msg += (ch == '"' || ch == '\\') ? '\'' : (ch == '\n' ? ' ' : ch);
+  record(head + ",\"ok\":false,\"error\":\"" + msg + "\"}");
+}
+
+// The median device time of g.reps calls after 3 warm-up ones: `once(stream)` enqueues one call
+// (and takes its results back, so the next call can run on them).
+template <class F>
+double median_ms(F&& once) {
+  const ct::Stream st = ct::default_stream();
+  std::vector<double> dev;
+  for (int it = 0; it < 3 + g.reps; ++it) {
+    ct::StreamTimer timer(st);
+    timer.start();
+    once(st, timer);
+    if (it >= 3) dev.push_back(timer.elapsed_ms());
+  }
+  std::sort(dev.begin(), dev.end());
+  return dev[dev.size() / 2];
+}
+
 // The largest error of 64 sampled rows relative to each row's largest |output|.
 template <class T>
 double sampled_error(const Case& c, const std::vector<T>& q, const std::vector<T>& k, const std::vector<T>& v,
@@ -111,29 +135,19 @@ void run(const Case& c) {
     const double bound = 0x1p-6;  // as tests/correctness/test_attention.cpp
     const bool ok = err <= bound;
     if (!ok) ++g.failures;
-    const ct::Stream st = ct::default_stream();
-    std::vector<double> dev;
     auto o = ct::zeros<T>({c.b, c.hq, c.s, c.d});
-    for (int it = 0; it < 3 + g.reps; ++it) {
-      ct::StreamTimer timer(st);
-      timer.start();
+    const double ms = median_ms([&](const ct::Stream& st, ct::StreamTimer& timer) {
       auto fut = ct::kernels::attention_prefill(std::move(o), q, k, v, opt).async_on(st);
       timer.stop();
       o = std::move(std::get<0>(std::move(fut).get())).unpartition();
-      if (it >= 3) dev.push_back(timer.elapsed_ms());
-    }
-    std::sort(dev.begin(), dev.end());
-    const double ms = dev[dev.size() / 2];
+    });
     const double flops = 4.0 * double(c.b * c.hq) * double(c.s) * double(c.s) * double(c.d) * (c.causal ? 0.5 : 1.0);
     char buf[512];
     std::snprintf(buf, sizeof buf, ",\"ms\":%.6f,\"tflops\":%.3f,\"rel_err\":%.3e,\"err_bound\":%.3e,\"ok\":%s,\"first_launch_ms\":%.2f}", ms,
                   flops / (ms * 1e-3) / 1e12, err, bound, ok ? "true" : "false", first_ms);
     record(std::string(head) + buf);
   } catch (const std::exception& e) {
-    ++g.failures;
-    std::string msg;
-    for (char ch : std::string(e.what()).substr(0, 300)) msg += (ch == '"' || ch == '\\') ? '\'' : (ch == '\n' ? ' ' : ch);
-    record(std::string(head) + ",\"ok\":false,\"error\":\"" + msg + "\"}");
+    record_error(head, e);
   }
 }
 
@@ -190,19 +204,12 @@ void run_decode(const DecodeCase& c) {
     const double bound = 0x1p-6;
     const bool ok = err <= bound;
     if (!ok) ++g.failures;
-    const ct::Stream st = ct::default_stream();
-    std::vector<double> dev;
     auto o = ct::zeros<T>({c.b, c.hq, c.d});
-    for (int it = 0; it < 3 + g.reps; ++it) {
-      ct::StreamTimer timer(st);
-      timer.start();
+    const double ms = median_ms([&](const ct::Stream& st, ct::StreamTimer& timer) {
       auto fut = ct::kernels::attention_decode(std::move(o), q, k, v, lens, opt).async_on(st);
       timer.stop();
       o = std::move(std::get<0>(std::move(fut).get()));
-      if (it >= 3) dev.push_back(timer.elapsed_ms());
-    }
-    std::sort(dev.begin(), dev.end());
-    const double ms = dev[dev.size() / 2];
+    });
     const double bytes = 2.0 * double(c.b * c.hkv) * double(c.ctx) * double(c.d) * 2.0;
     char buf[512];
     std::snprintf(buf, sizeof buf,
@@ -213,10 +220,7 @@ void run_decode(const DecodeCase& c) {
                   err, bound, ok ? "true" : "false", first_ms);
     record(std::string(head) + buf);
   } catch (const std::exception& e) {
-    ++g.failures;
-    std::string msg;
-    for (char ch : std::string(e.what()).substr(0, 300)) msg += (ch == '"' || ch == '\\') ? '\'' : (ch == '\n' ? ' ' : ch);
-    record(std::string(head) + ",\"ok\":false,\"error\":\"" + msg + "\"}");
+    record_error(head, e);
   }
 }
 

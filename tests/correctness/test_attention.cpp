@@ -84,15 +84,7 @@ TEST(AttentionPrefill, LogSumExpOutput) {
   check_lse<ct::f16>({2, 1, 1, 70, 129, 128}, false, 23);
 }
 
-template <class F>
-std::string user_error_of(F&& f) {
-  try {
-    f();
-  } catch (const ct::UserError& e) {
-    return e.what();
-  }
-  return "no error";
-}
+using attention_test::user_error_of;
 
 TEST(AttentionPrefill, ShapeErrorsNameTheArgumentAndTheShapes) {
   auto run = [](ct::Shape q, ct::Shape k, ct::Shape o) {

@@ -60,15 +60,7 @@ TEST(AttentionDecode, LengthsPastTheCacheAndZero) {
   check<ct::bf16>(3, 4, 2, 100, 64, {1000, 0, 50}, 2, 38);
 }
 
-template <class F>
-std::string user_error_of(F&& f) {
-  try {
-    f();
-  } catch (const ct::UserError& e) {
-    return e.what();
-  }
-  return "no error";
-}
+using attention_test::user_error_of;
 
 TEST(AttentionDecode, ShapeErrorsNameTheArgumentAndTheShapes) {
   auto run = [](ct::Shape q, ct::Shape k, std::int64_t nb, std::int64_t splits = 0) {

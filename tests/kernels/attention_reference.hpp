@@ -6,9 +6,23 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <string>
 #include <vector>
 
+#include <ctile/core/error.hpp>
+
 namespace attention_test {
+
+// The message of the UserError f throws ("no error" when it throws none): the host entries' tests.
+template <class F>
+std::string user_error_of(F&& f) {
+  try {
+    f();
+  } catch (const ctile::UserError& e) {
+    return e.what();
+  }
+  return "no error";
+}
 
 template <class T>
 double to_d(T v) {
