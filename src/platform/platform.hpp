@@ -36,6 +36,10 @@ class DevicePlatform {
   [[nodiscard]] virtual std::string describe() const = 0;
   // Host code may read and write this device's memory directly.
   [[nodiscard]] virtual bool host_accessible() const = 0;
+  // The compute capability as sm (90 for sm_90) and the shared memory one block may use (with
+  // opt-in); 0 and 0 for the CPU.
+  [[nodiscard]] virtual int sm() const { return 0; }
+  [[nodiscard]] virtual std::int64_t max_smem_per_block() const { return 0; }
 
   // ---- memory
   // `bytes` bytes (at least one is allocated), 64-byte aligned (256 on a GPU), zero-filled if

@@ -69,4 +69,9 @@ std::string backend_name(Device d) { return d.kind == DeviceKind::Cpu ? "cpu" : 
 
 std::string describe(Device d) { return platform::platform_for(d).describe(); }
 
+DeviceLimits device_limits(Device d) {
+  const platform::DevicePlatform& p = platform::platform_for(d);
+  return DeviceLimits{p.sm(), p.max_smem_per_block()};
+}
+
 }  // namespace ctile

@@ -79,6 +79,15 @@ void check_lse(const Shape4& s, bool causal, std::uint64_t seed) {
   EXPECT_LE(attention_test::worst_row_error(s, o, oref), (std::is_same_v<T, ct::bf16> ? 0x1p-6 : 0x1p-9));
 }
 
+TEST(AttentionPrefill, QueryBlockFitsTheDevice) {
+  EXPECT_EQ(ct::device_limits(ct::cpu()).max_smem_per_block, 0);
+  EXPECT_EQ(ct::kernels::attention_prefill_block_m(128, 0), 128);           // the CPU
+  EXPECT_EQ(ct::kernels::attention_prefill_block_m(128, 232448), 128);      // sm_90: 227 KB
+  EXPECT_EQ(ct::kernels::attention_prefill_block_m(128, 166912), 64);       // sm_80: 163 KB
+  EXPECT_EQ(ct::kernels::attention_prefill_block_m(64, 232448), 64);
+  EXPECT_EQ(ct::kernels::attention_prefill_block_m(256, 232448), 64);
+}
+
 TEST(AttentionPrefill, LogSumExpOutput) {
   check_lse<ct::bf16>({1, 2, 1, 150, 200, 64}, true, 22);
   check_lse<ct::f16>({2, 1, 1, 70, 129, 128}, false, 23);

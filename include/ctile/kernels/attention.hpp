@@ -100,7 +100,12 @@ inline std::string shape_str(const Shape& s) {
 // head dim 128; 64 rows (one warpgroup) at head dims 64 and 256. Measured on the H200
 // (docs/perf/2026-12-01-h200/NOTES.md, session 9): at head dim 64, 64 rows run two tile blocks per SM
 // and 1.2x faster than 128; at 128 they are 0.85x.
-inline std::int64_t attention_prefill_block_m(std::int64_t head_dim) { return head_dim == 128 ? 128 : 64; }
+// `max_smem`: the shared memory a CTA may use on the device (DeviceLimits; 0: the CPU). 128 rows at
+// head dim 128 need 193 KB on sm_80's mma.sync path (padded operands) and 129 KB on sm_90's wgmma
+// path: a GPU that gives a CTA less than 200 KB (sm_80: 163 KB) takes 64 rows.
+inline std::int64_t attention_prefill_block_m(std::int64_t head_dim, std::int64_t max_smem = 0) {
+  return head_dim == 128 && (max_smem == 0 || max_smem >= 200 * 1024) ? 128 : 64;
+}
 
 namespace detail {
 // The shapes the prefill kernel takes (a UserError at `loc` naming them otherwise).
@@ -133,7 +138,7 @@ auto attention_prefill(Tensor<T> o, Shared<T> q, Shared<T> k, Shared<T> v, Atten
   detail::check_attention_shapes(q.shape(), k.shape(), v.shape(), o.shape(), loc);
   const std::int64_t d = q.shape()[3];
   const float scale = opt.scale != 0 ? opt.scale : 1.0f / std::sqrt(static_cast<float>(d));
-  const Shape tile{1, 1, attention_prefill_block_m(d), d};
+  const Shape tile{1, 1, attention_prefill_block_m(d, device_limits(o.device()).max_smem_per_block), d};
   // The key block: 64 rows (S and P of [BM, 64]: at BN = 128 the mma.sync kernel spills and
   // compiles twice as long, for no gain).
   auto* fn = opt.causal ? attention_prefill_kernel<T, 64, true> : attention_prefill_kernel<T, 64, false>;
@@ -154,7 +159,7 @@ auto attention_prefill(Tensor<T> o, Tensor<float> lse, Shared<T> q, Shared<T> k,
                                 detail::shape_str(ls), loc);
   const std::int64_t d = qs[3];
   const float scale = opt.scale != 0 ? opt.scale : 1.0f / std::sqrt(static_cast<float>(d));
-  const std::int64_t bm = attention_prefill_block_m(d);
+  const std::int64_t bm = attention_prefill_block_m(d, device_limits(o.device()).max_smem_per_block);
   auto* fn = opt.causal ? attention_prefill_kernel<T, 64, true, Mut<float, 4>> : attention_prefill_kernel<T, 64, false, Mut<float, 4>>;
   return launch(fn, std::move(o).partition({1, 1, bm, d}), std::move(q), std::move(k), std::move(v), scale,
                 std::move(lse).partition({1, 1, bm, 1}));

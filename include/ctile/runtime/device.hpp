@@ -46,5 +46,13 @@ struct Device {
 // "cuda:0 (NVIDIA H200, sm_90, 132 SMs, 140 GiB, driver 13.0)". Throws UserError for a CUDA device
 // that cannot be used.
 [[nodiscard]] std::string describe(Device d);
+// What kernels of a library may size themselves by: the compute capability as sm (90 for sm_90)
+// and the shared memory one CTA may use (with opt-in, bytes); 0 and 0 for the CPU. Throws
+// UserError for a CUDA device that cannot be used.
+struct DeviceLimits {
+  int sm = 0;
+  std::int64_t max_smem_per_block = 0;
+};
+[[nodiscard]] DeviceLimits device_limits(Device d);
 
 }  // namespace ctile

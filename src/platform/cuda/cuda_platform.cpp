@@ -26,6 +26,8 @@ class CudaPlatform final : public DevicePlatform {
                        (info.total_mem + (std::size_t{1} << 29)) >> 30, " GiB, driver ", ver / 1000, ".", ver % 1000 / 10, ")");
   }
   bool host_accessible() const override { return false; }
+  int sm() const override { return dc_.info().sm(); }
+  std::int64_t max_smem_per_block() const override { return dc_.info().smem_per_block_optin; }
 
   Allocation allocate(std::int64_t bytes, bool zeroed) override { return cuda::allocate(index_, bytes, zeroed); }
   void release(const Allocation& a, std::int64_t, std::span<const Event> uses) noexcept override {

@@ -180,9 +180,8 @@ void add_traced_cases(std::vector<Case>& out) {
       return causal ? ct::trace(ct::kernels::attention_prefill_kernel<ct::bf16, 64, true>, "attention<causal>", specs, 4)
                     : ct::trace(ct::kernels::attention_prefill_kernel<ct::bf16, 64, false>, "attention", specs, 4);
     });
-  // f16 at head dim 128 over 64 query rows. (The library's 128 rows at head dim 128 need 193 KB
-  // of shared memory on sm_80's mma.sync path, above its 163 KB: a known gap of the host entry,
-  // which picks the block without asking the device.)
+  // f16 at head dim 128 over 64 query rows, the library's block on sm_80 (128 rows need 193 KB of
+  // shared memory on its mma.sync path, above its 163 KB; attention_prefill_block_m).
   add("attention_f16_d128", [] {
     return ct::trace(ct::kernels::attention_prefill_kernel<ct::f16, 64, false>, "attention<f16>",
                      {piece(D::f16, {1, 1, 64, 128}), ref(D::f16, 4), ref(D::f16, 4), ref(D::f16, 4), scalar(D::f32)}, 4);
