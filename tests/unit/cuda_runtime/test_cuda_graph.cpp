@@ -298,6 +298,14 @@ TEST_F(FakeGraphs, AWarmLaunchMakesNoDriverQueries) {
 // cuEventRecord, and its completion thread waits once per batch of launches (here the GPU is slow,
 // so the launches queue up and batches fill); a launch or a replay that the host waits for costs
 // the launch, the record and one wait.
+// The limits a library kernel sizes itself by come from the driver (the fake's sm_90 and 227 KB).
+TEST_F(FakeGraphs, DeviceLimitsComeFromTheDriver) {
+  const ct::DeviceLimits l = ct::device_limits(kGpu0);
+  EXPECT_EQ(l.sm, 90);
+  EXPECT_EQ(l.max_smem_per_block, 227 * 1024);
+  EXPECT_EQ(ct::device_limits(ct::cpu()).sm, 0);
+}
+
 TEST_F(FakeGraphs, DriverCallsPerOperation) {
   if (!have_nvrtc()) GTEST_SKIP() << "NVRTC is not available here";
   const std::int64_t n = 1024;
