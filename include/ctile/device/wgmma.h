@@ -125,7 +125,26 @@ CT_DEV void wgmma_k16_rs(float (&d)[N / 2], const unsigned (&a)[4], unsigned lon
 #endif
 }
 
+// The descriptor of B for k16 step ks and N chunk c (NI columns) of a [K][N] product: N-major
+// (TB = 1, Swizzled<K, N, 128>) or held transposed, [N][K] K-major with swizzle SW (TB = 0).
+template <int K, int N, int NI, int SW, int TB>
+CT_DEV unsigned long long wgmma_b_desc(unsigned b0, int c, int ks) {
+  constexpr int BW = SW / 2;
+  return TB ? wgmma_desc<128>(b0 + (unsigned)(c * (NI / 64) * K * 128 + ks * 2048), 128 * K, 1024)
+            : wgmma_desc<SW>(b0 + (unsigned)(c * NI * SW + (16 * ks / BW) * N * SW + 2 * (16 * ks % BW)), 16, 8 * SW);
+}
+
 #if !defined(__CUDA_ARCH__)
+// The shared-memory offset of B's element (k, col) through its descriptor's fields (the layouts of
+// wgmma_b_desc, decoded as the hardware decodes them).
+template <int SW, int TRANS_B>
+CT_DEV unsigned wgmma_b_offset(unsigned b_start, unsigned b_lbo, unsigned b_sbo, int k, int col) {
+  if constexpr (TRANS_B)
+    return swizzle<128>(b_start + (unsigned)((col >> 6) * b_lbo + (k >> 3) * b_sbo + (k & 7) * 128 + 2 * (col & 63)));
+  else
+    return swizzle<SW>(b_start + (unsigned)((col >> 3) * b_sbo + (col & 7) * SW + 2 * k));
+}
+
 // The emulation: thread `t` (0..127) of the warpgroup, its fragment of D += A (64 x 16 at da) *
 // B (16 x N at db). The descriptors' start fields hold offsets into the emulated shared memory
 // (smem_addr there), which starts at offset 0 like an aligned segment, so the swizzle applies to
@@ -143,11 +162,7 @@ CT_DEV void wgmma_emulated(float (&d)[N / 2], unsigned long long da, unsigned lo
       float s = scale_d ? d[4 * j + i] : 0.0f;
       for (int k = 0; k < 16; ++k) {
         const unsigned ao = swizzle<SW>(a_start + (unsigned)((row >> 3) * a_sbo + (row & 7) * SW + 2 * k));
-        unsigned bo;
-        if constexpr (TRANS_B)
-          bo = swizzle<128>(b_start + (unsigned)((col >> 6) * b_lbo + (k >> 3) * b_sbo + (k & 7) * 128 + 2 * (col & 63)));
-        else
-          bo = swizzle<SW>(b_start + (unsigned)((col >> 3) * b_sbo + (col & 7) * SW + 2 * k));
+        const unsigned bo = wgmma_b_offset<SW, TRANS_B>(b_start, b_lbo, b_sbo, k, col);
         s = fmaf(up(*(const T*)(smem + ao)), up(*(const T*)(smem + bo)), s);
       }
       d[4 * j + i] = s;
@@ -167,11 +182,7 @@ CT_DEV void wgmma_emulated_rs(float (&d)[N / 2], const float (&rows)[2][16], uns
       const int col = 8 * j + 2 * (l % 4) + (i % 2);
       float s = scale_d ? d[4 * j + i] : 0.0f;
       for (int k = 0; k < 16; ++k) {
-        unsigned bo;
-        if constexpr (TRANS_B)
-          bo = swizzle<128>(b_start + (unsigned)((col >> 6) * b_lbo + (k >> 3) * b_sbo + (k & 7) * 128 + 2 * (col & 63)));
-        else
-          bo = swizzle<SWB>(b_start + (unsigned)((col >> 3) * b_sbo + (col & 7) * SWB + 2 * k));
+        const unsigned bo = wgmma_b_offset<SWB, TRANS_B>(b_start, b_lbo, b_sbo, k, col);
         s = fmaf(rows[i >= 2 ? 1 : 0][k], up(*(const T*)(smem + bo)), s);
       }
       d[4 * j + i] = s;
@@ -207,9 +218,7 @@ CT_DEV void mma_wg_issue(Regs<float, D::regs>& acc, const TA* sa, const TA* sb, 
           wgmma_desc<SWA>(am + (unsigned)((16 * ks / BW) * M * SWA + 2 * (16 * ks % BW)), 16, 8 * SWA);
 #pragma unroll
       for (int c = 0; c < NC; ++c) {
-        const unsigned long long db =
-            TB ? wgmma_desc<128>(b0 + (unsigned)(c * (NI / 64) * K * 128 + ks * 2048), 128 * K, 1024)
-               : wgmma_desc<SWA>(b0 + (unsigned)(c * NI * SWA + (16 * ks / BW) * N * SWA + 2 * (16 * ks % BW)), 16, 8 * SWA);
+        const unsigned long long db = wgmma_b_desc<K, N, NI, SWA, TB>(b0, c, ks);
         float(&dc)[NI / 2] = *reinterpret_cast<float(*)[NI / 2]>(&d[4 * (c * (NI / 8) + NA * mb)]);
 #if defined(__CUDA_ARCH__)
         wgmma_k16<TA, NI, TB>(dc, da, db, 1);
@@ -244,7 +253,7 @@ CT_DEV void mma_wg(Regs<float, D::regs>& out, const Regs<float, D::regs>& acc, c
 // change until a wgmma_wait lets the group finish.
 template <class D, int M, int N, int K, int W, int SWB, int TB, class TA, class DA>
 CT_DEV void mma_wg_issue_rs(Regs<float, D::regs>& acc, const Regs<TA, DA::regs>& a, const TA* sb, int tid) {
-  constexpr int G = W / 4, MB = M / (64 * G), NA = N / 8, KA = K / 8, BW = SWB / 2;
+  constexpr int G = W / 4, MB = M / (64 * G), NA = N / 8, KA = K / 8;
   constexpr int NI = N % 256 == 0 ? 256 : N % 128 == 0 ? 128 : 64, NC = N / NI;
   static_assert(W % 4 == 0 && M % (64 * G) == 0 && N % 64 == 0 && K % 16 == 0, "mma_wg_rs: tile shape");
   static_assert(D::regs == 4 * NA * MB, "mma_wg_rs: the accumulator layout does not match the warpgroups");
@@ -284,9 +293,7 @@ CT_DEV void mma_wg_issue_rs(Regs<float, D::regs>& acc, const Regs<TA, DA::regs>&
 #endif
 #pragma unroll
       for (int c = 0; c < NC; ++c) {
-        const unsigned long long db =
-            TB ? wgmma_desc<128>(b0 + (unsigned)(c * (NI / 64) * K * 128 + ks * 2048), 128 * K, 1024)
-               : wgmma_desc<SWB>(b0 + (unsigned)(c * NI * SWB + (16 * ks / BW) * N * SWB + 2 * (16 * ks % BW)), 16, 8 * SWB);
+        const unsigned long long db = wgmma_b_desc<K, N, NI, SWB, TB>(b0, c, ks);
         float(&dc)[NI / 2] = *reinterpret_cast<float(*)[NI / 2]>(&d[4 * (c * (NI / 8) + NA * mb)]);
 #if defined(__CUDA_ARCH__)
         wgmma_k16_rs<TA, NI, TB>(dc, af, db, 1);
