@@ -51,6 +51,41 @@ static const char* access_name(Access a) {
   return "?";
 }
 
+// A field added to ir::Op must be copied here (and printed and parsed where it is an attribute).
+static_assert(sizeof(void*) != 8 || sizeof(Op) == 296, "ir::Op changed: copy the new field in copy_attributes");
+
+void copy_attributes(const Op& from, Op& to) {
+  to.axis = from.axis;
+  to.shape = from.shape;
+  to.offsets = from.offsets;
+  to.perm = from.perm;
+  to.value = from.value;
+  to.unary = from.unary;
+  to.binary = from.binary;
+  to.cmp = from.cmp;
+  to.reduce = from.reduce;
+  to.exclusive = from.exclusive;
+  to.reverse = from.reverse;
+  to.atomic = from.atomic;
+  to.random = from.random;
+  to.rounding = from.rounding;
+  to.ftz = from.ftz;
+  to.propagate_nan = from.propagate_nan;
+  to.smem_offset = from.smem_offset;
+  to.smem_bytes = from.smem_bytes;
+  to.in_bounds = from.in_bounds;
+  to.sync_after = from.sync_after;
+  to.grid_indices = from.grid_indices;
+  to.tensor_core = from.tensor_core;
+  to.ring_slots = from.ring_slots;
+  to.ring_slot = from.ring_slot;
+  to.ring_ahead = from.ring_ahead;
+  to.tma_map = from.tma_map;
+  to.tma_bar = from.tma_bar;
+  to.async_wait = from.async_wait;
+  to.in_flight = from.in_flight;
+}
+
 namespace {
 void clone_region(const Region& from, Region& to) {
   to.args = from.args;
@@ -61,35 +96,7 @@ void clone_region(const Region& from, Region& to) {
     c->operands = op->operands;
     c->results = op->results;
     c->loc = op->loc;
-    c->axis = op->axis;
-    c->shape = op->shape;
-    c->offsets = op->offsets;
-    c->perm = op->perm;
-    c->value = op->value;
-    c->unary = op->unary;
-    c->binary = op->binary;
-    c->cmp = op->cmp;
-    c->reduce = op->reduce;
-    c->exclusive = op->exclusive;
-    c->reverse = op->reverse;
-    c->atomic = op->atomic;
-    c->random = op->random;
-    c->rounding = op->rounding;
-    c->ftz = op->ftz;
-    c->propagate_nan = op->propagate_nan;
-    c->smem_offset = op->smem_offset;
-    c->smem_bytes = op->smem_bytes;
-    c->in_bounds = op->in_bounds;
-    c->sync_after = op->sync_after;
-    c->grid_indices = op->grid_indices;
-    c->tensor_core = op->tensor_core;
-    c->ring_slots = op->ring_slots;
-    c->ring_slot = op->ring_slot;
-    c->ring_ahead = op->ring_ahead;
-    c->tma_map = op->tma_map;
-    c->tma_bar = op->tma_bar;
-    c->async_wait = op->async_wait;
-    c->in_flight = op->in_flight;
+    copy_attributes(*op, *c);
     c->regions.resize(op->regions.size());
     for (std::size_t i = 0; i < op->regions.size(); ++i) clone_region(op->regions[i], c->regions[i]);
     to.ops.push_back(std::move(c));

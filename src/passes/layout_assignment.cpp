@@ -488,10 +488,7 @@ class LayoutAssignment : public Pass {
       std::size_t at = index_of(site) + 1;
       InsertPoint ip(*k_, *site.region, at);
       std::vector<ir::Type> declared{type(v)};
-      ir::Op& c = ip.build(op->kind, op->operands, op->loc, declared, [&](ir::Op& x) {
-        x.value = op->value;
-        x.axis = op->axis;
-      });
+      ir::Op& c = ip.build(op->kind, op->operands, op->loc, declared, [&](ir::Op& x) { ir::copy_attributes(*op, x); });
       target = c.results[0];
       op = &c;
       site.op = &c;

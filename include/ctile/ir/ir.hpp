@@ -311,6 +311,11 @@ struct Kernel {
 // A deep copy (regions own their ops), for passes that must not change the traced kernel.
 Kernel clone(const Kernel& k);
 
+// Every attribute of `from` (all of Op's fields but kind, operands, results, regions and loc) into
+// `to`: what an op cloned for another operand or layout must carry (a unary's function, a
+// comparison's predicate, numerics, the GPU-level placement).
+void copy_attributes(const Op& from, Op& to);
+
 // The index in k.params of the tensor that value `v` (a tensor parameter or a partition of one)
 // refers to; -1 when it is neither.
 int tensor_param_of(const Kernel& k, ValueId v);
