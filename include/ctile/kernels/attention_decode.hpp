@@ -71,29 +71,35 @@ void attention_decode_split_kernel(Mut<float, 4> part, Mut<float, 4> lse, Ref<T,
   lse.store((m + log2(l)).reshape({1, 1, gp, 1}));
 }
 
-// Merge kernel: the tile block (b, hk) combines the splits of its group into o [B, Hkv, G, D],
-// weighting each range's output by 2^(lse - max lse).
-template <class T>
+// Merge kernel: the tile block (b, hk, i) combines the splits of query row i of group (b, hk)
+// into o [B, Hkv, G, D], weighting each range's output by 2^(lse - max lse). It reads the splits
+// C at a time (C = min(splits, 32), one [C, D] tile per load, splits / C loads): one round trip to
+// memory per 32 splits, not one per split.
+template <class T, std::int64_t C>
 void attention_decode_merge_kernel(Mut<T, 4> o, Ref<float, 4> part, Ref<float, 4> lse, Scalar<std::int64_t> splits) {
-  const auto [ob, oh, gp, d] = o.tile_shape();
-  auto [b, hk, z0, z1] = o.tile_index();
-  auto pp = part.tiles({1, 1, gp, d});
-  auto pl = lse.tiles({1, 1, gp, 1});
-  auto m = Tile<float>::full({gp, 1}, -INFINITY);
-  auto l = Tile<float>::zeros({gp, 1});
-  auto acc = Tile<float>::zeros({gp, d});
-  for (auto r : range(splits)) {
-    auto x = pl.load({b, hk * splits + r, 0, 0}).reshape({gp, 1});
-    auto y = pp.load({b, hk * splits + r, 0, 0}).reshape({gp, d});
-    auto m2 = maximum(m, x);
+  const auto [ob, oh, og, d] = o.tile_shape();
+  auto [b, hk, i, z] = o.tile_index();
+  auto pp = part.tiles({1, C, 1, d});
+  auto pl = lse.tiles({1, C, 1, 1});
+  auto chunks = splits / C;
+  auto m = Tile<float>::full({1, 1}, -INFINITY);
+  auto l = Tile<float>::zeros({1, 1});
+  auto acc = Tile<float>::zeros({1, d});
+  for (auto c : range(chunks)) {
+    auto x = pl.load({b, hk * chunks + c, i, 0}).reshape({C, 1});
+    auto y = pp.load({b, hk * chunks + c, i, 0}).reshape({C, d});
+    auto m2 = maximum(m, max(x, 0, true));
     auto alpha = where(m == -INFINITY, 0.0f, exp2(m - m2));  // (no range yet: nothing to rescale)
     auto w = where(x == -INFINITY, 0.0f, exp2(x - m2));      // (an empty range weighs nothing)
-    l = l * alpha + w;
-    acc = acc * alpha + y * w;
+    l = l * alpha + sum(w, 0, true);
+    acc = acc * alpha + sum(y * w, 0, true);
     m = m2;
   }
-  o.store(where(l > 0.0f, acc / l, 0.0f).template to<T>().reshape({1, 1, gp, d}));
+  o.store(where(l > 0.0f, acc / l, 0.0f).template to<T>().reshape({1, 1, 1, d}));
 }
+
+// The merge kernel's splits per load: min(splits, 32) (splits is a power of two).
+inline constexpr std::int64_t kAttentionDecodeMergeChunk = 32;
 
 // The group rows chosen when the options give none.
 // Measured on the H200 (docs/perf/2026-12-01-h200/NOTES.md, session 9, decode-0933c6f): 64 rows
@@ -151,11 +157,10 @@ class AttentionDecode {
     auto f = launch(attention_decode_split_kernel<T, kBlockN>, std::move(part).partition({1, 1, gp, d}),
                     std::move(lse).partition({1, 1, gp, 1}), q4, k_, v_, lens_, scale_, n)
                  .async_on(s)
-                 .then([o4 = std::move(o4), n, gp, d](auto&& t) mutable {
+                 .then([o4 = std::move(o4), n, d](auto&& t) mutable {
                    auto p = std::move(std::get<0>(t)).unpartition().share();
                    auto e = std::move(std::get<1>(t)).unpartition().share();
-                   return launch(attention_decode_merge_kernel<T>, std::move(o4).partition({1, 1, gp, d}), std::move(p),
-                                 std::move(e), n);
+                   return merge(std::move(o4).partition({1, 1, 1, d}), std::move(p), std::move(e), n);
                  });
     auto st = std::move(f).into_state();
     auto out = ctile::detail::make_pooled<FutureState<Result>>();
@@ -171,6 +176,21 @@ class AttentionDecode {
   }
 
  private:
+  // The merge launch for `n` splits: the kernel instance that reads min(n, 32) of them per load.
+  static auto merge(Partition<T> o, Shared<float> p, Shared<float> e, std::int64_t n) {
+    using Out = decltype(launch(attention_decode_merge_kernel<T, 1>, std::move(o), std::move(p), std::move(e), n));
+    const std::int64_t c = std::min(n, kAttentionDecodeMergeChunk);
+    auto go = [&](auto kernel) -> Out { return launch(kernel, std::move(o), std::move(p), std::move(e), n); };
+    switch (c) {
+      case 1: return go(attention_decode_merge_kernel<T, 1>);
+      case 2: return go(attention_decode_merge_kernel<T, 2>);
+      case 4: return go(attention_decode_merge_kernel<T, 4>);
+      case 8: return go(attention_decode_merge_kernel<T, 8>);
+      case 16: return go(attention_decode_merge_kernel<T, 16>);
+      default: return go(attention_decode_merge_kernel<T, 32>);
+    }
+  }
+
   Tensor<T> o_;
   Shared<T> q_, k_, v_;
   Shared<std::int64_t> lens_;

@@ -206,9 +206,13 @@ void add_traced_cases(std::vector<Case>& out) {
                       ref(D::bf16, 4), ref(D::i64, 1), scalar(D::f32), scalar(D::i64)},
                      4);
   });
-  add("attention_decode_merge_bf16", [] {
-    return ct::trace(ct::kernels::attention_decode_merge_kernel<ct::bf16>, "attention_decode_merge",
-                     {piece(D::bf16, {1, 1, 16, 64}), ref(D::f32, 4), ref(D::f32, 4), scalar(D::i64)}, 4);
+  add("attention_decode_merge_bf16", [] {  // one query row, the splits two per load
+    return ct::trace(ct::kernels::attention_decode_merge_kernel<ct::bf16, 2>, "attention_decode_merge",
+                     {piece(D::bf16, {1, 1, 1, 64}), ref(D::f32, 4), ref(D::f32, 4), scalar(D::i64)}, 4);
+  });
+  add("attention_decode_merge32_bf16", [] {  // 32 splits per load (the library's largest chunk)
+    return ct::trace(ct::kernels::attention_decode_merge_kernel<ct::bf16, 32>, "attention_decode_merge",
+                     {piece(D::bf16, {1, 1, 1, 128}), ref(D::f32, 4), ref(D::f32, 4), scalar(D::i64)}, 4);
   });
   add("gemv_bf16_prefetch", [] {
     auto k = std::make_shared<ir::Kernel>(ir::clone(
