@@ -126,7 +126,13 @@ CompileOnlyResult compile_only_planned(const void* fn, Tracer tracer, const std:
   r.grid_rank = grid_rank;
   r.nvrtc_version = nv_version;
   const auto t0 = std::chrono::steady_clock::now();
+  opt.kernel.validate(name);
   r.ir_kernel = tracer(fn, name, plan.specs, grid_rank);
+  if (!(opt.kernel == KernelOptions{})) {
+    auto k = std::make_shared<ir::Kernel>(ir::clone(*r.ir_kernel));
+    k->options = opt.kernel;
+    r.ir_kernel = std::move(k);
+  }
   const double trace_ms = ms_since(t0);
   r.ir = ir::print(*r.ir_kernel);
   if (env_flag("CTILE_DUMP_IR")) std::fprintf(stderr, "%s", r.ir.c_str());
@@ -159,10 +165,10 @@ CompileOnlyResult compile_only_planned(const void* fn, Tracer tracer, const std:
 }
 
 BoundPtr bind_planned(const void* fn, Tracer tracer, const std::string& name, const Device& d, const LaunchPlan& plan,
-                      int grid_rank_option) {
+                      int grid_rank_option, const KernelOptions& options) {
   const int grid_rank = spec_grid_rank("bind", name, plan, grid_rank_option);
   backend::Backend& be = backend_for(d);
-  const CacheLookup found = find_or_compile(fn, tracer, name, plan.specs, grid_rank, be, d);
+  const CacheLookup found = find_or_compile(fn, tracer, name, plan.specs, grid_rank, be, d, options);
   return make_bound(*found.record, name);
 }
 
@@ -170,7 +176,7 @@ WarmUpResult warm_up_planned(const void* fn, Tracer tracer, const std::string& n
                              const WarmUpOptions& opt, const LaunchPlan& plan) {
   const int grid_rank = spec_grid_rank("warm_up", name, plan, opt.grid_rank);
   backend::Backend& be = backend_for(d);
-  const CacheLookup found = find_or_compile(fn, tracer, name, plan.specs, grid_rank, be, d);
+  const CacheLookup found = find_or_compile(fn, tracer, name, plan.specs, grid_rank, be, d, opt.kernel);
   return WarmUpResult{std::string(be.name()), found.hit};
 }
 

@@ -13,6 +13,7 @@
 
 #include "../platform/kernel.hpp"
 #include "ctile/backend/backend.hpp"
+#include "ctile/core/options.hpp"
 #include "ctile/runtime/bind.hpp"
 #include "ctile/runtime/launch.hpp"
 
@@ -47,7 +48,10 @@ struct LaunchRecord {
   int grid_rank = 0;
   std::vector<ParamSpec> specs;
   std::vector<ParamKey> key;  // param_key of each spec
-  std::uint64_t hash = 0;     // key_hash(fn, device, grid_rank, key)
+  std::uint64_t hash = 0;     // key_hash(fn, device, grid_rank, key, options)
+  // The kernel options it was compiled with (a launch's .options(), CompileOptions::kernel,
+  // WarmUpOptions::kernel); part of the key.
+  KernelOptions options;
   // Per C++ argument: its slot in the parameter layout (= its ir::Kernel::params index), -1 for a
   // Const (folded into the kernel).
   std::vector<int> arg_slot;
@@ -55,7 +59,10 @@ struct LaunchRecord {
   mutable std::atomic<std::uint64_t> fast_hits{0};
 };
 
-std::uint64_t key_hash(const void* fn, const Device& d, int grid_rank, const ParamKey* key, std::size_t n);
+// The hash of a specialisation key; `options` null for the defaults (hashed as nothing, so the
+// default launch path does not pay for them).
+std::uint64_t key_hash(const void* fn, const Device& d, int grid_rank, const ParamKey* key, std::size_t n,
+                       const KernelOptions* options);
 
 // A parameter block of one record for one user (a thread's cache entry, a BoundKernel): rewritten
 // only where the arguments changed since its previous launch (tensors by view id).
@@ -79,8 +86,9 @@ struct CacheLookup {
 
 // Finds the specialisation or traces (with `tracer`) and compiles it on `be`, once: concurrent
 // lookups of one specialisation wait for the first and share its kernel or its error (single
-// flight); a failed compile is not cached. Honours CTILE_DUMP_IR and CTILE_TIMINGS.
+// flight); a failed compile is not cached. The traced kernel is compiled with `options` (validated
+// first: a bad option is a UserError naming the kernel). Honours CTILE_DUMP_IR and CTILE_TIMINGS.
 CacheLookup find_or_compile(const void* fn, Tracer tracer, const std::string& name, const std::vector<ParamSpec>& specs,
-                            int grid_rank, backend::Backend& be, const Device& device);
+                            int grid_rank, backend::Backend& be, const Device& device, const KernelOptions& options = {});
 
 }  // namespace ctile::detail

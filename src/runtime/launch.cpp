@@ -328,10 +328,12 @@ struct CacheKey {
   std::vector<ParamSpec> specs;
   int grid_rank;
   std::string backend;
+  KernelOptions options;
   bool operator<(const CacheKey& o) const {
     if (fn != o.fn) return std::less<const void*>()(fn, o.fn);
     if (grid_rank != o.grid_rank) return grid_rank < o.grid_rank;
     if (backend != o.backend) return backend < o.backend;
+    if (options != o.options) return options < o.options;
     if (specs.size() != o.specs.size()) return specs.size() < o.specs.size();
     // ParamSpec's order compares Const floats by bit pattern: a strict weak order even with NaN.
     for (std::size_t i = 0; i < specs.size(); ++i)
@@ -380,6 +382,15 @@ std::pair<const std::byte*, const std::byte*> byte_range(const TensorCore& c) {
   return {base, base + (hi + 1) * es};
 }
 
+// The traced kernel with the launch's options (a copy when they are not the defaults: a trace
+// result is shared and immutable).
+std::shared_ptr<const ir::Kernel> with_options(std::shared_ptr<const ir::Kernel> k, const KernelOptions& options) {
+  if (options == KernelOptions{} || k->options == options) return k;
+  auto m = std::make_shared<ir::Kernel>(ir::clone(*k));
+  m->options = options;
+  return m;
+}
+
 std::uint64_t mix(std::uint64_t h, std::uint64_t v) {
   h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
   return h;
@@ -387,7 +398,7 @@ std::uint64_t mix(std::uint64_t h, std::uint64_t v) {
 
 std::unique_ptr<LaunchRecord> make_record(const void* fn, const Device& d, backend::Backend& be,
                                           std::shared_ptr<const backend::CompiledKernel> ck,
-                                          const std::vector<ParamSpec>& specs, int grid_rank) {
+                                          const std::vector<ParamSpec>& specs, int grid_rank, const KernelOptions& options) {
   auto r = std::make_unique<LaunchRecord>();
   r->fn = fn;
   r->device = d;
@@ -397,7 +408,9 @@ std::unique_ptr<LaunchRecord> make_record(const void* fn, const Device& d, backe
   r->grid_rank = grid_rank;
   r->specs = specs;
   for (const ParamSpec& s : specs) r->key.push_back(param_key(s));
-  r->hash = key_hash(fn, d, grid_rank, r->key.data(), r->key.size());
+  r->options = options;
+  const KernelOptions defaults;
+  r->hash = key_hash(fn, d, grid_rank, r->key.data(), r->key.size(), options == defaults ? nullptr : &options);
   r->arg_slot.assign(specs.size(), -1);
   const ir::Kernel& k = r->kernel->kernel();
   for (std::size_t i = 0; i < k.params.size(); ++i) {
@@ -428,7 +441,8 @@ ParamKey param_key(const ParamSpec& s) {
   return k;
 }
 
-std::uint64_t key_hash(const void* fn, const Device& d, int grid_rank, const ParamKey* key, std::size_t n) {
+std::uint64_t key_hash(const void* fn, const Device& d, int grid_rank, const ParamKey* key, std::size_t n,
+                       const KernelOptions* options) {
   std::uint64_t h = mix(0x51ed2701u, reinterpret_cast<std::uintptr_t>(fn));
   h = mix(h, static_cast<std::uint64_t>(d.kind) << 32 | static_cast<std::uint32_t>(d.index));
   h = mix(h, static_cast<std::uint64_t>(grid_rank));
@@ -439,6 +453,14 @@ std::uint64_t key_hash(const void* fn, const Device& d, int grid_rank, const Par
                    static_cast<std::uint64_t>(k.extent_div16 ^ k.stride_div16 << 8) << 32);
     for (std::int64_t j = 0; j < k.rank && j < kMaxRank; ++j) h = mix(h, static_cast<std::uint64_t>(k.tile[j]));
     if (k.const_bits) h = mix(h, k.const_bits);
+  }
+  if (options) {
+    const KernelOptions& o = *options;
+    h = mix(h, static_cast<std::uint64_t>(o.warps) | static_cast<std::uint64_t>(o.stages) << 8 |
+                   static_cast<std::uint64_t>(o.blocks_per_cta) << 16 | static_cast<std::uint64_t>(o.loop_prefetch) << 24 |
+                   static_cast<std::uint64_t>(o.min_ctas_per_sm) << 32 | static_cast<std::uint64_t>(o.tma + 1) << 40 |
+                   static_cast<std::uint64_t>(o.fast_math) << 48 | static_cast<std::uint64_t>(o.simt_mma) << 49 |
+                   static_cast<std::uint64_t>(o.sync_mma) << 50 | 1ull << 51);
   }
   return h;
 }
@@ -481,8 +503,9 @@ KernelCacheStats kernel_cache_stats_of(const void* fn) {
 }
 
 CacheLookup find_or_compile(const void* fn, Tracer tracer, const std::string& name, const std::vector<ParamSpec>& specs,
-                            int grid_rank, backend::Backend& be, const Device& device) {
-  CacheKey key{fn, specs, grid_rank, std::string(be.name())};
+                            int grid_rank, backend::Backend& be, const Device& device, const KernelOptions& options) {
+  options.validate(name);
+  CacheKey key{fn, specs, grid_rank, std::string(be.name()), options};
   std::shared_ptr<CacheEntry> entry;
   bool compile_here = false;
   {
@@ -508,7 +531,7 @@ CacheLookup find_or_compile(const void* fn, Tracer tracer, const std::string& na
     const bool timings = env_flag("CTILE_TIMINGS");
     (void)take_stage_timings();
     const auto t0 = std::chrono::steady_clock::now();
-    std::shared_ptr<const ir::Kernel> k = tracer(fn, name, specs, grid_rank);
+    std::shared_ptr<const ir::Kernel> k = with_options(tracer(fn, name, specs, grid_rank), options);
     const double trace_ms = ms_since(t0);
     if (env_flag("CTILE_DUMP_IR")) std::fprintf(stderr, "%s", ir::print(*k).c_str());
     const auto t1 = std::chrono::steady_clock::now();
@@ -522,7 +545,7 @@ CacheLookup find_or_compile(const void* fn, Tracer tracer, const std::string& na
       line += "; compile total " + cat(compile_ms) + " ms\n";
       std::fputs(line.c_str(), stderr);
     }
-    auto record = make_record(fn, device, be, ck, specs, grid_rank);
+    auto record = make_record(fn, device, be, ck, specs, grid_rank, options);
     rec = record.get();
     std::lock_guard<std::mutex> lk(entry->mu);
     entry->ck = ck;
@@ -616,8 +639,10 @@ std::vector<ParamSpec> specs_of(const LaunchArgs& args) {
   return specs;
 }
 
-bool same_key(const LaunchRecord& r, const void* fn, const Device& d, int grid_rank, const Keys& keys) {
+bool same_key(const LaunchRecord& r, const void* fn, const Device& d, int grid_rank, const Keys& keys,
+              const KernelOptions* options) {
   if (r.fn != fn || r.grid_rank != grid_rank || !(r.device == d) || r.key.size() != keys.size()) return false;
+  if (options ? !(r.options == *options) : !(r.options == KernelOptions{})) return false;
   for (std::size_t i = 0; i < keys.size(); ++i)
     if (!(r.key[i] == keys[i])) return false;
   return true;
@@ -626,15 +651,16 @@ bool same_key(const LaunchRecord& r, const void* fn, const Device& d, int grid_r
 ThreadEntry& thread_entry(const LaunchSite& site, const LaunchArgs& args, int grid_rank, const Device& d) {
   Keys keys;
   for (const LaunchArg& a : args) keys.push_back(arg_key(a));
-  const std::uint64_t h = key_hash(site.fn, d, grid_rank, keys.data(), keys.size());
+  const std::uint64_t h = key_hash(site.fn, d, grid_rank, keys.data(), keys.size(), site.options);
   ThreadEntry& e = t_cache.e[h % kThreadEntries];
-  if (e.record && e.record->hash == h && same_key(*e.record, site.fn, d, grid_rank, keys)) [[likely]] {
+  if (e.record && e.record->hash == h && same_key(*e.record, site.fn, d, grid_rank, keys, site.options)) [[likely]] {
     e.record->fast_hits.fetch_add(1, std::memory_order_relaxed);
     return e;
   }
   // Miss: the kernel cache (tracing and compiling on the first launch of the specialisation).
   const CacheLookup found =
-      find_or_compile(site.fn, site.tracer, *site.name, specs_of(args), grid_rank, backend_for(d), d);
+      find_or_compile(site.fn, site.tracer, *site.name, specs_of(args), grid_rank, backend_for(d), d,
+                      site.options ? *site.options : KernelOptions{});
   e.record = found.record;
   e.packed.reset(*found.record);
   return e;

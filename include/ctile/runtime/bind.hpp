@@ -37,7 +37,7 @@ struct BoundDeleter {
 using BoundPtr = std::unique_ptr<BoundState, BoundDeleter>;
 // Compiles (or finds) the specialisation of the specs in the kernel cache for `d`.
 BoundPtr bind_planned(const void* fn, Tracer tracer, const std::string& name, const Device& d, const LaunchPlan& plan,
-                      int grid_rank_option);
+                      int grid_rank_option, const KernelOptions& options);
 Event submit_bound(BoundState& b, LaunchArgs& args, const std::optional<Shape>& explicit_grid, const Stream& s,
                    const Event* after = nullptr);
 const std::string& bound_name(const BoundState& b);
@@ -154,7 +154,7 @@ BoundKernel<P...> bind_kernel(const Device& d, const Kernel<P...>& k, const Warm
   const LaunchPlan plan = plan_specs("bind", k, specs...);
   return BoundKernel<P...>(bind_planned(reinterpret_cast<const void*>(k.fn), &trace_erased<P...>,
                                         *intern_kernel_name(reinterpret_cast<const void*>(k.fn), &k.name), d, plan,
-                                        opt.grid_rank),
+                                        opt.grid_rank, opt.kernel),
                            k.fn);
 }
 }  // namespace detail

@@ -130,10 +130,15 @@ struct CompileOptions {
   // Kernels without a Mut parameter: the rank of the grid they are launched with (.grid({...})).
   // 0: taken from the partition specs (with a Mut parameter, a value given must agree).
   int grid_rank = 0;
+  // The kernel options to compile with (warps, stages, fast_math, ...: core/options.hpp), as a
+  // launch's .options() gives them. The environment's overrides (CTILE_WARPS, ...) do not apply here.
+  KernelOptions kernel;
 };
 
 struct WarmUpOptions {
   int grid_rank = 0;  // as CompileOptions::grid_rank
+  // As CompileOptions::kernel: a launch finds this compiled kernel when it gives the same options.
+  KernelOptions kernel;
 };
 
 // What compile_only produces for one specialisation.

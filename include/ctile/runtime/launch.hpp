@@ -21,6 +21,7 @@
 #include <utility>
 
 #include "ctile/backend/backend.hpp"
+#include "ctile/core/options.hpp"
 #include "ctile/frontend/kernel.hpp"
 #include "ctile/runtime/future.hpp"
 #include "ctile/runtime/partition.hpp"
@@ -233,6 +234,7 @@ struct LaunchSite {
   const void* fn = nullptr;
   Tracer tracer = nullptr;
   const std::string* name = nullptr;
+  const KernelOptions* options = nullptr;  // null: the defaults
 };
 // The interned name of `fn`: `name` when given (a ctile::Kernel), else the function's symbol
 // (kernel_name_of). Lock-free after the first call for a (function, name) pair.
@@ -348,6 +350,19 @@ class [[nodiscard]] Launch<void(P...), A...> {
     return std::move(*this);
   }
 
+  // Compiles this launch's specialisation with `o` (warps, stages, fast_math, ...: core/options.hpp).
+  // The options are part of the kernel cache's key, so a launch with other options compiles and
+  // keeps its own kernel. A bad option is a UserError at `loc` naming the kernel and the option.
+  Launch options(const KernelOptions& o, std::source_location loc = std::source_location::current()) && {
+    try {
+      o.validate(*name_);
+    } catch (...) {
+      detail::rethrow_at(loc);
+    }
+    options_ = o;
+    return std::move(*this);
+  }
+
   // Submits to `stream` (or records into the graph capture it belongs to); the future owns the
   // arguments until the work completes. An error found before anything is submitted (a bad
   // argument, grid or device) is a UserError at `loc`: the caller's file:line.
@@ -391,7 +406,8 @@ class [[nodiscard]] Launch<void(P...), A...> {
 
  private:
   Future<Result> submit(detail::LaunchArgs& la, const Stream& stream, const Event* after = nullptr) && {
-    const detail::LaunchSite site{reinterpret_cast<const void*>(fn_), &detail::trace_erased<P...>, name_};
+    const detail::LaunchSite site{reinterpret_cast<const void*>(fn_), &detail::trace_erased<P...>, name_,
+                                  options_ ? &*options_ : nullptr};
     Event done = detail::submit_launch(site, la, grid_, race_check_, stream, after);
     auto st = detail::make_pooled<FutureState<Result>>();
     st->done = std::move(done);
@@ -404,6 +420,7 @@ class [[nodiscard]] Launch<void(P...), A...> {
   const std::string* name_;
   std::tuple<A...> args_;
   std::optional<Shape> grid_;
+  std::optional<KernelOptions> options_;
   bool race_check_ = false;
 };
 

@@ -16,6 +16,8 @@
 
 #include <ctile/ctile.hpp>
 
+#include "test_helpers.hpp"
+
 namespace ct = ctile;
 namespace spec = ctile::spec;
 
@@ -81,6 +83,28 @@ TEST(CompileOnly, VectorAddForSm80AndSm90a) {
                           "%2: tensor<f32, rank 1, read> \"arg2\" {contig, div16=[0], small}) {"))
         << r.ir;
   }
+}
+
+// CompileOptions::kernel reaches the compiler: the IR carries the options, the threads follow
+// `warps`, ptxas gets the occupancy target, and fast_math changes the division.
+TEST(CompileOnly, KernelOptionsReachTheGeneratedCode) {
+  const auto k = ct::kernel(softmax_rows, "softmax_rows");
+  auto compile = [&](const ct::KernelOptions& o) {
+    return ct::compile_only(k, ct::CompileOptions{.arch = "sm_90a", .kernel = o}, spec::partition<float>({300, 1024}, {1, 1024}),
+                            spec::shared<float>({300, 1024}));
+  };
+  const auto base = compile({});
+  const auto tuned = compile({.warps = 2, .blocks_per_cta = 1, .min_ctas_per_sm = 3});
+  expect_sane(tuned, "sm_90a");
+  EXPECT_TRUE(has(tuned.ir, "options {warps=2,blocks_per_cta=1,min_ctas_per_sm=3}")) << tuned.ir.substr(0, 400);
+  EXPECT_FALSE(has(base.ir, "options {"));
+  EXPECT_EQ(tuned.threads_per_block, 64);
+  EXPECT_TRUE(has(tuned.ptx, ".minnctapersm 3")) << "the occupancy target did not reach ptxas";
+  EXPECT_FALSE(has(base.ptx, ".minnctapersm"));
+  const auto fast = compile({.fast_math = true});
+  EXPECT_TRUE(has(base.ptx, "div.rn.f32"));
+  EXPECT_FALSE(has(fast.ptx, "div.rn.f32")) << "fast_math kept the IEEE division";
+  ct::test::expect_user_error([&] { (void)compile({.warps = 48}); }, {"softmax_rows", "warps = 48"});
 }
 
 TEST(CompileOnly, PlainSm90IsNotSm90a) {
