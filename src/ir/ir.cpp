@@ -88,6 +88,7 @@ void copy_attributes(const Op& from, Op& to) {
   to.tma_bar = from.tma_bar;
   to.async_wait = from.async_wait;
   to.in_flight = from.in_flight;
+  to.remat = from.remat;
 }
 
 namespace {

@@ -331,6 +331,7 @@ class Parser {
       else if (key == "blocks_per_cta") t.blocks_per_cta = static_cast<int>(v);
       else if (key == "smem") t.smem_bytes = v;
       else if (key == "group_rows") t.group_rows = static_cast<int>(v);
+      else if (key == "min_ctas") t.min_ctas = static_cast<int>(v);
       else fail(cat("unknown target attribute '", key, "'"));
     } while (try_char(','));
     expect('}');
@@ -468,6 +469,7 @@ class Parser {
       if (key == "grid_indices") { op.grid_indices = true; continue; }
       if (key == "tensor_core") { op.tensor_core = true; continue; }
       if (key == "in_flight") { op.in_flight = true; continue; }
+      if (key == "remat") { op.remat = true; continue; }
       if (key == "exclusive") { op.exclusive = true; continue; }
       if (key == "reverse") { op.reverse = true; continue; }
       expect('=');

@@ -28,7 +28,8 @@ class Printer {
       const KernelTarget& t = k_.target;
       os_ << " target {sm = " << t.sm << ", warps = " << t.warps << ", blocks_per_cta = " << t.blocks_per_cta
           << ", smem = " << t.smem_bytes << (t.persistent ? ", persistent" : "")
-          << (t.group_rows > 0 ? ", group_rows = " + std::to_string(t.group_rows) : std::string()) << "}";
+          << (t.group_rows > 0 ? ", group_rows = " + std::to_string(t.group_rows) : std::string())
+          << (t.min_ctas > 0 ? ", min_ctas = " + std::to_string(t.min_ctas) : std::string()) << "}";
     }
     os_ << " (";
     for (std::size_t i = 0; i < k_.params.size(); ++i) {
@@ -145,6 +146,7 @@ class Printer {
     if (op.tma_map >= 0) more("tma = [" + std::to_string(op.tma_map) + ", " + std::to_string(op.tma_bar) + "]");
     if (op.async_wait >= 0) more("async_wait = " + std::to_string(op.async_wait));
     if (op.in_flight) more("in_flight");
+    if (op.remat) more("remat");
     return a.str();
   }
 

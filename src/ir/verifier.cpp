@@ -211,6 +211,7 @@ class Verifier {
     if (t.warps < 1 || t.warps > 32 || (t.warps & (t.warps - 1)) != 0) kfail(cat("target warps ", t.warps, " is not a power of two in 1..32"));
     if (t.blocks_per_cta < 1 || t.warps * t.blocks_per_cta > 32)
       kfail(cat("target blocks_per_cta ", t.blocks_per_cta, " with ", t.warps, " warps does not fit a CTA"));
+    if (t.min_ctas < 0 || t.min_ctas > 32) kfail(cat("target min_ctas ", t.min_ctas, " is not in 0..32"));
     if (t.group_rows < 0 || (t.group_rows > 0 && k_.grid_rank != 2))
       kfail(cat("target group_rows ", t.group_rows, " needs a grid of rank 2 (this one has rank ", k_.grid_rank, ")"));
     if (k_.layouts.size() != k_.values.size())

@@ -25,7 +25,9 @@ const Entry kPasses[] = {
     {"dce", make_dead_code},
     {"layout-assignment", make_layout_assignment},
     {"loop-prefetch", make_loop_prefetch},
+    {"occupancy", make_occupancy},
     {"precision", make_precision},
+    {"remat", make_remat},
     {"schedule", make_schedule},
     {"smem-alloc", make_smem_alloc},
 };
@@ -106,8 +108,9 @@ PassManager cuda_pipeline() {
   PassManager pm = tile_pipeline();
   // K loops' loads one iteration ahead; to the GPU-level IR: layouts, then conversions that
   // cancel, then the accesses the facts prove in bounds, the order of each region, and the shared
-  // memory of what remains.
-  pm.add("loop-prefetch").add("layout-assignment").add("canonicalize").add("cse").add("dce").add("bounds").add("schedule").add("smem-alloc");
+  // memory of what remains; before that, tiles kept across a reduction that are cheaper to compute
+  // again are computed again (remat), and the occupancy target follows from the registers left.
+  pm.add("loop-prefetch").add("layout-assignment").add("canonicalize").add("cse").add("dce").add("bounds").add("schedule").add("remat").add("occupancy").add("smem-alloc");
   return pm;
 }
 

@@ -15,5 +15,7 @@ std::unique_ptr<Pass> make_loop_prefetch();
 std::unique_ptr<Pass> make_bounds();
 std::unique_ptr<Pass> make_smem_alloc();
 std::unique_ptr<Pass> make_schedule();
+std::unique_ptr<Pass> make_remat();
+std::unique_ptr<Pass> make_occupancy();
 
 }  // namespace ctile::passes

@@ -96,6 +96,20 @@ class InsertPoint {
   std::size_t at_;
 };
 
+// Registers of a thread: whether tile `v` is held in them (a distributed layout; before layout
+// assignment every tile is), how many of its elements one thread holds (the layout's registers;
+// without layouts the whole tile), and how many 32-bit registers those take (16-bit elements two
+// to a register, 64-bit ones two registers each, bools one each).
+inline bool in_registers(const ir::Kernel& k, ir::ValueId v) { return k.layouts.empty() || k.layout(v).is_dist(); }
+inline std::int64_t thread_elements(const ir::Kernel& k, ir::ValueId v) {
+  if (!k.layouts.empty() && k.layout(v).is_dist()) return k.layout(v).regs();
+  return numel(k.type(v).shape);
+}
+inline double thread_words(const ir::Kernel& k, ir::ValueId v) {
+  const int size = dtype_size(k.type(v).dtype);
+  return static_cast<double>(thread_elements(k, v)) * (size >= 4 ? size / 4.0 : (size == 2 ? 0.5 : 1.0));
+}
+
 // Visits every region of the kernel (the body first, then nested regions, pre-order).
 inline void for_each_region(ir::Region& r, const std::function<void(ir::Region&)>& f) {
   f(r);

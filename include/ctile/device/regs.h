@@ -83,6 +83,17 @@ CT_DEV constexpr int pdep(int x, int mask) {
     if ((mask >> b) & 1) r |= ((x >> k++) & 1) << b;
   return r;
 }
+// `x` unchanged, but opaque to the compiler: a value computed again from it (the remat pass's
+// copies) is not merged with the same computation on `x` itself, so the wide original need not
+// stay alive. volatile: two opaque copies of one value are not merged either.
+CT_DEV u32 opaque(u32 x) {
+  asm volatile("" : "+r"(x));
+  return x;
+}
+CT_DEV int opaque(int x) {
+  asm volatile("" : "+r"(x));
+  return x;
+}
 CT_DEV constexpr int popcount(int x) {
   int n = 0;
   for (int b = 0; b < 31; ++b) n += (x >> b) & 1;

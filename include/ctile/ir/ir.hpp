@@ -217,6 +217,10 @@ struct Op {
   // the tensor cores run across the loop's barrier; the loop waits for the last at its end.
   // smem-alloc sets it and gives the loop's rings one slot more (docs/compiler.md, smem-alloc).
   bool in_flight = false;
+  // A copy made by the remat pass (a conversion of a packed 16-bit tile, an iota): the CUDA emitter
+  // hides its input from the CUDA compiler's common-subexpression elimination, so the copy is not
+  // merged back into the original.
+  bool remat = false;
 };
 
 // Facts about a tensor parameter that hold for every launch of one specialisation. The launcher
@@ -272,6 +276,9 @@ struct KernelTarget {
   // Grid rank 2: consecutive tile blocks walk `group_rows` rows of the grid column by column (the
   // L2-friendly order of a matrix product: a group's A rows and B columns stay in L2); 0: row-major.
   int group_rows = 0;
+  // The occupancy target the occupancy pass chose (CTAs per SM: the __launch_bounds__ minimum, so
+  // ptxas fits the registers to it); 0: none. KernelOptions::min_ctas_per_sm, when set, wins.
+  int min_ctas = 0;
   friend bool operator==(const KernelTarget&, const KernelTarget&) = default;
 };
 

@@ -457,7 +457,8 @@ class Emitter {
   void emit_kernel() {
     const ir::KernelTarget& t = k_.target;
     const int W = t.warps, B = t.blocks_per_cta;
-    const int min_ctas = k_.options.min_ctas_per_sm;  // an occupancy target: ptxas fits the registers to it
+    // An occupancy target (the user's option, else the occupancy pass's): ptxas fits the registers to it.
+    const int min_ctas = k_.options.min_ctas_per_sm > 0 ? k_.options.min_ctas_per_sm : t.min_ctas;
     open("extern \"C\" __global__ void __launch_bounds__(" + std::to_string(32 * W * B) +
          (min_ctas > 0 ? ", " + std::to_string(min_ctas) : std::string()) + ") " + entry_ +
          "(const __grid_constant__ " + entry_ + "_params p) {");
@@ -625,8 +626,13 @@ class Emitter {
     if (!rep(r0) && packed(x) && half_src && to == DType::f32) {
       const std::string p = from == DType::bf16 ? "ct::bf16_" : "ct::f16_";
       line(decl(r0) + ";" + comment(op));
-      return line("CT_PAIRS(" + std::to_string(regs(r0)) + ") { " + name(r0) + ".v[2 * q] = " + p + "lo(" + name(x) + ".w[q]); " +
-                  name(r0) + ".v[2 * q + 1] = " + p + "hi(" + name(x) + ".w[q]); }");
+      // A remat copy reads the words through ct::opaque (else the CUDA compiler merges it back).
+      const std::string w = op.remat ? "ct::opaque(" + name(x) + ".w[q])" : name(x) + ".w[q]";
+      if (op.remat)
+        return line("CT_PAIRS(" + std::to_string(regs(r0)) + ") { const ct::u32 w_ = " + w + "; " + name(r0) + ".v[2 * q] = " + p +
+                    "lo(w_); " + name(r0) + ".v[2 * q + 1] = " + p + "hi(w_); }");
+      return line("CT_PAIRS(" + std::to_string(regs(r0)) + ") { " + name(r0) + ".v[2 * q] = " + p + "lo(" + w + "); " +
+                  name(r0) + ".v[2 * q + 1] = " + p + "hi(" + w + "); }");
     }
     each(op, r0, [&](const std::string& r) { return "ct::convert<" + ct(r0) + ">(" + get(x, r) + ")"; });
   }
@@ -721,8 +727,11 @@ class Emitter {
       }
       case OpKind::Iota:
         if (rep(r0)) return line("const " + ct(r0) + " " + name(r0) + " = ct::convert<" + ct(r0) + ">(0LL);" + comment(op));
+        // A remat copy starts from an opaque copy of the thread's position (see emit_convert).
+        if (op.remat) line("const int " + name(r0) + "_tp = ct::opaque(" + tp(r0) + ");");
         return each(op, r0, [&](const std::string& r) {
-          return "ct::convert<" + ct(r0) + ">((long long)(" + tp(r0) + " + " + D(r0) + "::reg(" + r + ")))";
+          const std::string t = op.remat ? name(r0) + "_tp" : tp(r0);
+          return "ct::convert<" + ct(r0) + ">((long long)(" + t + " + " + D(r0) + "::reg(" + r + ")))";
         });
       case OpKind::Broadcast: {
         const ValueId x = o[0];

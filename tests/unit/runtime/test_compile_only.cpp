@@ -17,6 +17,7 @@
 #include <ctile/ctile.hpp>
 
 #include "test_helpers.hpp"
+#include "test_kernels.hpp"
 
 namespace ct = ctile;
 namespace spec = ctile::spec;
@@ -100,11 +101,34 @@ TEST(CompileOnly, KernelOptionsReachTheGeneratedCode) {
   EXPECT_FALSE(has(base.ir, "options {"));
   EXPECT_EQ(tuned.threads_per_block, 64);
   EXPECT_TRUE(has(tuned.ptx, ".minnctapersm 3")) << "the occupancy target did not reach ptxas";
-  EXPECT_FALSE(has(base.ptx, ".minnctapersm"));
+  // Without the option the occupancy pass may choose a target (a row kernel): never 3 here.
+  EXPECT_FALSE(has(base.ptx, ".minnctapersm 3"));
   const auto fast = compile({.fast_math = true});
   EXPECT_TRUE(has(base.ptx, "div.rn.f32"));
   EXPECT_FALSE(has(fast.ptx, "div.rn.f32")) << "fast_math kept the IEEE division";
   ct::test::expect_user_error([&] { (void)compile({.warps = 48}); }, {"softmax_rows", "warps = 48"});
+}
+
+// RMSNorm over 16384 bf16 columns: remat converts x again after the reduction (through
+// ct::opaque), which leaves 32 registers of tiles across it, and the occupancy pass asks ptxas for
+// two 512-thread CTAs per SM; min_ctas_per_sm = 1 turns the target off, not the remat.
+TEST(CompileOnly, RowKernelsGetRematAndAnOccupancyTarget) {
+  const auto k = ct::kernel(test_kernels::rms_norm, "rms_norm");
+  auto compile = [&](const ct::KernelOptions& o) {
+    return ct::compile_only(k, ct::CompileOptions{.arch = "sm_90a", .kernel = o},
+                            spec::partition<ct::bf16>({64, 16384}, {1, 16384}), spec::shared<ct::bf16>({64, 16384}),
+                            spec::shared<ct::bf16>({16384}), 1e-5f);
+  };
+  const auto r = compile({});
+  expect_sane(r, "sm_90a");
+  EXPECT_EQ(r.threads_per_block, 512);
+  EXPECT_TRUE(has(r.cuda_source, "ct::opaque(")) << r.cuda_source;
+  EXPECT_TRUE(has(r.cuda_source, "__launch_bounds__(512, 2)")) << r.cuda_source;
+  EXPECT_TRUE(has(r.ptx, ".minnctapersm 2"));
+  const auto off = compile({.min_ctas_per_sm = 1});
+  EXPECT_FALSE(has(off.ptx, ".minnctapersm 2"));
+  EXPECT_TRUE(has(off.cuda_source, "ct::opaque("));
+  EXPECT_TRUE(has(off.cuda_source, "__launch_bounds__(512, 1)"));
 }
 
 TEST(CompileOnly, PlainSm90IsNotSm90a) {
