@@ -12,7 +12,8 @@
 // share it) when
 //   - every op of the chain is cheap and element-wise (convert, add / sub / mul / min / max and
 //     the bitwise ops, neg / abs / not, fma, cmp, select, iota, constant, broadcast, reshape),
-//     at most kMaxDepth deep, and defined in this region;
+//     at most kMaxDepth deep, defined in this region, and of 32 bits or less (not an i64 index
+//     tile: its arithmetic is two or more instructions an element);
 //   - its leaves are values that cost at most a register (scalars, replicated values) or 16-bit
 //     tiles (packed two per register), the leaves the copy keeps alive across the reduction;
 //   - the 16-bit leaves take fewer registers than the value itself (an f32 sum of two bf16 tiles
@@ -100,6 +101,10 @@ class Remat : public Pass {
     if (it == def_.end() || depth >= kMaxDepth) return false;
     const ir::Op& d = *it->second;
     if (!cheap_kind(d) || d.results.size() != 1 || !in_registers(v)) return false;
+    // 64-bit integer arithmetic takes two or more instructions an element: a mask over an i64
+    // iota is not made again after each reduction (LayerNorm, whose mask is one, measured 4-17%
+    // slower in the first H200 run with it made again: docs/perf/2026-12-04-h200/NOTES.md).
+    if (dtype_size(k_->type(v).dtype) == 8) return false;
     for (ValueId o : d.operands)
       if (!copyable(o, depth + 1, narrow_leaves)) return false;
     return true;
