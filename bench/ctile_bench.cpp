@@ -91,7 +91,8 @@ struct Row {
   std::string options = "default";
 };
 
-// Applies the row's compile options to a launch (none exist yet: the launch as it is).
+// Applies the row's compile options to a launch. Every row runs the compiler's defaults today
+// (options "default"): the launch as it is; a tuned row would call launch.options({...}) here.
 template <class L>
 std::decay_t<L> with_options(L&& launch, const Row&) {
   return std::forward<L>(launch);

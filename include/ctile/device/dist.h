@@ -112,7 +112,10 @@ CT_DEV void regs_to_vec(U& u, const Regs<T, N>& x, int g) {
 // VM: elements per memory vector (a divisor of D::vec and of the tile's last extent; 1: no vectors).
 // FULL / ALIGNED: the facts prove every tile block full / every vector aligned (no run-time test).
 // O32: every in-bounds offset fits in 32 bits (the tensor's `small` fact).
-template <class D, class Sh, bool RO, int VM, bool FULL, bool ALIGNED, bool O32, class T>
+// WHOLE: the facts prove every window whole vectors along the last axis (aligned vectors, and an
+// extent of the last axis that is a multiple of VM: a tile grid's windows then start and end on
+// vectors), so a partial tile never needs the element-by-element path, which is not compiled.
+template <class D, class Sh, bool RO, int VM, bool FULL, bool ALIGNED, bool O32, class T, bool WHOLE = false>
 CT_DEV void load(Regs<T, D::regs>& out, const TensorDesc& td, const Win<Sh::rank>& wn, T pad, int tp) {
   typedef typename Traits<T>::Mem M;
   constexpr int R = Sh::rank;
@@ -142,7 +145,7 @@ CT_DEV void load(Regs<T, D::regs>& out, const TensorDesc& td, const Win<Sh::rank
       }
       return;
     }
-    if ((ALIGNED || wn.vec_ok) && w.lo[R - 1] % VM == 0 && w.hi[R - 1] % VM == 0) {
+    if ((WHOLE && ALIGNED) || ((ALIGNED || wn.vec_ok) && w.lo[R - 1] % VM == 0 && w.hi[R - 1] % VM == 0)) {
       // A partial tile whose window along the last axis is whole vectors: each vector is inside or
       // outside as a unit (one test per vector, like a masked vector load).
       typedef typename Cond<O32, int, long long>::type Off;
@@ -170,6 +173,7 @@ CT_DEV void load(Regs<T, D::regs>& out, const TensorDesc& td, const Win<Sh::rank
     }
   }
   // Partial tiles, strided or misaligned views: element by element, in 64 bits.
+  if constexpr (!(WHOLE && ALIGNED && VM > 1)) {
   const long long sl = td.stride[R - 1];
 #pragma unroll
   for (int r = 0; r < D::regs; ++r) {
@@ -183,10 +187,11 @@ CT_DEV void load(Regs<T, D::regs>& out, const TensorDesc& td, const Win<Sh::rank
     }
     out.set(r, in ? from_mem<T>(base[off]) : pad);
   }
+  }
 }
 
 // ---- stores (copies of an element are held by several threads: only the owner writes) --------------------
-template <class D, class Sh, int VM, bool FULL, bool ALIGNED, bool O32, class T>
+template <class D, class Sh, int VM, bool FULL, bool ALIGNED, bool O32, class T, bool WHOLE = false>
 CT_DEV void store(const Regs<T, D::regs>& x, const TensorDesc& td, const Win<Sh::rank>& wn, int tp, bool owner) {
   typedef typename Traits<T>::Mem M;
   constexpr int R = Sh::rank;
@@ -218,7 +223,7 @@ CT_DEV void store(const Regs<T, D::regs>& x, const TensorDesc& td, const Win<Sh:
       }
       return;
     }
-    if ((ALIGNED || wn.vec_ok) && w.lo[R - 1] % VM == 0 && w.hi[R - 1] % VM == 0) {
+    if ((WHOLE && ALIGNED) || ((ALIGNED || wn.vec_ok) && w.lo[R - 1] % VM == 0 && w.hi[R - 1] % VM == 0)) {
       // Whole vectors inside or outside (as in load).
       typedef typename Cond<O32, int, long long>::type Off;
 #pragma unroll
@@ -243,6 +248,7 @@ CT_DEV void store(const Regs<T, D::regs>& x, const TensorDesc& td, const Win<Sh:
       return;
     }
   }
+  if constexpr (!(WHOLE && ALIGNED && VM > 1)) {
   const long long sl = td.stride[R - 1];
 #pragma unroll
   for (int r = 0; r < D::regs; ++r) {
@@ -258,6 +264,7 @@ CT_DEV void store(const Regs<T, D::regs>& x, const TensorDesc& td, const Win<Sh:
       CT_CHECK_ALIGNED(base + off, sizeof(M));
       base[off] = to_mem<T>(x.get(r));
     }
+  }
   }
 }
 

@@ -838,6 +838,14 @@ class Emitter {
       if (!((p.facts.stride_div16 >> d) & 1u) && tile[d] != 1) return false;
     return true;
   }
+  // The facts prove every window of this tile whole vectors along the last axis (dist.h, WHOLE):
+  // aligned vectors, and the last extent of the tensor a multiple of 16 elements, so of VM.
+  bool whole_by_facts(const ir::Param& p, ValueId tensor, const Shape& tile, int vm, bool aligned) const {
+    if (!aligned || vm <= 1 || 16 % vm != 0 || tile.empty()) return false;
+    const int rank = type(tensor).rank;
+    if (rank != static_cast<int>(tile.size())) return false;
+    return ((p.facts.extent_div16 >> (rank - 1)) & 1u) != 0;
+  }
   std::string window_of(const ir::Op& op, ValueId tensor, const Shape& sh, int vb, int mb) {
     std::string ti;
     if (op.kind == OpKind::Load) {
@@ -885,7 +893,8 @@ class Emitter {
     const std::string w = window_of(op, t, sh, vm > 1 && !aligned ? vm * mb : 0, mb);
     line("ct::load<" + D(r0) + ", " + shape_t(sh) + ", " + (ro ? "true" : "false") + ", " + std::to_string(vm) + ", " +
          (op.in_bounds ? "true" : "false") + ", " + (aligned ? "true" : "false") + ", " + (p.facts.small ? "true" : "false") +
-         ">(" + name(r0) + ", " + td(t) + ", " + w + ", " + pad + ", " + tp(r0) + ");");
+         (whole_by_facts(p, t, sh, vm, aligned) ? ", " + ct(r0) + ", true" : std::string()) + ">(" + name(r0) + ", " + td(t) +
+         ", " + w + ", " + pad + ", " + tp(r0) + ");");
   }
 
   // Where a shared tile's elements lie (device/async.h's placements).
@@ -953,7 +962,8 @@ class Emitter {
     if (fence) line("team.sync();  // the piece is also written by ct.scatter_piece");
     const std::string w = window_of(op, t, sh, vm > 1 && !aligned ? vm * mb : 0, mb);
     line("ct::store<" + D(x) + ", " + shape_t(sh) + ", " + std::to_string(vm) + ", " + (op.in_bounds ? "true" : "false") +
-         ", " + (aligned ? "true" : "false") + ", " + (p.facts.small ? "true" : "false") + ">(" + name(x) + ", " + td(t) + ", " +
+         ", " + (aligned ? "true" : "false") + ", " + (p.facts.small ? "true" : "false") +
+         (whole_by_facts(p, t, sh, vm, aligned) ? ", " + ct(x) + ", true" : std::string()) + ">(" + name(x) + ", " + td(t) + ", " +
          w + ", " + tp(x) + ", " + own(x) + ");" + comment(op));
     if (fence) line("team.sync();");
   }

@@ -131,6 +131,23 @@ TEST(CompileOnly, RowKernelsGetRematAndAnOccupancyTarget) {
   EXPECT_TRUE(has(off.cuda_source, "__launch_bounds__(512, 1)"));
 }
 
+// A row of 5120 bf16 columns in a tile of 8192: partial tiles, but the facts (aligned rows, an
+// extent that is a multiple of 16) prove every window whole vectors, so the loads and the store
+// compile without the element-by-element path (WHOLE). 1000 columns prove nothing of the kind.
+TEST(CompileOnly, WholeVectorWindowsDropTheElementPath) {
+  const auto k = ct::kernel(test_kernels::rms_norm, "rms_norm");
+  auto compile = [&](std::int64_t cols) {
+    return ct::compile_only(k, ct::CompileOptions{.arch = "sm_90a"}, spec::partition<ct::bf16>({64, cols}, {1, 8192}),
+                            spec::shared<ct::bf16>({64, cols}), spec::shared<ct::bf16>({cols}), 1e-5f);
+  };
+  const auto whole = compile(5120), ragged = compile(1000);
+  expect_sane(whole, "sm_90a");
+  expect_sane(ragged, "sm_90a");
+  EXPECT_TRUE(has(whole.cuda_source, ", ct::bf16, true>(")) << whole.cuda_source;
+  EXPECT_FALSE(has(ragged.cuda_source, ", ct::bf16, true>(")) << ragged.cuda_source;
+  EXPECT_LT(whole.ptx.size(), ragged.ptx.size());
+}
+
 TEST(CompileOnly, PlainSm90IsNotSm90a) {
   const auto r = ct::compile_only(vector_add, ct::CompileOptions{.arch = "sm_90"}, spec::partition<float>({100}, {64}),
                                   spec::shared<float>({100}), spec::shared<float>({100}));
