@@ -30,7 +30,6 @@ using ir::ValueId;
 constexpr int kRegistersPerSm = 65536;
 constexpr int kThreadsPerSm = 2048;
 
-bool is_reduction(const ir::Op& op) { return op.kind == OpKind::Reduce || op.kind == OpKind::Scan; }
 bool is_loop_or_product(const ir::Op& op) {
   return op.kind == OpKind::For || op.kind == OpKind::While || op.kind == OpKind::Mma;
 }
@@ -48,8 +47,8 @@ class Occupancy : public Pass {
     if (!reduces || excluded) return;
     k_ = &k;
     const double live = most_live(k.body);
-    const int threads = 32 * k.target.warps * k.target.blocks_per_cta;
     if (live <= 0) return;
+    const int threads = 32 * k.target.warps * k.target.blocks_per_cta;
     const int budget = std::max(32, (static_cast<int>(2 * live) + 7) / 8 * 8);
     const int ctas = std::min(kRegistersPerSm / (threads * budget), kThreadsPerSm / threads);
     if (ctas >= 2) k.target.min_ctas = ctas;

@@ -36,8 +36,6 @@ using ir::ValueId;
 
 constexpr int kMaxDepth = 8;
 
-bool is_pressure(const ir::Op& op) { return op.kind == OpKind::Reduce || op.kind == OpKind::Scan; }
-
 bool cheap_kind(const ir::Op& op) {
   switch (op.kind) {
     case OpKind::Convert:
@@ -162,7 +160,7 @@ class Remat : public Pass {
         def_[res] = op;
         epoch_[res] = e;
       }
-      if (is_pressure(*op)) ++e;
+      if (is_reduction(*op)) ++e;
     }
   }
 };

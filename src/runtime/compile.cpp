@@ -127,12 +127,7 @@ CompileOnlyResult compile_only_planned(const void* fn, Tracer tracer, const std:
   r.nvrtc_version = nv_version;
   const auto t0 = std::chrono::steady_clock::now();
   opt.kernel.validate(name);
-  r.ir_kernel = tracer(fn, name, plan.specs, grid_rank);
-  if (!(opt.kernel == KernelOptions{})) {
-    auto k = std::make_shared<ir::Kernel>(ir::clone(*r.ir_kernel));
-    k->options = opt.kernel;
-    r.ir_kernel = std::move(k);
-  }
+  r.ir_kernel = with_options(tracer(fn, name, plan.specs, grid_rank), opt.kernel);
   const double trace_ms = ms_since(t0);
   r.ir = ir::print(*r.ir_kernel);
   if (env_flag("CTILE_DUMP_IR")) std::fprintf(stderr, "%s", r.ir.c_str());

@@ -59,6 +59,10 @@ struct LaunchRecord {
   mutable std::atomic<std::uint64_t> fast_hits{0};
 };
 
+// The traced kernel `k` with `options` (a copy when they are not the defaults: a trace result is
+// shared and immutable).
+std::shared_ptr<const ir::Kernel> with_options(std::shared_ptr<const ir::Kernel> k, const KernelOptions& options);
+
 // The hash of a specialisation key; `options` null for the defaults (hashed as nothing, so the
 // default launch path does not pay for them).
 std::uint64_t key_hash(const void* fn, const Device& d, int grid_rank, const ParamKey* key, std::size_t n,

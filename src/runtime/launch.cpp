@@ -382,15 +382,6 @@ std::pair<const std::byte*, const std::byte*> byte_range(const TensorCore& c) {
   return {base, base + (hi + 1) * es};
 }
 
-// The traced kernel with the launch's options (a copy when they are not the defaults: a trace
-// result is shared and immutable).
-std::shared_ptr<const ir::Kernel> with_options(std::shared_ptr<const ir::Kernel> k, const KernelOptions& options) {
-  if (options == KernelOptions{} || k->options == options) return k;
-  auto m = std::make_shared<ir::Kernel>(ir::clone(*k));
-  m->options = options;
-  return m;
-}
-
 std::uint64_t mix(std::uint64_t h, std::uint64_t v) {
   h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
   return h;
@@ -439,6 +430,13 @@ ParamKey param_key(const ParamSpec& s) {
   if (s.kind == ParamSpec::Kind::Const)
     k.const_bits = s.const_value.is_float ? std::bit_cast<std::uint64_t>(s.const_value.f) : static_cast<std::uint64_t>(s.const_value.i);
   return k;
+}
+
+std::shared_ptr<const ir::Kernel> with_options(std::shared_ptr<const ir::Kernel> k, const KernelOptions& options) {
+  if (options == KernelOptions{} || k->options == options) return k;
+  auto m = std::make_shared<ir::Kernel>(ir::clone(*k));
+  m->options = options;
+  return m;
 }
 
 std::uint64_t key_hash(const void* fn, const Device& d, int grid_rank, const ParamKey* key, std::size_t n,

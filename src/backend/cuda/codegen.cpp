@@ -627,12 +627,10 @@ class Emitter {
       const std::string p = from == DType::bf16 ? "ct::bf16_" : "ct::f16_";
       line(decl(r0) + ";" + comment(op));
       // A remat copy reads the words through ct::opaque (else the CUDA compiler merges it back).
-      const std::string w = op.remat ? "ct::opaque(" + name(x) + ".w[q])" : name(x) + ".w[q]";
-      if (op.remat)
-        return line("CT_PAIRS(" + std::to_string(regs(r0)) + ") { const ct::u32 w_ = " + w + "; " + name(r0) + ".v[2 * q] = " + p +
-                    "lo(w_); " + name(r0) + ".v[2 * q + 1] = " + p + "hi(w_); }");
-      return line("CT_PAIRS(" + std::to_string(regs(r0)) + ") { " + name(r0) + ".v[2 * q] = " + p + "lo(" + w + "); " +
-                  name(r0) + ".v[2 * q + 1] = " + p + "hi(" + w + "); }");
+      const std::string w = op.remat ? "w_" : name(x) + ".w[q]";
+      return line("CT_PAIRS(" + std::to_string(regs(r0)) + ") { " +
+                  (op.remat ? "const ct::u32 w_ = ct::opaque(" + name(x) + ".w[q]); " : std::string()) + name(r0) + ".v[2 * q] = " +
+                  p + "lo(" + w + "); " + name(r0) + ".v[2 * q + 1] = " + p + "hi(" + w + "); }");
     }
     each(op, r0, [&](const std::string& r) { return "ct::convert<" + ct(r0) + ">(" + get(x, r) + ")"; });
   }
