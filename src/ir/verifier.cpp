@@ -34,10 +34,12 @@ class Verifier {
                   type_str(k_.type(p.value))));
       if (p.type.kind == TypeKind::Tensor && p.type.access == Access::Piece)
         kfail(cat("parameter '", p.name, "' is a tensor with piece access"));
-      // Block b owns the tile at tile index b of every piece parameter: the pieces of different
-      // blocks are disjoint only if the ranks agree.
-      if (p.type.kind == TypeKind::Piece && p.type.rank != k_.grid_rank)
-        kfail(cat("piece parameter '", p.name, "' has rank ", p.type.rank, " but the grid has ", k_.grid_rank, " axes"));
+      // Block b owns the tile at tile index (b_0, ..., b_{r-1}) of every piece parameter of rank r.
+      // A piece of lower rank than the grid is disjoint from the other blocks' only because the
+      // launcher gives the grid extent 1 along the further axes (merge_grid, runtime/launch.hpp).
+      if (p.type.kind == TypeKind::Piece && p.type.rank > k_.grid_rank)
+        kfail(cat("piece parameter '", p.name, "' has rank ", p.type.rank, " but the grid has only ", k_.grid_rank,
+                  " axes"));
     }
     region(k_.body, nullptr, 0, {});
     if (k_.gpu_level()) layouts();

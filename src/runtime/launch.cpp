@@ -71,19 +71,52 @@ void plan_shape(LaunchPlan& p, const std::string& kernel, int arg, const ParamSp
                    " with shape " + shape_str(shape));
 }
 
+bool merge_grid(std::int64_t* grid, int& rank, const std::int64_t* g, int r) {
+  if (rank < 0) {
+    std::copy(g, g + r, grid);
+    rank = r;
+    return true;
+  }
+  const int common = std::min(rank, r);
+  if (!std::equal(g, g + common, grid)) return false;
+  for (int i = common; i < r; ++i)
+    if (g[i] != 1) return false;
+  for (int i = common; i < rank; ++i)
+    if (grid[i] != 1) return false;
+  if (r > rank) {
+    std::copy(g + rank, g + r, grid + rank);
+    rank = r;
+  }
+  return true;
+}
+
+namespace {
+
+[[noreturn]] void grid_conflict(const char* action, const std::string& kernel, int arg, const std::string& param,
+                                const Shape& g, const Shape& shape, const Shape& tile, int source, const Shape& grid) {
+  plan_error(action, kernel, arg, param,
+             "its partition has grid " + shape_str(g) + " (tensor " + shape_str(shape) + " in tiles of " + shape_str(tile) +
+                 ") but argument " + std::to_string(source) + " has grid " + shape_str(grid) +
+                 "; the grids of the Mut arguments must be equal, except that a grid of lower rank may stand for one "
+                 "whose further axes have extent 1");
+}
+
+}  // namespace
+
 void plan_grid(LaunchPlan& p, const std::string& kernel, int arg, const ParamSpec& spec, int rank, const Shape& shape) {
   if (spec.kind != ParamSpec::Kind::Piece) return;
   Shape g(shape.size());
   for (std::size_t i = 0; i < g.size(); ++i) g[i] = ceil_div(shape[i], spec.tile_shape[i]);
-  if (p.grid && *p.grid != g)
-    plan_error(p.action, kernel, arg, param_desc(spec, rank),
-               "its partition has grid " + shape_str(g) + " (tensor " + shape_str(shape) + " in tiles of " +
-                   shape_str(spec.tile_shape) + ") but argument " + std::to_string(p.grid_source) + " has grid " +
-                   shape_str(*p.grid) + "; every Mut argument must have the same grid");
-  if (!p.grid) {
-    p.grid = g;
-    p.grid_source = arg;
+  std::int64_t grid[kMaxRank] = {};
+  int grid_rank = -1;
+  if (p.grid) {
+    std::copy(p.grid->begin(), p.grid->end(), grid);
+    grid_rank = static_cast<int>(p.grid->size());
   }
+  if (!merge_grid(grid, grid_rank, g.data(), static_cast<int>(g.size())))
+    grid_conflict(p.action, kernel, arg, param_desc(spec, rank), g, shape, spec.tile_shape, p.grid_source, *p.grid);
+  if (!p.grid) p.grid_source = arg;
+  p.grid = Shape(grid, grid + grid_rank);
 }
 
 void plan_tensor(LaunchPlan& p, const std::string& kernel, int arg, const ParamSpec& spec, int rank,
@@ -756,16 +789,11 @@ Checked validate(const std::string& name, const LaunchArgs& args, const std::opt
     if (a.kind == ParamSpec::Kind::Piece) {
       std::int64_t g[kMaxRank];
       for (int i = 0; i < a.rank; ++i) g[i] = ceil_div(c.shape[static_cast<std::size_t>(i)], (*a.tile)[static_cast<std::size_t>(i)]);
-      if (grid_rank >= 0 && (grid_rank != a.rank || !std::equal(g, g + a.rank, grid)))
-        launch_error(name, a.index, param_desc(ParamSpec(a.kind, a.dtype, a.rank), a.rank),
-                     "its partition has grid " + shape_str(Shape(g, g + a.rank)) + " (tensor " + shape_str(c.shape) +
-                         " in tiles of " + shape_str(*a.tile) + ") but argument " + std::to_string(grid_source) +
-                         " has grid " + shape_str(Shape(grid, grid + grid_rank)) + "; every Mut argument must have the same grid");
-      if (grid_rank < 0) {
-        std::copy(g, g + a.rank, grid);
-        grid_rank = a.rank;
-        grid_source = a.index;
-      }
+      const int before = grid_rank;
+      if (!merge_grid(grid, grid_rank, g, a.rank))  // leaves `grid` as it was
+        grid_conflict("launch", name, a.index, param_desc(ParamSpec(a.kind, a.dtype, a.rank), a.rank), Shape(g, g + a.rank),
+                      c.shape, *a.tile, grid_source, Shape(grid, grid + grid_rank));
+      if (before < 0) grid_source = a.index;
     }
   }
   if (grid_rank >= 0) {

@@ -124,6 +124,32 @@ TEST(Reduce, RowSumArgmaxCumsum) {
   EXPECT_LT(rel_l2(hc, rc), 1e-6);
 }
 
+// ---- outputs of different rank on one grid ([rows] beside [rows, cols]) ----
+TEST(MixedRank, RowStatisticsBesideTheRows) {
+  const std::int64_t m = 37, n = 64;
+  auto x = ct::randn<float>({m, n}, 27, 1.0, 2.0).share();
+  auto [sums, maxes, y, x2] = ct::launch(row_stats, poisoned<float>({m}).partition({8}), poisoned<float>({m}).partition({8}),
+                                         poisoned<float>({m, n}).partition({8, 64}), x)
+                                  .sync();
+  const auto hs = std::move(sums).unpartition().to_host();
+  const auto hm = std::move(maxes).unpartition().to_host();
+  const auto hy = std::move(y).unpartition().to_host();
+  const auto hx = x2.to_host();
+  std::vector<double> rs, ry;
+  for (std::int64_t i = 0; i < m; ++i) {
+    double s = 0;
+    float mx = hx[std::size_t(i * n)];
+    for (std::int64_t j = 0; j < n; ++j) {
+      s += hx[std::size_t(i * n + j)];
+      mx = std::max(mx, hx[std::size_t(i * n + j)]);
+    }
+    rs.push_back(s);
+    ASSERT_EQ(hm[std::size_t(i)], mx) << "row " << i;
+    for (std::int64_t j = 0; j < n; ++j) ASSERT_EQ(hy[std::size_t(i * n + j)], hx[std::size_t(i * n + j)] - mx);
+  }
+  EXPECT_LT(rel_l2(hs, rs), 1e-6);
+}
+
 // ---- matrix multiply with a run-time K loop, every input type ----
 template <class In, class Acc>
 void check_mm(double tol) {

@@ -15,6 +15,10 @@ void two_outputs(ct::Mut<float, 1> a, ct::Mut<float, 1> b) {
   a.store(1.0f);
   b.store(2.0f);
 }
+void stats_beside_rows(ct::Mut<float, 1> s, ct::Mut<float, 2> y, ct::Ref<float, 2> x) {
+  s.store(1.0f);
+  y.store(ct::load_like(x, y));
+}
 void fixed_tile(ct::Mut<float, 1, 64> z) { z.store(0.0f); }
 void atomic_only(ct::Atomic<float, 1> acc, ct::Ref<float, 1> x) { acc.add({0}, ct::sum(x.tiles({16}).load({ct::block_id(0)}), 0)); }
 void scalar_i8(ct::Mut<std::int8_t, 1> z, ct::Scalar<std::int8_t> v) { z.store(v); }
@@ -46,11 +50,24 @@ TEST(LaunchErrors, RankOfASharedInputDiffersFromTheParameter) {
   EXPECT_NE(msg.find("rank 2"), std::string::npos) << msg;
 }
 
+TEST(LaunchErrors, LowerRankOutputBesideATiledAxis) {
+  // [rows] beside [rows, cols] in tiles of 8 x 16: grid [4] against [4, 4], whose second axis is
+  // not 1, so four blocks would share each piece of `mean`.
+  auto x = ct::rand<float>({32, 64}, 3).share();
+  const std::string msg = EXPECT_USER_ERROR(
+      (void)ct::launch(stats_beside_rows, ct::zeros<float>({32}).partition({8}),
+                       ct::zeros<float>({32, 64}).partition({8, 16}), x)
+          .sync(),
+      "a grid of lower rank may stand for one whose further axes have extent 1");
+  EXPECT_NE(msg.find("[4, 4]"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("argument 1"), std::string::npos) << msg;
+}
+
 TEST(LaunchErrors, GridsOfTwoOutputsDisagree) {
   EXPECT_USER_ERROR((void)ct::launch(two_outputs, ct::zeros<float>({64}).partition({16}),
                                      ct::zeros<float>({64}).partition({32}))
                         .sync(),
-                    "every Mut argument must have the same grid");
+                    "the grids of the Mut arguments must be equal");
 }
 
 TEST(LaunchErrors, DeclaredTileShapeDiffers) {

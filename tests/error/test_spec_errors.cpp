@@ -84,7 +84,7 @@ TEST(SpecErrors, StridesAndExtents) {
 TEST(SpecErrors, GridsOfTwoPartitionSpecsDisagree) {
   EXPECT_USER_ERROR(
       (void)ct::warm_up(two_outputs, spec::partition<float>({64}, {16}), spec::partition<float>({64}, {32})),
-      "every Mut argument must have the same grid");
+      "the grids of the Mut arguments must be equal");
 }
 
 TEST(SpecErrors, GridRankOption) {

@@ -244,6 +244,29 @@ GPU_TEST(kernels_reduce_rows_sum_argmax_cumsum) {
   CHECK_EQUAL(std::get<2>(g), std::get<2>(c), "row cumsum (scans accumulate in f64 in order on both)");
 }
 
+GPU_TEST(kernels_row_stats_outputs_of_two_ranks) {
+  const std::int64_t m = 37, n = 64;
+  auto [g, c] = both([&](ct::Device d) {
+    auto x = ct::randn<float>({m, n}, seed(16), 1.0, 2.0, d).share();
+    auto [sums, maxes, y, x2] = ct::launch(row_stats, poisoned<float>({m}, d).partition({8}),
+                                           poisoned<float>({m}, d).partition({8}), poisoned<float>({m, n}, d).partition({8, 64}), x)
+                                    .sync();
+    return std::make_tuple(std::move(sums).unpartition().to_host(), std::move(maxes).unpartition().to_host(),
+                           std::move(y).unpartition().to_host());
+  });
+  // Row sums: sqrt(K) ulps of sum |x| over the row, plus the rounding; maxima and x - max are exact.
+  const auto hx = host_values(ct::randn<float>({m, n}, seed(16), 1.0, 2.0, kCpu));
+  std::vector<double> bound;
+  for (std::int64_t r = 0; r < m; ++r) {
+    double mag = 0;
+    for (std::int64_t j = 0; j < n; ++j) mag += std::abs(hx[std::size_t(r * n + j)]);
+    bound.push_back((eb::accumulation_ulps(n) + 1) * kEps32 * mag);
+  }
+  CHECK_WITHIN(std::get<0>(g), std::get<0>(c), bound, "row sums ([rows] output)");
+  CHECK_EQUAL(std::get<1>(g), std::get<1>(c), "row maxima ([rows] output)");
+  CHECK_EQUAL(std::get<2>(g), std::get<2>(c), "rows minus their maximum ([rows, cols] output)");
+}
+
 template <class In, class Acc>
 void check_mm(std::int64_t m, std::int64_t n, std::int64_t k) {
   auto [g, c] = both([&](ct::Device d) {

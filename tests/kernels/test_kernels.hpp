@@ -122,6 +122,19 @@ inline void reduce_rows(ct::Mut<float, 2> sums, ct::Mut<std::int64_t, 2> arg, ct
   csum.store(ct::cumsum(t, 1));
 }
 
+// Outputs of two ranks on one grid: per-row sums and maxima ([rows], tiles of 8) beside the rows
+// shifted by their maximum ([rows, cols], tiles of 8 x cols). The grid is [rows / 8] for the
+// statistics and [rows / 8, 1] for y: they agree up to the trailing axis of extent 1.
+inline void row_stats(ct::Mut<float, 1> sums, ct::Mut<float, 1> maxes, ct::Mut<float, 2> y, ct::Ref<float, 2> x) {
+  const auto [br, bc] = y.tile_shape();
+  (void)bc;
+  auto t = ct::load_like(x, y, 0.0f);
+  auto m = ct::max(t, 1, true);
+  sums.store(ct::sum(t, 1));
+  maxes.store(ct::reshape(m, {br}));
+  y.store(t - m);
+}
+
 template <class In, class Acc, int BK>
 void mm(ct::Mut<Acc, 2> c, ct::Ref<In, 2> a, ct::Ref<In, 2> b) {
   const auto [bm, bn] = c.tile_shape();

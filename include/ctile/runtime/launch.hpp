@@ -141,9 +141,15 @@ struct LaunchPlan {
 std::string param_desc(const ParamSpec& s, int rank);
 void plan_tensor(LaunchPlan& p, const std::string& kernel, int arg, const ParamSpec& spec, int rank,
                  const std::shared_ptr<const TensorCore>& core, bool writes);
-// The rank check and, for a Mut argument, the grid (ceil(extent / tile) per axis; every Mut argument
-// must have the same) of a tensor argument of `shape`; shared by launches and argument specs.
+// The rank check and, for a Mut argument, the grid (ceil(extent / tile) per axis; the Mut arguments
+// must agree, see merge_grid) of a tensor argument of `shape`; shared by launches and argument specs.
 void plan_shape(LaunchPlan& p, const std::string& kernel, int arg, const ParamSpec& spec, int rank, const Shape& shape);
+// Merges the grid `g` (rank r) of one Mut argument into `grid` (rank `rank`; -1: none yet). Grids
+// agree when they are equal after the shorter one is padded with trailing axes of extent 1, so a
+// [rows] output (grid [R]) may sit beside a [rows, cols] one in tiles of whole rows (grid [R, 1]);
+// the merged grid is the longer one. Returns false, with `grid` and `rank` unchanged, when they
+// disagree.
+bool merge_grid(std::int64_t* grid, int& rank, const std::int64_t* g, int r);
 void plan_grid(LaunchPlan& p, const std::string& kernel, int arg, const ParamSpec& spec, int rank, const Shape& shape);
 ir::Scalar scalar_argument(const std::string& kernel, int arg, const ParamSpec& spec, ir::Scalar given, bool given_is_float,
                            const char* action = "launch");

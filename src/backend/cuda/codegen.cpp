@@ -518,6 +518,7 @@ class Emitter {
       line("ct::grouped_block(" + lin + ", p.grid[0], p.grid[1], " + std::to_string(k_.target.group_rows) + ", blk0, blk1);");
       line("const ct::Idx<2> blk = {{blk0, blk1}};");
       line("(void)blk;");
+      emit_lower_rank_blocks();
       return;
     }
     line("long long rem = " + lin + ";");
@@ -530,6 +531,27 @@ class Emitter {
     for (int d = 0; d < G; ++d) bl += (d ? ", blk" : "blk") + std::to_string(d);
     line(bl + "}};");
     line("(void)blk;");
+    emit_lower_rank_blocks();
+  }
+
+  // Pieces of lower rank than the grid (a [rows] output beside a [rows, cols] one) take the
+  // leading block coordinates: blk_r for rank r.
+  void emit_lower_rank_blocks() {
+    std::vector<bool> done(static_cast<std::size_t>(k_.grid_rank), false);
+    for (const ir::Param& p : k_.params) {
+      const int r = p.type.rank;
+      if (p.type.kind != ir::TypeKind::Piece || r >= k_.grid_rank || done[static_cast<std::size_t>(r)]) continue;
+      done[static_cast<std::size_t>(r)] = true;
+      std::string bl = "const ct::Idx<" + std::to_string(r) + "> blk_" + std::to_string(r) + " = {{";
+      for (int d = 0; d < r; ++d) bl += (d ? ", blk.v[" : "blk.v[") + std::to_string(d) + "]";
+      line(bl + "}};");
+      line("(void)blk_" + std::to_string(r) + ";");
+    }
+  }
+  // The block coordinates of piece `t` (an Idx of its rank).
+  std::string piece_blk(ValueId t) const {
+    const int r = type(t).rank;
+    return r == k_.grid_rank ? std::string("blk") : "blk_" + std::to_string(r);
   }
 
   void emit_region(const ir::Region& r) {
@@ -676,9 +698,9 @@ class Emitter {
         const Shape& psh = type(o[0]).shape;
         const std::string ix = idx_get_list(op, 1, o.size() - 2);
         if (rep(val))
-          return line("ct::scatter_piece_one_t<" + shape_t(psh) + ">(" + td(o[0]) + ", blk, " + name(val) + ", team" + ix +
+          return line("ct::scatter_piece_one_t<" + shape_t(psh) + ">(" + td(o[0]) + ", " + piece_blk(o[0]) + ", " + name(val) + ", team" + ix +
                       ");" + comment(op));
-        return line("ct::scatter_piece_d<" + D(val) + ", " + shape_t(psh) + ">(" + td(o[0]) + ", blk, " + name(val) + ", " +
+        return line("ct::scatter_piece_d<" + D(val) + ", " + shape_t(psh) + ">(" + td(o[0]) + ", " + piece_blk(o[0]) + ", " + name(val) + ", " +
                     smem(op, "int") + ", " + tp(val) + ", " + own(val) + ", team" + ix + ");" + comment(op));
       }
       case OpKind::ScatterUnchecked: {
@@ -851,7 +873,7 @@ class Emitter {
       for (std::size_t i = 1; i < op.operands.size(); ++i) ti += (i > 1 ? ", " : "") + name(op.operands[i]);
       ti += "}}";
     } else {
-      ti = "blk";
+      ti = piece_blk(tensor);
     }
     const std::string w = "w" + std::to_string(uid_++);
     const bool piece = op.kind != OpKind::Load;
@@ -876,7 +898,7 @@ class Emitter {
         for (std::size_t i = 1; i < op.operands.size(); ++i) ti += (i > 1 ? ", " : "") + name(op.operands[i]);
         ti += "}}";
       } else {
-        ti = "blk";
+        ti = piece_blk(t);
       }
       return line("const " + ct(r0) + " " + name(r0) + " = ct::load_one<" + shape_t(sh) + ">(" + td(t) + ", ct::make_window<" +
                   shape_t(sh) + ">(" + td(t) + ", " + ti + "), " + pad + ");" + comment(op));
@@ -952,7 +974,7 @@ class Emitter {
     const bool fence = scattered_pieces_.count(tindex(t)) > 0;
     if (rep(x))
       return line("ct::store_one_t<" + shape_t(sh) + ">(" + name(x) + ", " + td(t) + ", ct::make_window<" + shape_t(sh) + ">(" +
-                  td(t) + ", blk), team);" + comment(op));
+                  td(t) + ", " + piece_blk(t) + "), team);" + comment(op));
     const int mb = d == DType::b1 ? 1 : dtype_size(d);
     const int vm = mem_vec(x, d);
     const ir::Param& p = param_of(t);

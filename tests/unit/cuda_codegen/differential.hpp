@@ -152,6 +152,10 @@ inline Inputs make_inputs(const ir::Kernel& k, bool one_block, std::uint64_t see
   std::mt19937_64 gs(seed ^ 0x9e3779b97f4a7c15ull);  // shape choices: their own stream (values stay as before)
   Inputs s;
   s.grid.assign(static_cast<std::size_t>(k.grid_rank), one_block ? 1 : 2);
+  // A piece of lower rank than the grid needs extent 1 along the further axes (merge_grid).
+  for (const ir::Param& p : k.params)
+    if (p.type.kind == ir::TypeKind::Piece)
+      for (std::size_t d = static_cast<std::size_t>(p.type.rank); d < s.grid.size(); ++d) s.grid[d] = 1;
   s.bufs.resize(k.params.size());
   s.args.resize(k.params.size());
   for (std::size_t i = 0; i < k.params.size(); ++i) {

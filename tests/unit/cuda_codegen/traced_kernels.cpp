@@ -68,6 +68,9 @@ void add_traced_cases(std::vector<Case>& out) {
     return ct::trace(reduce_rows, "reduce_rows",
                      {piece(D::f32, {8, 1}), piece(D::i64, {8, 1}), piece(D::f32, {8, 64}), ref(D::f32, 2)}, 2);
   });
+  add("row_stats_mixed_rank", [] {
+    return ct::trace(row_stats, "row_stats", {piece(D::f32, {8}), piece(D::f32, {8}), piece(D::f32, {8, 64}), ref(D::f32, 2)}, 2);
+  });
   add("mm_f16_f32", [] { return ct::trace(mm<ct::f16, float, 16>, "mm<f16,f32>", {piece(D::f32, {32, 16}), ref(D::f16, 2), ref(D::f16, 2)}, 2); });
   add("mm_bf16_f32", [] { return ct::trace(mm<ct::bf16, float, 16>, "mm<bf16,f32>", {piece(D::f32, {32, 16}), ref(D::bf16, 2), ref(D::bf16, 2)}, 2); });
   add("mm_f32_f32", [] { return ct::trace(mm<float, float, 16>, "mm<f32,f32>", {piece(D::f32, {32, 16}), ref(D::f32, 2), ref(D::f32, 2)}, 2); });
