@@ -141,7 +141,7 @@ TEST(Verifier, DefinitionsAndDominance) {
   {  // a piece whose rank differs from the grid's
     KB kb("piece_rank", 1);
     kb.piece("p", DType::f32, {8, 8});
-    expect_invalid(*kb.finish(), "piece parameter 'p' has rank 2 but the grid has 1 axes");
+    expect_invalid(*kb.finish(), "piece parameter 'p' has rank 2 but the grid has only 1 axes");
   }
 }
 
