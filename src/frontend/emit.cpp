@@ -482,6 +482,43 @@ void emit_store_piece(ValueId piece, ValueId tile, const SourceLoc& loc) {
   B(loc).build(ir::OpKind::StorePiece, {piece, to_shape(tile, p.shape, loc)}, loc);
 }
 
+ValueId emit_load_window(ValueId tensor, const std::vector<ValueId>& origin, const Shape& shape, ir::Scalar pad,
+                         const SourceLoc& loc) {
+  const ir::Type& t = type_of(tensor);
+  if (static_cast<int>(shape.size()) != t.rank)
+    user_error("load_window: a rank-" + std::to_string(t.rank) + " tensor needs a window of rank " + std::to_string(t.rank) +
+                   ", got " + shape_str(shape),
+               loc);
+  if (static_cast<int>(origin.size()) != t.rank)
+    user_error("load_window: a rank-" + std::to_string(t.rank) + " tensor needs " + std::to_string(t.rank) +
+                   " element coordinates, got " + std::to_string(origin.size()),
+               loc);
+  check_tile_shape(shape, "load_window", loc);
+  std::vector<ValueId> ops{tensor};
+  for (ValueId i : origin) ops.push_back(as_index(i, loc));
+  return one(B(loc), ir::OpKind::LoadWindow, ops, loc, {ir::Type::tile(t.dtype, shape)},
+             [&](ir::Op& op) { op.value = ir::scalar_cast(pad, t.dtype); });
+}
+
+void emit_store_window(ValueId piece, const std::vector<ValueId>& offsets, ValueId tile, const SourceLoc& loc) {
+  const ir::Type& p = type_of(piece);
+  const ir::Type& t = tile_type(tile, "store_window", loc);
+  if (t.dtype != p.dtype)
+    user_error("store_window: element types differ (" + ir::type_str(t) + " into " + ir::type_str(p) + ")", loc);
+  if (t.rank != p.rank)
+    user_error("store_window: a tile of shape " + shape_str(t.shape) + " into a rank-" + std::to_string(p.rank) +
+                   " piece; the ranks must agree",
+               loc);
+  if (static_cast<int>(offsets.size()) != p.rank)
+    user_error("store_window: a rank-" + std::to_string(p.rank) + " piece needs " + std::to_string(p.rank) +
+                   " element offsets, got " + std::to_string(offsets.size()),
+               loc);
+  std::vector<ValueId> ops{piece};
+  for (ValueId i : offsets) ops.push_back(as_index(i, loc));
+  ops.push_back(tile);
+  B(loc).build(ir::OpKind::StoreWindow, ops, loc);
+}
+
 namespace {
 // Index tiles: integer element types, one per tensor axis, broadcast to one common shape.
 std::vector<ValueId> index_tiles(const ir::Type& tensor, const std::vector<ValueId>& idx, Shape& common,

@@ -23,7 +23,9 @@ constexpr std::array<OpTraits, kOpKinds> kTraits = {{
     row("ct.partition_count", Effect::None),
     row("ct.load", Effect::ReadMemory),
     row("ct.load_piece", Effect::ReadMemory),
+    row("ct.load_window", Effect::ReadMemory, false, 0, true),
     row("ct.store_piece", Effect::WriteMemory),
+    row("ct.store_window", Effect::WriteMemory),
     row("ct.gather", Effect::ReadMemory),
     // Duplicate indices in one tile resolve to the last element: elements of other threads matter.
     row("ct.scatter_piece", Effect::WriteMemory, true),
@@ -215,6 +217,30 @@ std::vector<Type> Rule::run() {
       nops(1);
       const Type& p = kind_of(0, TypeKind::Piece, "a piece");
       return {Type::tile(p.dtype, p.shape)};
+    }
+    case OpKind::LoadWindow: {
+      if (n() < 1) fail("expected a tensor operand");
+      const Type& t = kind_of(0, TypeKind::Tensor, "a tensor");
+      if (t.access != Access::Read) fail(cat("operand has type ", type_str(t), ", expected a read-only tensor"));
+      const int r = tensor_rank(t);
+      nops(1 + static_cast<std::size_t>(r));
+      for (std::size_t i = 1; i < n(); ++i) i64_scalar(i);
+      const Type& y = declared();
+      if (!y.is_tile() || y.dtype != t.dtype || y.rank != r)
+        fail(cat("result has type ", type_str(y), ", expected a rank-", r, " tile of ", dtype_name(t.dtype)));
+      for (std::int64_t e : y.shape)
+        if (!is_pow2(e)) fail(cat("window shape ", shape_str(y.shape), " has an extent that is not a power of two"));
+      return {y};
+    }
+    case OpKind::StoreWindow: {
+      if (n() < 1) fail("expected a piece operand");
+      const Type& p = kind_of(0, TypeKind::Piece, "a piece");
+      nops(2 + static_cast<std::size_t>(p.rank));
+      for (std::size_t i = 1; i + 1 < n(); ++i) i64_scalar(i);
+      const Type& v = tile(n() - 1);
+      if (v.dtype != p.dtype || v.rank != p.rank)
+        fail(cat("operand ", n() - 1, " has type ", type_str(v), ", expected a rank-", p.rank, " tile of ", dtype_name(p.dtype)));
+      return {};
     }
     case OpKind::StorePiece: {
       nops(2);

@@ -110,7 +110,7 @@ class Printer {
         if (op.reverse) a << ", reverse";
         break;
       case OpKind::MakePartition: a << "tile = " << shape_str(op.shape); break;
-      case OpKind::Load: case OpKind::LoadPiece: case OpKind::Gather:
+      case OpKind::Load: case OpKind::LoadPiece: case OpKind::LoadWindow: case OpKind::Gather:
         a << "pad = " << scalar_str(scalar_cast(op.value, dt()), dt()); break;
       case OpKind::Constant: a << "value = " << scalar_str(scalar_cast(op.value, dt()), dt()); break;
       case OpKind::Permute: {

@@ -60,8 +60,8 @@ constexpr int kGroupRows = 8;
 
 bool is_memory_op(OpKind k) {
   switch (k) {
-    case OpKind::Load: case OpKind::LoadPiece: case OpKind::StorePiece: case OpKind::Gather:
-    case OpKind::ScatterPiece: case OpKind::ScatterUnchecked: case OpKind::AtomicRMW: case OpKind::AtomicCAS:
+    case OpKind::Load: case OpKind::LoadPiece: case OpKind::LoadWindow: case OpKind::StorePiece: case OpKind::StoreWindow:
+    case OpKind::Gather: case OpKind::ScatterPiece: case OpKind::ScatterUnchecked: case OpKind::AtomicRMW: case OpKind::AtomicCAS:
       return true;
     default: return false;
   }
@@ -597,6 +597,9 @@ class LayoutAssignment : public Pass {
         // through shared memory. An element-wise user asks for the canonical layout as before.
         if (o.kind == OpKind::Load && uses_[static_cast<std::size_t>(o.results[0])] == 1) return flexible(r, i);
         return set(o.results[0], canon(type(o.results[0])));
+      case OpKind::LoadWindow:  // like a load with several users: never in shared memory
+        if (uses_[static_cast<std::size_t>(o.results[0])] == 1) return flexible(r, i);
+        return set(o.results[0], canon(type(o.results[0])));
       case OpKind::Gather: {
         const Layout l = canon(type(o.results[0]));
         for (std::size_t j = 1; j < o.operands.size(); ++j) require(r, i, j, l);
@@ -604,6 +607,8 @@ class LayoutAssignment : public Pass {
       }
       case OpKind::StorePiece:
         return require(r, i, 1, canon(type(o.operands[1])));
+      case OpKind::StoreWindow:
+        return require(r, i, o.operands.size() - 1, canon(type(o.operands.back())));
       case OpKind::ScatterPiece: case OpKind::ScatterUnchecked: case OpKind::AtomicRMW: case OpKind::AtomicCAS: {
         const Layout l = canon(type(o.operands.back()));
         for (std::size_t j = 1; j < o.operands.size(); ++j) require(r, i, j, l);

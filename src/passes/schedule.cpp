@@ -17,7 +17,9 @@
 namespace ctile::passes {
 namespace {
 
-bool is_load(ir::OpKind k) { return k == ir::OpKind::Load || k == ir::OpKind::LoadPiece || k == ir::OpKind::Gather; }
+bool is_load(ir::OpKind k) {
+  return k == ir::OpKind::Load || k == ir::OpKind::LoadPiece || k == ir::OpKind::LoadWindow || k == ir::OpKind::Gather;
+}
 bool has_effect(const ir::Op& op) {
   const ir::Effect e = ir::traits(op.kind).effect;
   return e == ir::Effect::WriteMemory || e == ir::Effect::Control;

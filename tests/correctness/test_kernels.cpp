@@ -150,6 +150,37 @@ TEST(MixedRank, RowStatisticsBesideTheRows) {
   EXPECT_LT(rel_l2(hs, rs), 1e-6);
 }
 
+// ---- windows at element offsets (load_window / store_window) ----
+TEST(Windows, StencilReadsAcrossPiecesAndPastBothEnds) {
+  for (std::int64_t n : {1, 7, 64, 1000, 1024}) {
+    auto x = ct::randn<float>({n}, 31 + static_cast<std::uint64_t>(n)).share();
+    auto [y, x2] = ct::launch(stencil3<float>, poisoned<float>({n}).partition({64}), x).sync();
+    const auto hy = std::move(y).unpartition().to_host();
+    const auto hx = x2.to_host();
+    auto at = [&](std::int64_t i) { return i < 0 || i >= n ? 0.0 : double(hx[std::size_t(i)]); };
+    for (std::int64_t i = 0; i < n; ++i)
+      ASSERT_NEAR(hy[std::size_t(i)], at(i - 1) + 2 * at(i) + at(i + 1), 1e-5) << "n " << n << " element " << i;
+  }
+}
+
+TEST(Windows, PieceWrittenInPartsKeepsTheRest) {
+  const std::int64_t m = 21, n = 45, bm = 8, bn = 16;  // partial pieces on both axes
+  auto x = ct::randn<float>({m, n}, 77).share();
+  auto [y, x2] = ct::launch(window_parts, poisoned<float>({m, n}).partition({bm, bn}), x).sync();
+  const auto hy = std::move(y).unpartition().to_host();
+  const auto hx = x2.to_host();
+  auto xa = [&](std::int64_t r, std::int64_t c) { return r < 0 || r >= m || c < 0 || c >= n ? 0.0f : hx[std::size_t(r * n + c)]; };
+  for (std::int64_t r = 0; r < m; ++r)
+    for (std::int64_t c = 0; c < n; ++c) {
+      const std::int64_t pr = r % bm, pc = c % bn, r0 = r - pr, c0 = c - pc;
+      float want = -1.0f;
+      if (pc < bn / 2) want = xa(r0 + pr + 1, c0 + pc + 3);
+      else if (pr >= 2) want = xa(r0 - 2 + (pr - 2), c0 + bn / 2 + (pc - bn / 2));
+      else if (pr == 0) want = float(bm - 1) * 1000.0f + float(pc - bn / 2);
+      ASSERT_EQ(hy[std::size_t(r * n + c)], want) << "element (" << r << ", " << c << ")";
+    }
+}
+
 // ---- matrix multiply with a run-time K loop, every input type ----
 template <class In, class Acc>
 void check_mm(double tol) {

@@ -137,6 +137,24 @@ ct::detail::ParamSpec ref(ct::DType d, int rank) { return {Kind::Read, d, rank, 
 ct::detail::ParamSpec i64s() { return {Kind::Scalar, ct::DType::i64, 0, {}, {}}; }
 
 // The error names this file and the line MARK() pointed at.
+// load_window / store_window: a window of another rank, an extent that is not a power of two.
+void window_of_another_rank(ct::Mut<float, 2> z, ct::Ref<float, 2> x) {
+  MARK();
+  auto t = x.load_window({1, 2}, {16});
+  (void)t;
+  (void)z;
+}
+void window_not_pow2(ct::Mut<float, 1> z, ct::Ref<float, 1> x) {
+  (void)z;
+  MARK();
+  auto t = x.load_window({3}, {12});
+  (void)t;
+}
+void store_window_of_another_rank(ct::Mut<float, 2> z) {
+  MARK();
+  z.store_window({0, 1}, ct::Tile<float>::zeros({16}));
+}
+
 void expect_here(const std::string& what) {
   const std::string want = std::string("test_trace_errors.cpp:") + std::to_string(g_line) + ":";
   EXPECT_NE(what.find(want), std::string::npos) << "expected location " << want << " in: " << what;
@@ -200,4 +218,17 @@ TEST(TraceErrors, ConditionOfWhileAssigns) {
 TEST(TraceErrors, ReshapeMustKeepTheElementCount) {
   expect_here(EXPECT_USER_ERROR(ct::trace(reshape_count, "k", {piece(ct::DType::f32, {16})}, 1),
                                 "different numbers of elements"));
+}
+TEST(TraceErrors, LoadWindowOfAnotherRank) {
+  expect_here(EXPECT_USER_ERROR(
+      ct::trace(window_of_another_rank, "k", {piece(ct::DType::f32, {16, 16}), ref(ct::DType::f32, 2)}, 2),
+      "load_window: a rank-2 tensor needs a window of rank 2, got [16]"));
+}
+TEST(TraceErrors, LoadWindowExtentNotAPowerOfTwo) {
+  expect_here(EXPECT_USER_ERROR(ct::trace(window_not_pow2, "k", {piece(ct::DType::f32, {16}), ref(ct::DType::f32, 1)}, 1),
+                                "power of two"));
+}
+TEST(TraceErrors, StoreWindowOfAnotherRank) {
+  expect_here(EXPECT_USER_ERROR(ct::trace(store_window_of_another_rank, "k", {piece(ct::DType::f32, {16, 16})}, 2),
+                                "store_window: a tile of shape [16] into a rank-2 piece; the ranks must agree"));
 }

@@ -244,6 +244,24 @@ GPU_TEST(kernels_reduce_rows_sum_argmax_cumsum) {
   CHECK_EQUAL(std::get<2>(g), std::get<2>(c), "row cumsum (scans accumulate in f64 in order on both)");
 }
 
+GPU_TEST(kernels_windows_at_element_offsets) {
+  // load_window across pieces and past both ends (stencil, misaligned and vector-aligned shifts),
+  // store_window in parts of a piece (the rest keeps its -1): every element exact on both.
+  const std::int64_t n = 100003;
+  auto [g, c] = both([&](ct::Device d) {
+    auto x = ct::randn<float>({n}, seed(17), 0.0, 1.0, d).share();
+    auto [y, x2] = ct::launch(stencil3<float>, poisoned<float>({n}, d).partition({256}), x).sync();
+    auto [s, x3] = ct::launch(shifted_difference<float, 4>, poisoned<float>({n}, d).partition({512}), std::move(x2)).sync();
+    auto x2d = ct::randn<float>({203, 301}, seed(18), 0.0, 1.0, d).share();
+    auto [p, x4] = ct::launch(window_parts, poisoned<float>({203, 301}, d).partition({8, 32}), x2d).sync();
+    return std::make_tuple(std::move(y).unpartition().to_host(), std::move(s).unpartition().to_host(),
+                           std::move(p).unpartition().to_host());
+  });
+  CHECK_EQUAL(std::get<0>(g), std::get<0>(c), "3-point stencil through load_window");
+  CHECK_EQUAL(std::get<1>(g), std::get<1>(c), "windows shifted by a whole vector");
+  CHECK_EQUAL(std::get<2>(g), std::get<2>(c), "a piece written in parts by store_window");
+}
+
 GPU_TEST(kernels_row_stats_outputs_of_two_ranks) {
   const std::int64_t m = 37, n = 64;
   auto [g, c] = both([&](ct::Device d) {

@@ -135,6 +135,47 @@ inline void row_stats(ct::Mut<float, 1> sums, ct::Mut<float, 1> maxes, ct::Mut<f
   y.store(t - m);
 }
 
+// Windows at element offsets (ct.load_window): a 3-point stencil whose neighbour windows start one
+// element before and after the piece, so they reach into the next pieces and past both ends of the
+// tensor (reading 0 there).
+template <class T>
+void stencil3(ct::Mut<T, 1> y, ct::Ref<T, 1> x) {
+  const auto [n] = y.tile_shape();
+  const auto o = y.tile_index()[0] * n;
+  auto left = x.load_window({o - 1}, {n});
+  auto mid = x.load_window({o}, {n});
+  auto right = x.load_window({o + 1}, {n});
+  y.store(left + (mid + mid) + right);
+}
+
+// A window K elements before and one K after the piece: for K a multiple of the memory vector, the
+// first piece's window starts outside the tensor on a vector boundary (whole vectors in or out).
+template <class T, int K>
+void shifted_difference(ct::Mut<T, 1> y, ct::Ref<T, 1> x) {
+  const auto [n] = y.tile_shape();
+  const auto o = y.tile_index()[0] * n;
+  auto before = x.load_window({o - K}, {n});
+  auto after = x.load_window({o + K}, {n});
+  y.store(after - before);
+}
+
+// The piece written in parts (ct.store_window). Block (i, j) of y (tiles bm x bn) fills its piece
+// with -1, then
+// - its left half with x shifted by (1, 3) (a window that reads past the tensor's ends as 0),
+// - rows 2.. of its right half with the window of x at (i bm - 2, j bn + bn / 2): a [bm, bn] tile
+//   that hangs over the piece's right and bottom edges, of which only the part inside is written,
+// - row 0 of its right half with the last row of a [bm, bn / 2] tile placed 7 rows above the piece.
+// Row 1 of the right half keeps its -1.
+inline void window_parts(ct::Mut<float, 2> y, ct::Ref<float, 2> x) {
+  const auto [bm, bn] = y.tile_shape();
+  const auto [i, j] = y.tile_index();
+  y.store(-1.0f);
+  y.store_window({0, 0}, x.load_window({i * bm + 1, j * bn + 3}, {bm, bn / 2}));
+  y.store_window({2, bn / 2}, x.load_window({i * bm - 2, j * bn + bn / 2}, {bm, bn}));
+  auto r = ct::expand_dims(ct::iota<float>(bm), 1) * 1000.0f + ct::expand_dims(ct::iota<float>(bn / 2), 0);
+  y.store_window({1 - bm, bn / 2}, r);
+}
+
 template <class In, class Acc, int BK>
 void mm(ct::Mut<Acc, 2> c, ct::Ref<In, 2> a, ct::Ref<In, 2> b) {
   const auto [bm, bn] = c.tile_shape();

@@ -20,11 +20,11 @@ struct Win {
   bool vec_ok;  // unit last stride, and every vector of VB bytes the layout forms is aligned
 };
 
-// VB: the bytes one vector moves (0: no vectors).
+// The per-tile-block facts of a window. VB: the bytes one vector moves (0: no vectors).
 template <class Sh, int VB>
-CT_DEV Win<Sh::rank> make_win(const TensorDesc& td, const Idx<Sh::rank>& ti, int elem_bytes) {
+CT_DEV Win<Sh::rank> win_of(const TensorDesc& td, const Window<Sh::rank>& w, int elem_bytes) {
   Win<Sh::rank> r;
-  r.w = make_window<Sh>(td, ti);
+  r.w = w;
   bool full = true;
 #pragma unroll
   for (int d = 0; d < Sh::rank; ++d) full = full && r.w.lo[d] == 0 && r.w.hi[d] == Sh::ext(d);
@@ -41,6 +41,21 @@ CT_DEV Win<Sh::rank> make_win(const TensorDesc& td, const Idx<Sh::rank>& ti, int
   }
   r.vec_ok = ok;
   return r;
+}
+template <class Sh, int VB>
+CT_DEV Win<Sh::rank> make_win(const TensorDesc& td, const Idx<Sh::rank>& ti, int elem_bytes) {
+  return win_of<Sh, VB>(td, make_window<Sh>(td, ti), elem_bytes);
+}
+// ct.load_window: element 0 at element coordinates `org`.
+template <class Sh, int VB>
+CT_DEV Win<Sh::rank> make_win_at(const TensorDesc& td, const Idx<Sh::rank>& org, int elem_bytes) {
+  return win_of<Sh, VB>(td, make_window_at<Sh>(td, org), elem_bytes);
+}
+// ct.store_window: at piece-relative offsets `off` in the piece of shape PSh at block `blk`.
+template <class Sh, class PSh, int VB>
+CT_DEV Win<Sh::rank> make_win_in_piece(const TensorDesc& td, const Idx<Sh::rank>& blk, const Idx<Sh::rank>& off,
+                                       int elem_bytes) {
+  return win_of<Sh, VB>(td, make_window_in_piece<Sh, PSh>(td, blk, off), elem_bytes);
 }
 
 // The window of a tile whose indices are block ids (in [0, 2^31): no overflow, no negative origin).

@@ -106,6 +106,58 @@ CT_DEV Window<Sh::rank> make_window(const TensorDesc& td, const Idx<Sh::rank>& t
   return w;
 }
 
+// Along one axis: tile elements e in [keep_lo, keep_hi) of a tile of extent ts whose element 0 sits
+// at coordinate c0 (any value), kept where c0 + e lies inside [0, ext).
+CT_DEV void window_axis(Window<1>& w, long long c0, long long ts, long long ext, long long keep_lo, long long keep_hi) {
+  const bool ok = c0 < ext && c0 > -ts;
+  long long lo = c0 < 0 ? -c0 : 0;
+  long long hi = ok ? ext - c0 : 0;  // c0 in (-ts, ext): no overflow for extents below 2^62
+  if (hi > ts) hi = ts;
+  if (lo < keep_lo) lo = keep_lo;
+  if (hi > keep_hi) hi = keep_hi;
+  w.base[0] = ok ? c0 : 0;  // an empty window keeps no far-off origin for the alignment test
+  w.lo[0] = ok ? lo : 0;
+  w.hi[0] = ok && hi > lo ? hi : (ok ? lo : 0);
+}
+
+// The window of a tile (ct.load_window) whose element 0 lies at element coordinates `org`: any
+// values, negative or past the end (those elements are outside).
+template <class Sh>
+CT_DEV Window<Sh::rank> make_window_at(const TensorDesc& td, const Idx<Sh::rank>& org) {
+  Window<Sh::rank> w;
+#pragma unroll
+  for (int d = 0; d < Sh::rank; ++d) {
+    Window<1> a;
+    window_axis(a, org.v[d], Sh::ext(d), td.shape[d], 0, Sh::ext(d));
+    w.base[d] = a.base[0];
+    w.lo[d] = a.lo[0];
+    w.hi[d] = a.hi[0];
+  }
+  return w;
+}
+
+// The window of a tile (ct.store_window) at piece-relative element offsets `off` in the piece of
+// shape PSh at block `blk`: only elements inside both the piece and the tensor are kept.
+template <class Sh, class PSh>
+CT_DEV Window<Sh::rank> make_window_in_piece(const TensorDesc& td, const Idx<Sh::rank>& blk, const Idx<Sh::rank>& off) {
+  Window<Sh::rank> w;
+#pragma unroll
+  for (int d = 0; d < Sh::rank; ++d) {
+    const long long o = off.v[d], ts = Sh::ext(d), ps = PSh::ext(d);
+    Window<1> a;
+    if (o >= ps || o <= -ts) {  // misses the piece (and keeps the sum below from overflowing)
+      a.base[0] = 0;
+      a.lo[0] = a.hi[0] = 0;
+    } else {
+      window_axis(a, (blk.v[d] << PSh::lg(d)) + o, ts, td.shape[d], o < 0 ? -o : 0, ps - o);
+    }
+    w.base[d] = a.base[0];
+    w.lo[d] = a.lo[0];
+    w.hi[d] = a.hi[0];
+  }
+  return w;
+}
+
 // Offset (elements) of tile element i, false when it lies outside the tensor.
 template <class Sh>
 CT_DEV bool window_locate(const TensorDesc& td, const Window<Sh::rank>& w, int i, long long& off) {

@@ -62,6 +62,9 @@ ValueId emit_partition_count(ValueId partition_or_piece, int axis, const SourceL
 ValueId emit_load(ValueId partition, const std::vector<ValueId>& idx, ir::Scalar pad, const SourceLoc& loc);
 ValueId emit_load_piece(ValueId piece, ir::Scalar pad, const SourceLoc& loc);
 void emit_store_piece(ValueId piece, ValueId tile, const SourceLoc& loc);
+ValueId emit_load_window(ValueId tensor, const std::vector<ValueId>& origin, const Shape& shape, ir::Scalar pad,
+                         const SourceLoc& loc);
+void emit_store_window(ValueId piece, const std::vector<ValueId>& offsets, ValueId tile, const SourceLoc& loc);
 // Index tiles of any integer type, broadcast to one common shape.
 ValueId emit_gather(ValueId tensor, const std::vector<ValueId>& idx, ir::Scalar pad, const SourceLoc& loc);
 void emit_scatter_piece(ValueId piece, const std::vector<ValueId>& idx, ValueId value, const SourceLoc& loc);

@@ -128,6 +128,13 @@ class Ref : public TensorParamBase<T, N> {
   PartitionView<T, N> tiles(const Shape& tile, std::source_location l = std::source_location::current()) const {
     return PartitionView<T, N>(detail::emit_make_partition(this->value(), tile, l), tile);
   }
+  // The tile of `shape` whose element 0 is tensor[origin]: element e reads tensor[origin + e] at
+  // any element coordinates (not only tile multiples); elements outside the tensor read `pad`.
+  Tile<T> load_window(const std::array<IndexArg, N>& origin, const Shape& shape, T pad = T{},
+                      std::source_location l = std::source_location::current()) const {
+    return Tile<T>(detail::emit_load_window(this->value(), detail::resolve_indices(origin, l), shape, detail::to_scalar(pad), l),
+                   l);
+  }
 };
 
 // This tile block's exclusive piece of a partitioned output.
@@ -153,6 +160,13 @@ class Mut {
   template <detail::LiteralFor<T> U>
   void store(U v, std::source_location l = std::source_location::current()) const {
     store(Tile<T>::full({}, static_cast<T>(v), l), l);
+  }
+  // Stores tile `t` (any shape of the piece's rank) with its element 0 at piece-relative element
+  // offsets `offset`: element e goes to piece element offset + e; elements outside the piece or
+  // the tensor are not written. Writes the piece a part at a time (a row chunk, a halo-free core).
+  void store_window(const std::array<IndexArg, N>& offset, const Tile<T>& t,
+                    std::source_location l = std::source_location::current()) const {
+    detail::emit_store_window(v_, detail::resolve_indices(offset, l), t.value(), l);
   }
   // Stores `v[e]` at piece-relative coordinates idx[.][e]; coordinates outside the piece are dropped.
   // `v` may be a literal (it broadcasts to the indices' shape).

@@ -89,7 +89,11 @@ enum class OpKind : std::uint8_t {
   PartitionCount,  // (partition|piece) -> i64 scalar          attrs: axis. ceil(extent / tile).
   Load,            // (partition, idx_0..idx_{r-1}) -> tile    attrs: pad. Elements past the tensor read `pad`.
   LoadPiece,       // (piece) -> tile                          attrs: pad
+  LoadWindow,      // (tensor[Read], off_0..off_{r-1}) -> tile attrs: pad, result type. Element e reads tensor[off + e]
+                   //                                           (any offsets, not only tile multiples); outside: `pad`.
   StorePiece,      // (piece, tile) -> ()                      elements past the tensor are not written
+  StoreWindow,     // (piece, off_0..off_{r-1}, tile) -> ()    element e goes to piece-relative off + e; elements outside
+                   //                                           the piece or the tensor are not written
   Gather,          // (tensor[Read|Atomic|Unchecked], idx_0..idx_{r-1}) -> tile   attrs: pad. Index tiles share one shape.
   ScatterPiece,    // (piece, idx_0..idx_{r-1}, value) -> ()   indices relative to the piece; outside piece or tensor: dropped
   ScatterUnchecked,// (tensor[Unchecked], idx..., value) -> () outside the tensor: dropped. Not race-free: checked by the CPU race checker.

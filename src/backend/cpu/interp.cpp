@@ -91,7 +91,17 @@ void BlockInterp::exec_op(const ir::Op& op) {
       return op_load(view(ops[0]), idx.data(), op.value, out());
     }
     case OpKind::LoadPiece: return op_load(view(ops[0]), piece_index(), op.value, out());
+    case OpKind::LoadWindow: {
+      std::array<std::int64_t, kMaxRank> org{};
+      for (std::size_t i = 1; i < ops.size(); ++i) org[i - 1] = i64(ops[i]);
+      return op_load_window(view(ops[0]), org.data(), op.value, out());
+    }
     case OpKind::StorePiece: return op_store_piece(view(ops[0]), piece_index(), in(1));
+    case OpKind::StoreWindow: {
+      std::array<std::int64_t, kMaxRank> off{};
+      for (std::size_t i = 1; i + 1 < ops.size(); ++i) off[i - 1] = i64(ops[i]);
+      return op_store_window(view(ops[0]), k_.type(ops[0]).shape, piece_index(), off.data(), in(ops.size() - 1));
+    }
     case OpKind::Gather: return op_gather(view(ops[0]), tiles(1, ops.size() - 1), op.value, out());
     case OpKind::ScatterPiece:
       return op_scatter_piece(view(ops[0]), k_.type(ops[0]).shape, piece_index(), tiles(1, ops.size() - 2),

@@ -160,6 +160,12 @@ void op_mma(const Tile& a, const Tile& b, const Tile& acc, Tile& out);
 // memory (ops_memory.cpp). `tile_index` addresses a tile of shape out.shape (Load/LoadPiece).
 void op_load(const TensorView& t, const std::int64_t* tile_index, const ir::Scalar& pad, Tile& out);
 void op_store_piece(const TensorView& t, const std::int64_t* tile_index, const Tile& value);
+// LoadWindow: element 0 of the tile at element coordinates `origin` (any values; outside: pad).
+void op_load_window(const TensorView& t, const std::int64_t* origin, const ir::Scalar& pad, Tile& out);
+// StoreWindow: element 0 at piece-relative `offsets` in the piece of shape `piece` at `tile_index`;
+// only elements inside both the piece and the tensor are written.
+void op_store_window(const TensorView& t, const Shape& piece, const std::int64_t* tile_index, const std::int64_t* offsets,
+                     const Tile& value);
 void op_gather(const TensorView& t, const std::vector<const Tile*>& idx, const ir::Scalar& pad, Tile& out);
 void op_scatter_piece(const TensorView& t, const Shape& tile, const std::int64_t* tile_index,
                       const std::vector<const Tile*>& idx, const Tile& value);

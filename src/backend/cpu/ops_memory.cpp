@@ -1,4 +1,4 @@
-// Memory ops: Load, LoadPiece, StorePiece, Gather, ScatterPiece, ScatterUnchecked, AtomicRMW,
+// Memory ops: Load, LoadPiece, LoadWindow, StorePiece, StoreWindow, Gather, ScatterPiece, ScatterUnchecked, AtomicRMW,
 // AtomicCAS. All index arithmetic is 64-bit and bounds-checked per coordinate, so nothing outside
 // a tensor is ever touched, whatever the indices.
 #include <array>
@@ -96,6 +96,34 @@ Window window(const TensorView& t, const Shape& tile, const std::int64_t* tile_i
   return w;
 }
 
+// The window of a tile of shape `tile` whose element 0 lies at element coordinates `origin` (any
+// values), keeping along each axis only the tile elements in [keep_lo[d], keep_hi[d]) (no limit
+// when null).
+Window window_at(const TensorView& t, const Shape& tile, const std::int64_t* origin, const std::int64_t* keep_lo = nullptr,
+                 const std::int64_t* keep_hi = nullptr) {
+  Window w;
+  w.rank = static_cast<int>(tile.size());
+  for (int d = 0; d < w.rank; ++d) {
+    const auto ud = static_cast<std::size_t>(d);
+    const std::int64_t ts = tile[ud], c0 = origin[d];
+    if (c0 <= -ts || c0 >= t.ext[ud]) {
+      w.empty = true;
+      return w;
+    }
+    std::int64_t lo = c0 < 0 ? -c0 : 0, hi = std::min(ts, t.ext[ud] - c0);  // c0 in (-ts, ext): no overflow
+    if (keep_lo) lo = std::max(lo, keep_lo[d]);
+    if (keep_hi) hi = std::min(hi, keep_hi[d]);
+    if (lo >= hi) {
+      w.empty = true;
+      return w;
+    }
+    w.base[ud] = c0;
+    w.lo[ud] = lo;
+    w.hi[ud] = hi;
+  }
+  return w;
+}
+
 // Calls row(out_offset, tensor_offset_of_element_0_of_row, in_row) for every row (last dim) of
 // the tile; tensor offsets are in elements.
 template <class F>
@@ -185,9 +213,10 @@ T* atomic_target(const TensorView& t, std::int64_t off) {
 
 }  // namespace
 
-void op_load(const TensorView& t, const std::int64_t* tile_index, const ir::Scalar& pad, Tile& out) {
+namespace {
+
+void load_window(const TensorView& t, const Window& w, const ir::Scalar& pad, Tile& out) {
   const Shape& tile = *out.shape;
-  const Window w = window(t, tile, tile_index);
   dispatch(out.dtype, [&]<class T>(std::type_identity<T>) {
     const T padv = scalar_to<T>(pad);
     T* o = out.as<T>();
@@ -221,9 +250,8 @@ void op_load(const TensorView& t, const std::int64_t* tile_index, const ir::Scal
   });
 }
 
-void op_store_piece(const TensorView& t, const std::int64_t* tile_index, const Tile& value) {
+void store_window(const TensorView& t, const Window& w, const Tile& value) {
   const Shape& tile = *value.shape;
-  const Window w = window(t, tile, tile_index);
   if (w.empty) return;
   dispatch(value.dtype, [&]<class T>(std::type_identity<T>) {
     const T* v = value.as<T>();
@@ -245,6 +273,38 @@ void op_store_piece(const TensorView& t, const std::int64_t* tile_index, const T
       }
     });
   });
+}
+
+}  // namespace
+
+void op_load(const TensorView& t, const std::int64_t* tile_index, const ir::Scalar& pad, Tile& out) {
+  load_window(t, window(t, *out.shape, tile_index), pad, out);
+}
+
+void op_load_window(const TensorView& t, const std::int64_t* origin, const ir::Scalar& pad, Tile& out) {
+  load_window(t, window_at(t, *out.shape, origin), pad, out);
+}
+
+void op_store_piece(const TensorView& t, const std::int64_t* tile_index, const Tile& value) {
+  store_window(t, window(t, *value.shape, tile_index), value);
+}
+
+void op_store_window(const TensorView& t, const Shape& piece, const std::int64_t* tile_index, const std::int64_t* offsets,
+                     const Tile& value) {
+  const Shape& tile = *value.shape;
+  const int r = static_cast<int>(tile.size());
+  std::array<std::int64_t, kMaxRank> origin{}, keep_lo{}, keep_hi{};
+  for (int d = 0; d < r; ++d) {
+    const auto ud = static_cast<std::size_t>(d);
+    const std::int64_t o = offsets[d], ts = tile[ud], ps = piece[ud];
+    if (o >= ps || o <= -ts) return;  // misses the piece
+    std::int64_t c0 = 0;
+    if (__builtin_mul_overflow(tile_index[d], ps, &c0) || __builtin_add_overflow(c0, o, &c0)) return;
+    origin[ud] = c0;
+    keep_lo[ud] = o < 0 ? -o : 0;
+    keep_hi[ud] = ps - o;
+  }
+  store_window(t, window_at(t, tile, origin.data(), keep_lo.data(), keep_hi.data()), value);
 }
 
 void op_gather(const TensorView& t, const std::vector<const Tile*>& idx, const ir::Scalar& pad, Tile& out) {

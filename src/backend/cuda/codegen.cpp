@@ -257,7 +257,7 @@ class Emitter {
   std::vector<int> scalar_param_;     // per value: index into p.s, else -1
   std::vector<ir::Access> access_;    // per p.t index
   std::vector<const ir::Param*> tparam_;  // per p.t index
-  std::set<int> scattered_pieces_;    // p.t indices of pieces written by ct.scatter_piece
+  std::set<int> scattered_pieces_;    // p.t indices of pieces written by ct.scatter_piece or ct.store_window
   std::vector<char> used_;            // per value: an operand somewhere
   std::map<std::string, int> layout_ids_;
   std::vector<Layout> layouts_;       // by id
@@ -371,7 +371,7 @@ class Emitter {
       for (const ir::Region& r : op.regions)
         for (ValueId a : r.args) see_layout(a);
       if (op.kind == OpKind::MakePartition) tensor_[static_cast<std::size_t>(op.results[0])] = tindex(op.operands[0]);
-      if (op.kind == OpKind::ScatterPiece) scattered_pieces_.insert(tindex(op.operands[0]));
+      if (op.kind == OpKind::ScatterPiece || op.kind == OpKind::StoreWindow) scattered_pieces_.insert(tindex(op.operands[0]));
       for (ValueId r : op.results)
         if (type(r).is_tile() && !rep(r) && regs(r) > kMaxRegs)
           throw UserError(detail::cat("tile ", type_str(type(r)), " is too large for the CUDA backend (", regs(r),
@@ -678,6 +678,8 @@ class Emitter {
       case OpKind::Load:
       case OpKind::LoadPiece: return emit_load(op);
       case OpKind::StorePiece: return emit_store(op);
+      case OpKind::LoadWindow: return emit_load_window(op);
+      case OpKind::StoreWindow: return emit_store_window(op);
       case OpKind::Gather: {
         const ValueId t = o[0];
         const bool shared = access_[static_cast<std::size_t>(tindex(t))] != ir::Access::Read;
@@ -915,6 +917,62 @@ class Emitter {
          (op.in_bounds ? "true" : "false") + ", " + (aligned ? "true" : "false") + ", " + (p.facts.small ? "true" : "false") +
          (whole_by_facts(p, t, sh, vm, aligned) ? ", " + ct(r0) + ", true" : std::string()) + ">(" + name(r0) + ", " + td(t) +
          ", " + w + ", " + pad + ", " + tp(r0) + ");");
+  }
+
+  // ct.load_window / ct.store_window: windows at element coordinates, so no fact proves a window
+  // full or its vectors aligned (the vector paths are chosen per tile block at run time).
+  std::string idx_of(const ir::Op& op, std::size_t first, std::size_t count) const {
+    std::string s = "ct::Idx<" + std::to_string(count) + ">{{";
+    for (std::size_t i = 0; i < count; ++i) s += (i ? ", " : "") + name(op.operands[first + i]);
+    return s + "}}";
+  }
+  void emit_load_window(const ir::Op& op) {
+    const ValueId t = op.operands[0], r0 = op.results[0];
+    const Shape& sh = type(r0).shape;
+    const DType d = type(r0).dtype;
+    const std::string pad = literal(d, op.value), org = idx_of(op, 1, sh.size());
+    if (rep(r0))
+      return line("const " + ct(r0) + " " + name(r0) + " = ct::load_one<" + shape_t(sh) + ">(" + td(t) +
+                  ", ct::make_window_at<" + shape_t(sh) + ">(" + td(t) + ", " + org + "), " + pad + ");" + comment(op));
+    const int mb = d == DType::b1 ? 1 : dtype_size(d);
+    const int vm = mem_vec(r0, d);
+    const ir::Param& p = param_of(t);
+    line(decl(r0) + ";" + comment(op));
+    const std::string w = "w" + std::to_string(uid_++);
+    line("const auto " + w + " = ct::make_win_at<" + shape_t(sh) + ", " + std::to_string(vm > 1 ? vm * mb : 0) + ">(" + td(t) +
+         ", " + org + ", " + std::to_string(mb) + ");");
+    line("ct::load<" + D(r0) + ", " + shape_t(sh) + ", true, " + std::to_string(vm) + ", false, false, " +
+         (p.facts.small ? "true" : "false") + ">(" + name(r0) + ", " + td(t) + ", " + w + ", " + pad + ", " + tp(r0) + ");");
+  }
+  void emit_store_window(const ir::Op& op) {
+    const ValueId t = op.operands[0], x = op.operands.back();
+    const Shape& sh = type(x).shape;
+    const Shape& psh = type(t).shape;
+    const DType d = type(x).dtype;
+    const std::string off = idx_of(op, 1, sh.size());
+    // The window's elements lie in other threads than the piece's own (another tile shape and
+    // origin): the tile block synchronises around it, so earlier and later accesses to the piece
+    // by other threads are ordered with it.
+    line("team.sync();  // ct.store_window: ordered with the piece's other accesses");
+    if (rep(x)) {
+      line("{");
+      line("  long long o = 0;");
+      line("  if (team.leader() && ct::window_locate<" + shape_t(sh) + ">(" + td(t) + ", ct::make_window_in_piece<" + shape_t(sh) +
+           ", " + shape_t(psh) + ">(" + td(t) + ", " + piece_blk(t) + ", " + off + "), 0, o)) ct::store_at<" + ct(x) + ">(" +
+           td(t) + ", o, " + name(x) + ");" + comment(op));
+      line("}");
+      return line("team.sync();");
+    }
+    const int mb = d == DType::b1 ? 1 : dtype_size(d);
+    const int vm = mem_vec(x, d);
+    const ir::Param& p = param_of(t);
+    const std::string w = "w" + std::to_string(uid_++);
+    line("const auto " + w + " = ct::make_win_in_piece<" + shape_t(sh) + ", " + shape_t(psh) + ", " +
+         std::to_string(vm > 1 ? vm * mb : 0) + ">(" + td(t) + ", " + piece_blk(t) + ", " + off + ", " + std::to_string(mb) + ");");
+    line("ct::store<" + D(x) + ", " + shape_t(sh) + ", " + std::to_string(vm) + ", false, false, " +
+         (p.facts.small ? "true" : "false") + ">(" + name(x) + ", " + td(t) + ", " + w + ", " + tp(x) + ", " + own(x) + ");" +
+         comment(op));
+    line("team.sync();");
   }
 
   // Where a shared tile's elements lie (device/async.h's placements).

@@ -71,6 +71,15 @@ void add_traced_cases(std::vector<Case>& out) {
   add("row_stats_mixed_rank", [] {
     return ct::trace(row_stats, "row_stats", {piece(D::f32, {8}), piece(D::f32, {8}), piece(D::f32, {8, 64}), ref(D::f32, 2)}, 2);
   });
+  add("stencil3_f32", [] { return ct::trace(stencil3<float>, "stencil3<float>", {piece(D::f32, {256}), ref(D::f32, 1)}, 1); });
+  add("stencil3_bf16", [] { return ct::trace(stencil3<ct::bf16>, "stencil3<bf16>", {piece(D::bf16, {1024}), ref(D::bf16, 1)}, 1); });
+  add("shifted_difference_f32_4", [] {
+    return ct::trace(shifted_difference<float, 4>, "shifted_difference<float, 4>", {piece(D::f32, {512}), ref(D::f32, 1)}, 1);
+  });
+  add("shifted_difference_bf16_24", [] {
+    return ct::trace(shifted_difference<ct::bf16, 24>, "shifted_difference<bf16, 24>", {piece(D::bf16, {256}), ref(D::bf16, 1)}, 1);
+  });
+  add("window_parts", [] { return ct::trace(window_parts, "window_parts", {piece(D::f32, {8, 32}), ref(D::f32, 2)}, 2); });
   add("mm_f16_f32", [] { return ct::trace(mm<ct::f16, float, 16>, "mm<f16,f32>", {piece(D::f32, {32, 16}), ref(D::f16, 2), ref(D::f16, 2)}, 2); });
   add("mm_bf16_f32", [] { return ct::trace(mm<ct::bf16, float, 16>, "mm<bf16,f32>", {piece(D::f32, {32, 16}), ref(D::bf16, 2), ref(D::bf16, 2)}, 2); });
   add("mm_f32_f32", [] { return ct::trace(mm<float, float, 16>, "mm<f32,f32>", {piece(D::f32, {32, 16}), ref(D::f32, 2), ref(D::f32, 2)}, 2); });
