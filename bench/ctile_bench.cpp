@@ -36,11 +36,24 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
+// A compile configuration of the row kernels (--configs): warps, or the warps that give each thread
+// `per_thread` elements of the tile; min CTAs per SM. All 0: the compiler's choice.
+struct Config {
+  int warps = 0, per_thread = 0, min_ctas = 0;
+  int warps_for(std::int64_t tile_elems) const {
+    if (!per_thread) return warps;
+    return static_cast<int>(std::clamp<std::int64_t>(tile_elems / (32 * per_thread), 1, 32));
+  }
+};
+
 struct Settings {
   bool quick = false, jit_only = false;
   bool wrong = false;  // --wrong: "add" computes x - y (the self-test that a wrong result fails)
   int reps = 0;  // 0: the mode's default
   std::string only;
+  // --configs: the row kernels once per configuration, inputs made once (ablations beside the
+  // default row, "0:0").
+  std::vector<Config> configs = {Config{}};
   std::ofstream out;
   int failures = 0;
 } g;
@@ -89,13 +102,21 @@ struct Row {
   // with_options() applies them to every launch of the row, and a kernel measured in two modes
   // (softmax) gets one row per mode.
   std::string options = "default";
+  ct::KernelOptions kopts{};  // applied to every launch of the row (--configs); default: the compiler's choice
+
+  void kernel_options(int warps, int min_ctas) {
+    kopts.warps = warps;
+    kopts.min_ctas_per_sm = min_ctas;
+    if (warps || min_ctas) options = "warps=" + std::to_string(warps) + " min_ctas=" + std::to_string(min_ctas);
+  }
 };
 
-// Applies the row's compile options to a launch. Every row runs the compiler's defaults today
-// (options "default"): the launch as it is; a tuned row would call launch.options({...}) here.
+// Applies the row's compile options to a launch: the launch as it is for the compiler's defaults,
+// else launch.options(row.kopts).
 template <class L>
-std::decay_t<L> with_options(L&& launch, const Row&) {
-  return std::forward<L>(launch);
+std::decay_t<L> with_options(L&& launch, const Row& row) {
+  if (row.kopts == ct::KernelOptions{}) return std::forward<L>(launch);
+  return std::forward<L>(launch).options(row.kopts);
 }
 
 struct Result {
@@ -338,15 +359,25 @@ void bench_rows(RowKernel which, std::int64_t rows, std::int64_t cols) {
     case RowKernel::LayerNorm: bytes = 2 * rc * es + 2 * cols * es, model = eb::layer_norm_scale_ulps(cols); break;
     case RowKernel::AddRmsNorm: bytes = 4 * rc * es + cols * es, model = eb::rms_norm_rel_ulps(cols); break;
   }
-  Row row{name_of(which), dtype_str<T>(), {rows, cols}, bytes,
-          eb::eps(ct::dtype_of<T>) + model * eb::eps(ct::DType::f32)};
-  if (which == RowKernel::Softmax) row.options = "approx exp, approx division (per op)";
+  Row base{name_of(which), dtype_str<T>(), {rows, cols}, bytes,
+           eb::eps(ct::dtype_of<T>) + model * eb::eps(ct::DType::f32)};
+  if (!selected(base.kernel)) return;
+  // The inputs, made once for every configuration of the row.
+  auto x = ct::randn<T>({rows, cols}, 500).share();
+  auto resid = ct::randn<T>({rows, cols}, 501).share();
+  auto w = ct::rand<T>({cols}, 600, 0.5, 1.5).share();
+  auto bvec = ct::randn<T>({cols}, 601).share();
+  const float eps = 1e-5f;
+  std::vector<std::pair<int, int>> done;  // (warps, min CTAs) measured: eN items can coincide
+  for (const Config& c : g.configs) {
+  const std::pair<int, int> wc{c.warps_for(bn), c.min_ctas};
+  if (std::find(done.begin(), done.end(), wc) != done.end()) continue;
+  done.push_back(wc);
+  Row row = base;
+  row.kernel_options(wc.first, wc.second);
+  if (which == RowKernel::Softmax) row.options = row.options == "default" ? "approx exp, approx division (per op)"
+                                                                           : "approx exp, approx division (per op), " + row.options;
   run_row(row, [&](Result& res) {
-    auto x = ct::randn<T>({rows, cols}, 500).share();
-    auto resid = ct::randn<T>({rows, cols}, 501).share();
-    auto w = ct::rand<T>({cols}, 600, 0.5, 1.5).share();
-    auto bvec = ct::randn<T>({cols}, 601).share();
-    const float eps = 1e-5f;
     const ct::Shape tile = {1, bn};
     std::vector<T> hy, hh;  // outputs of the first launch
     const auto t0 = Clock::now();
@@ -442,6 +473,7 @@ void bench_rows(RowKernel which, std::int64_t rows, std::int64_t cols) {
     res.calls = reps();
     res.ms = timed();
   });
+  }
 }
 
 void bench_sum(std::int64_t n) {
@@ -467,6 +499,33 @@ void bench_sum(std::int64_t n) {
   });
 }
 
+// --configs: a comma-separated list of W:C (warps W: 0 or a power of two up to 32) or eN:C (the
+// warps that give each thread N elements of the row's tile, at most 32), each with min CTAs per
+// SM C (0..8).
+bool parse_configs(const std::string& text) {
+  g.configs.clear();
+  std::size_t at = 0;
+  while (at <= text.size()) {
+    const std::size_t end = std::min(text.find(',', at), text.size());
+    const std::string item = text.substr(at, end - at);
+    Config c;
+    const bool per_thread = !item.empty() && item[0] == 'e';
+    int n = -1;
+    if (std::sscanf(item.c_str() + (per_thread ? 1 : 0), "%d:%d", &n, &c.min_ctas) != 2 || n < 0 || n > 32 ||
+        (n & (n - 1)) != 0 || (per_thread && n == 0) || c.min_ctas < 0 || c.min_ctas > 8) {
+      std::fprintf(stderr,
+                   "ctile_bench: --configs wants W:C or eN:C items (W 0 or a power of two <= 32, N a power of two <= 32, "
+                   "C 0..8), got '%s'\n",
+                   item.c_str());
+      return false;
+    }
+    (per_thread ? c.per_thread : c.warps) = n;
+    g.configs.push_back(c);
+    at = end + 1;
+  }
+  return !g.configs.empty();
+}
+
 // A first launch of an unrelated kernel: the process's one-time costs (driver, context, NVRTC
 // load) are not charged to the first row's JIT time.
 void warm_up_process() {
@@ -484,8 +543,11 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--out") && i + 1 < argc) g.out.open(argv[++i], std::ios::app);
     else if (!std::strcmp(argv[i], "--reps") && i + 1 < argc) g.reps = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--only") && i + 1 < argc) g.only = argv[++i];
+    else if (!std::strcmp(argv[i], "--configs") && i + 1 < argc && parse_configs(argv[++i])) continue;
     else {
-      std::fprintf(stderr, "usage: ctile_bench [--quick] [--jit-only] [--out FILE] [--reps N] [--only KERNEL,...] [--wrong]\n");
+      std::fprintf(stderr,
+                   "usage: ctile_bench [--quick] [--jit-only] [--out FILE] [--reps N] [--only KERNEL,...] [--configs W:C,...] "
+                   "[--wrong]\n");
       return 2;
     }
   }
