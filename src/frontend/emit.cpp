@@ -412,11 +412,16 @@ ValueId emit_mma(ValueId a, ValueId b, ValueId acc, const SourceLoc& loc) {
   const ir::Type& ta = tile_type(a, "mma", loc);
   const ir::Type& tb = tile_type(b, "mma", loc);
   const ir::Type& tc = tile_type(acc, "mma", loc);
-  if (ta.rank != 2 || tb.rank != 2 || tc.rank != 2)
-    user_error("mma needs rank-2 tiles, got " + tstr(a) + ", " + tstr(b) + ", " + tstr(acc), loc);
-  if (ta.shape[1] != tb.shape[0] || tc.shape[0] != ta.shape[0] || tc.shape[1] != tb.shape[1])
+  const int r = ta.rank;
+  if ((r != 2 && r != 3) || tb.rank != r || tc.rank != r)
+    user_error("mma needs three rank-2 tiles ([M,K] @ [K,N] + [M,N]) or three rank-3 tiles (batched: [P,M,K] @ [P,K,N] + "
+               "[P,M,N]), got " + tstr(a) + ", " + tstr(b) + ", " + tstr(acc),
+               loc);
+  const auto at = [](const ir::Type& t, int d) { return t.shape[static_cast<std::size_t>(d)]; };
+  if (at(ta, r - 1) != at(tb, r - 2) || at(tc, r - 2) != at(ta, r - 2) || at(tc, r - 1) != at(tb, r - 1) ||
+      (r == 3 && (at(tb, 0) != at(ta, 0) || at(tc, 0) != at(ta, 0))))
     user_error("mma: shapes " + shape_str(ta.shape) + " @ " + shape_str(tb.shape) + " + " + shape_str(tc.shape) +
-                   " do not agree ([M,K] @ [K,N] + [M,N])",
+                   (r == 2 ? " do not agree ([M,K] @ [K,N] + [M,N])" : " do not agree ([P,M,K] @ [P,K,N] + [P,M,N])"),
                loc);
   const DType in = ta.dtype, out = tc.dtype;
   const bool ok = (in == DType::f16 && (out == DType::f32 || out == DType::f16)) ||

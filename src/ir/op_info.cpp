@@ -439,9 +439,13 @@ std::vector<Type> Rule::run() {
       const Type& a = tile(0);
       const Type& b = tile(1);
       const Type& c = tile(2);
-      if (a.rank != 2 || b.rank != 2 || c.rank != 2 || a.shape[1] != b.shape[0] || c.shape[0] != a.shape[0] ||
-          c.shape[1] != b.shape[1])
-        fail(cat("shapes ", type_str(a), " x ", type_str(b), " + ", type_str(c), " do not match [M,K] x [K,N] + [M,N]"));
+      // [M,K] x [K,N] + [M,N], or batched: [P,M,K] x [P,K,N] + [P,M,N].
+      const int r = a.rank;
+      const auto at = [](const Type& t, int d) { return t.shape[static_cast<std::size_t>(d)]; };
+      if ((r != 2 && r != 3) || b.rank != r || c.rank != r || at(a, r - 1) != at(b, r - 2) || at(c, r - 2) != at(a, r - 2) ||
+          at(c, r - 1) != at(b, r - 1) || (r == 3 && (at(b, 0) != at(a, 0) || at(c, 0) != at(a, 0))))
+        fail(cat("shapes ", type_str(a), " x ", type_str(b), " + ", type_str(c),
+                 " do not match [M,K] x [K,N] + [M,N] or [P,M,K] x [P,K,N] + [P,M,N]"));
       if (a.dtype != b.dtype || !mma_ok(a.dtype, c.dtype))
         fail(cat("unsupported dtypes ", dtype_name(a.dtype), " x ", dtype_name(b.dtype), " -> ", dtype_name(c.dtype)));
       return {c};

@@ -307,6 +307,8 @@ class Verifier {
         return;
       }
       case OpKind::Mma: {
+        if (k_.type(op.results[0]).rank != 2)
+          fail(op, "a batched (rank-3) product in GPU-level IR: the batch-mma pass splits it before layout assignment");
         same(op.operands[2], op.results[0], "accumulator");
         // wgmma: both operands swizzled (A's rows of K, B's of N with 128-byte swizzle), or B
         // swizzled and A a 16-bit register tile in the fragment layout (register-A wgmma); the

@@ -18,6 +18,7 @@ struct Entry {
 
 // Every pass, by the name golden tests and pipelines use.
 const Entry kPasses[] = {
+    {"batch-mma", make_batch_mma},
     {"bounds", make_bounds},
     {"canonicalize", make_canonicalize},
     {"constant-fold", make_constant_fold},
@@ -106,11 +107,11 @@ PassManager tile_pipeline() {
 
 PassManager cuda_pipeline() {
   PassManager pm = tile_pipeline();
-  // K loops' loads one iteration ahead; to the GPU-level IR: layouts, then conversions that
+  // Batched products as rank-2 ones; K loops' loads one iteration ahead; to the GPU-level IR: layouts, then conversions that
   // cancel, then the accesses the facts prove in bounds, the order of each region, and the shared
   // memory of what remains; before that, tiles kept across a reduction that are cheaper to compute
   // again are computed again (remat), and the occupancy target follows from the registers left.
-  pm.add("loop-prefetch").add("layout-assignment").add("canonicalize").add("cse").add("dce").add("bounds").add("schedule").add("remat").add("occupancy").add("smem-alloc");
+  pm.add("batch-mma").add("loop-prefetch").add("layout-assignment").add("canonicalize").add("cse").add("dce").add("bounds").add("schedule").add("remat").add("occupancy").add("smem-alloc");
   return pm;
 }
 

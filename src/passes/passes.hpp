@@ -17,5 +17,6 @@ std::unique_ptr<Pass> make_smem_alloc();
 std::unique_ptr<Pass> make_schedule();
 std::unique_ptr<Pass> make_remat();
 std::unique_ptr<Pass> make_occupancy();
+std::unique_ptr<Pass> make_batch_mma();
 
 }  // namespace ctile::passes

@@ -1,5 +1,6 @@
 list(APPEND CTILE_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/pass_manager.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/batch_mma.cpp
   ${CMAKE_CURRENT_LIST_DIR}/bounds.cpp
   ${CMAKE_CURRENT_LIST_DIR}/schedule.cpp
   ${CMAKE_CURRENT_LIST_DIR}/remat.cpp

@@ -202,6 +202,29 @@ TEST(Mma, Bf16ToF32) { check_mm<ct::bf16, float>(1e-6); }
 TEST(Mma, F32ToF32) { check_mm<float, float>(1e-6); }
 TEST(Mma, F64ToF64) { check_mm<double, double>(1e-12); }
 
+// Batched (rank-3) products: P matrices per tile, partial tiles on every axis.
+template <class In, class Acc>
+void check_bmm(double tol) {
+  const std::int64_t p = 5, m = 40, n = 20, k = 36;
+  auto a = ct::randn<In>({p, m, k}, 41).share();
+  auto b = ct::randn<In>({p, k, n}, 42).share();
+  auto [c, a2, b2] = ct::launch(bmm<In, Acc, 16>, poisoned<Acc>({p, m, n}).partition({2, 32, 16}), a, b).sync();
+  const auto hc = std::move(c).unpartition().to_host();
+  const auto ha = a2.to_host(), hb = b2.to_host();
+  std::vector<double> ref(static_cast<std::size_t>(p * m * n), 0.0);
+  for (std::int64_t h = 0; h < p; ++h)
+    for (std::int64_t i = 0; i < m; ++i)
+      for (std::int64_t j = 0; j < n; ++j)
+        for (std::int64_t kk = 0; kk < k; ++kk)
+          ref[std::size_t((h * m + i) * n + j)] +=
+              to_d(ha[std::size_t((h * m + i) * k + kk)]) * to_d(hb[std::size_t((h * k + kk) * n + j)]);
+  EXPECT_LT(rel_l2(hc, ref), tol);
+}
+
+TEST(Mma, BatchedBf16ToF32) { check_bmm<ct::bf16, float>(1e-6); }
+TEST(Mma, BatchedF32ToF32) { check_bmm<float, float>(1e-6); }
+TEST(Mma, BatchedF64ToF64) { check_bmm<double, double>(1e-12); }
+
 // ---- gather, scatter within the piece, atomics ----
 TEST(Memory, GatherRowsWithOutOfRangeIds) {
   const std::int64_t vocab = 50, dim = 24, tokens = 20;

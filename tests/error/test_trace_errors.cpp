@@ -89,6 +89,20 @@ void mma_shapes(ct::Mut<float, 2> c) {
   c.store(ct::mma(a, b, ct::Tile<float>::zeros({16, 16})));
 }
 
+void mma_batches_differ(ct::Mut<float, 3> c) {
+  auto a = ct::Tile<ct::bf16>::zeros({2, 16, 16});
+  auto b = ct::Tile<ct::bf16>::zeros({4, 16, 16});
+  MARK();
+  c.store(ct::mma(a, b, ct::Tile<float>::zeros({2, 16, 16})));
+}
+
+void mma_mixed_ranks(ct::Mut<float, 2> c) {
+  auto a = ct::Tile<ct::bf16>::zeros({2, 16, 16});
+  auto b = ct::Tile<ct::bf16>::zeros({16, 16});
+  MARK();
+  c.store(ct::mma(a, b, ct::Tile<float>::zeros({16, 16})));
+}
+
 void mma_types(ct::Mut<std::int32_t, 2> c) {
   auto a = ct::Tile<std::int16_t>::zeros({16, 16});
   MARK();
@@ -231,4 +245,12 @@ TEST(TraceErrors, LoadWindowExtentNotAPowerOfTwo) {
 TEST(TraceErrors, StoreWindowOfAnotherRank) {
   expect_here(EXPECT_USER_ERROR(ct::trace(store_window_of_another_rank, "k", {piece(ct::DType::f32, {16, 16})}, 2),
                                 "store_window: a tile of shape [16] into a rank-2 piece; the ranks must agree"));
+}
+TEST(TraceErrors, BatchedMmaBatchesDiffer) {
+  expect_here(EXPECT_USER_ERROR(ct::trace(mma_batches_differ, "k", {piece(ct::DType::f32, {2, 16, 16})}, 3),
+                                "mma: shapes [2, 16, 16] @ [4, 16, 16] + [2, 16, 16] do not agree ([P,M,K] @ [P,K,N] + [P,M,N])"));
+}
+TEST(TraceErrors, MmaOfMixedRanks) {
+  expect_here(EXPECT_USER_ERROR(ct::trace(mma_mixed_ranks, "k", {piece(ct::DType::f32, {16, 16})}, 2),
+                                "mma needs three rank-2 tiles"));
 }

@@ -314,6 +314,35 @@ GPU_TEST(kernels_mma_bf16_to_f32) { check_mm<ct::bf16, float>(70, 50, 90); }
 GPU_TEST(kernels_mma_f32_to_f32) { check_mm<float, float>(70, 50, 90); }
 GPU_TEST(kernels_mma_f64_to_f64) { check_mm<double, double>(70, 50, 90); }
 
+// Batched products (rank-3 mma, split per batch index by the batch-mma pass): same bound per
+// output element as check_mm, over each batch's own rows and columns.
+template <class In, class Acc>
+void check_bmm(std::int64_t p, std::int64_t m, std::int64_t n, std::int64_t k) {
+  auto [g, c] = both([&](ct::Device d) {
+    auto a = ct::randn<In>({p, m, k}, seed(19), 0.0, 1.0, d).share();
+    auto b = ct::randn<In>({p, k, n}, seed(20), 0.0, 1.0, d).share();
+    auto [cc, a2, b2] = ct::launch(bmm<In, Acc, 16>, poisoned<Acc>({p, m, n}, d).partition({2, 32, 16}), a, b).sync();
+    return std::move(cc).unpartition().to_host();
+  });
+  const auto ha = host_values(ct::randn<In>({p, m, k}, seed(19), 0.0, 1.0, kCpu));
+  const auto hb = host_values(ct::randn<In>({p, k, n}, seed(20), 0.0, 1.0, kCpu));
+  const double e = eb::eps(std::is_same_v<Acc, double> ? ct::DType::f64 : ct::DType::f32);
+  const double per = (eb::accumulation_ulps(k) + static_cast<double>((k + 15) / 16)) * e;
+  std::vector<double> bound;
+  for (std::int64_t h = 0; h < p; ++h)
+    for (std::int64_t i = 0; i < m; ++i)
+      for (std::int64_t j = 0; j < n; ++j) {
+        double mag = 0;
+        for (std::int64_t q = 0; q < k; ++q)
+          mag += std::abs(ha[std::size_t((h * m + i) * k + q)] * hb[std::size_t((h * k + q) * n + j)]);
+        bound.push_back(per * mag);
+      }
+  CHECK_WITHIN(g, c, bound, "batched mma " + tname<In>() + " -> " + tname<Acc>());
+}
+
+GPU_TEST(kernels_batched_mma_bf16_to_f32) { check_bmm<ct::bf16, float>(5, 70, 50, 90); }
+GPU_TEST(kernels_batched_mma_f32_to_f32) { check_bmm<float, float>(3, 40, 20, 36); }
+
 GPU_TEST(kernels_gather_rows_with_out_of_range_ids) {
   const std::int64_t vocab = 50, dim = 24, tokens = 20;
   std::vector<std::int32_t> ids(tokens);

@@ -193,6 +193,23 @@ void mm(ct::Mut<Acc, 2> c, ct::Ref<In, 2> a, ct::Ref<In, 2> b) {
   c.store(acc);
 }
 
+// Batched products (rank-3 ct.mma): block (h, i, j) of c [P, M, N] in tiles [bp, bm, bn] multiplies
+// the bp matrices of a [P, M, K] and b [P, K, N] in a K loop.
+template <class In, class Acc, int BK>
+void bmm(ct::Mut<Acc, 3> c, ct::Ref<In, 3> a, ct::Ref<In, 3> b) {
+  const auto [bp, bm, bn] = c.tile_shape();
+  auto [h, i, j] = c.tile_index();
+  auto pa = a.tiles({bp, bm, BK});
+  auto pb = b.tiles({bp, BK, bn});
+  auto acc = ct::Tile<Acc>::zeros({bp, bm, bn});
+  for (auto k : ct::range(pa.count(2))) {
+    auto at = pa.load({h, i, k});
+    auto bt = pb.load({h, k, j});
+    acc = ct::mma(at, bt, acc);
+  }
+  c.store(acc);
+}
+
 inline void gather_rows(ct::Mut<float, 2> out, ct::Ref<float, 2> table, ct::Ref<std::int32_t, 1> ids) {
   auto [r, c] = out.tile_index();
   const auto [bm, bn] = out.tile_shape();

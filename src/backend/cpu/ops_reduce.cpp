@@ -210,11 +210,34 @@ void op_scan(ir::ReduceKind kind, int axis, bool exclusive, bool reverse, const 
   });
 }
 
+namespace {
+
+// The products of one batch: widened operands W (double or int64), accumulator and output
+// pointers at their batch offsets; S one row of sums.
+template <class W, class C, class Round>
+void mma_rows(const W* A, const W* B, const C* c, C* o, std::int64_t M, std::int64_t K, std::int64_t N, std::vector<W>& S,
+              Round round) {
+  for (std::int64_t i = 0; i < M; ++i) {
+    for (std::int64_t j = 0; j < N; ++j) S[static_cast<std::size_t>(j)] = static_cast<W>(c[i * N + j]);
+    for (std::int64_t k = 0; k < K; ++k) {
+      const W aik = A[static_cast<std::size_t>(i * K + k)];
+      const W* brow = B + k * N;
+      for (std::int64_t j = 0; j < N; ++j) S[static_cast<std::size_t>(j)] += aik * brow[j];
+    }
+    for (std::int64_t j = 0; j < N; ++j) o[i * N + j] = round(S[static_cast<std::size_t>(j)]);
+  }
+}
+
+}  // namespace
+
+// [M,K] x [K,N] + [M,N], or batched: [P,M,K] x [P,K,N] + [P,M,N], one product per leading index.
 void op_mma(const Tile& a, const Tile& b, const Tile& acc, Tile& out) {
-  const std::int64_t M = (*a.shape)[0], K = (*a.shape)[1], N = (*b.shape)[1];
+  const int r = a.rank();
+  const std::int64_t P = r == 3 ? (*a.shape)[0] : 1;
+  const std::int64_t M = (*a.shape)[static_cast<std::size_t>(r - 2)], K = (*a.shape)[static_cast<std::size_t>(r - 1)],
+                     N = (*b.shape)[static_cast<std::size_t>(r - 1)];
   if (is_float(a.dtype)) {
-    std::vector<double> A(static_cast<std::size_t>(M * K)), B(static_cast<std::size_t>(K * N)),
-        S(static_cast<std::size_t>(N));
+    std::vector<double> A(static_cast<std::size_t>(a.n)), B(static_cast<std::size_t>(b.n)), S(static_cast<std::size_t>(N));
     auto widen = [](const Tile& t, std::vector<double>& dst) {
       dispatch(t.dtype, [&]<class T>(std::type_identity<T>) {
         if constexpr (is_float_v<T>) {
@@ -227,16 +250,14 @@ void op_mma(const Tile& a, const Tile& b, const Tile& acc, Tile& out) {
     widen(b, B);
     dispatch(acc.dtype, [&]<class T>(std::type_identity<T>) {
       if constexpr (is_float_v<T>) {
-        const T* c = acc.as<T>();
-        T* o = out.as<T>();
-        for (std::int64_t i = 0; i < M; ++i) {
-          for (std::int64_t j = 0; j < N; ++j) S[static_cast<std::size_t>(j)] = to_double(c[i * N + j]);
-          for (std::int64_t k = 0; k < K; ++k) {
-            const double aik = A[static_cast<std::size_t>(i * K + k)];
-            const double* brow = B.data() + k * N;
-            for (std::int64_t j = 0; j < N; ++j) S[static_cast<std::size_t>(j)] += aik * brow[j];
-          }
-          for (std::int64_t j = 0; j < N; ++j) o[i * N + j] = float_from_double<T>(S[static_cast<std::size_t>(j)]);
+        for (std::int64_t p = 0; p < P; ++p) {
+          // The accumulator is read as double: to_double, not a plain cast (f16/bf16 are classes).
+          std::vector<double> C(static_cast<std::size_t>(M * N));
+          const T* c = acc.as<T>() + p * M * N;
+          for (std::size_t i = 0; i < C.size(); ++i) C[i] = to_double(c[i]);
+          mma_rows(A.data() + p * M * K, B.data() + p * K * N, C.data(), C.data(), M, K, N, S, [](double v) { return v; });
+          T* o = out.as<T>() + p * M * N;
+          for (std::size_t i = 0; i < C.size(); ++i) o[i] = float_from_double<T>(C[i]);
         }
       } else {
         unsupported("mma accumulator", acc.dtype);
@@ -244,8 +265,7 @@ void op_mma(const Tile& a, const Tile& b, const Tile& acc, Tile& out) {
     });
     return;
   }
-  std::vector<std::int64_t> A(static_cast<std::size_t>(M * K)), B(static_cast<std::size_t>(K * N)),
-      S(static_cast<std::size_t>(N));
+  std::vector<std::int64_t> A(static_cast<std::size_t>(a.n)), B(static_cast<std::size_t>(b.n)), S(static_cast<std::size_t>(N));
   auto widen = [](const Tile& t, std::vector<std::int64_t>& dst) {
     dispatch(t.dtype, [&]<class T>(std::type_identity<T>) {
       if constexpr (std::is_same_v<T, std::int8_t> || std::is_same_v<T, std::uint8_t>) {
@@ -259,17 +279,9 @@ void op_mma(const Tile& a, const Tile& b, const Tile& acc, Tile& out) {
   widen(a, A);
   widen(b, B);
   if (acc.dtype != DType::i32) unsupported("mma accumulator", acc.dtype);
-  const std::int32_t* c = acc.as<std::int32_t>();
-  std::int32_t* o = out.as<std::int32_t>();
-  for (std::int64_t i = 0; i < M; ++i) {
-    for (std::int64_t j = 0; j < N; ++j) S[static_cast<std::size_t>(j)] = c[i * N + j];
-    for (std::int64_t k = 0; k < K; ++k) {
-      const std::int64_t aik = A[static_cast<std::size_t>(i * K + k)];
-      const std::int64_t* brow = B.data() + k * N;
-      for (std::int64_t j = 0; j < N; ++j) S[static_cast<std::size_t>(j)] += aik * brow[j];
-    }
-    for (std::int64_t j = 0; j < N; ++j) o[i * N + j] = static_cast<std::int32_t>(S[static_cast<std::size_t>(j)]);
-  }
+  for (std::int64_t p = 0; p < P; ++p)
+    mma_rows(A.data() + p * M * K, B.data() + p * K * N, acc.as<std::int32_t>() + p * M * N, out.as<std::int32_t>() + p * M * N, M,
+             K, N, S, [](std::int64_t v) { return static_cast<std::int32_t>(v); });
 }
 
 }  // namespace ctile::backend::cpu

@@ -574,15 +574,16 @@ inline Tolerances tolerances(const std::string& name, const ir::Kernel& k, const
           // 512 adds, off by 1.4 eps of sum|term| in one emulated run against a one-rounding bound.)
           roundings += dtype_size(acc_t) == 2 ? static_cast<int>(std::ceil(eb::accumulation_ulps(static_cast<std::int64_t>(contributions)))) : 1;
           if (acc_t == DType::f32) tol.abs += 2 * contributions * eb::kAtomicAddF32FlushBound;
-        } else {  // Mma: K of the whole product, from the tensor the a operand is loaded from
+        } else {  // Mma: K of the whole product (the last axis), from the tensor the a operand is loaded from
           const ValueId t = loaded_tensor(defs, op->operands[0]);
           const auto it = param_of.find(t);
-          if (it == param_of.end() || in.bufs[it->second].shape.size() != 2) {
-            out.error = "parameter '" + p.name + "': an mma whose a operand is not a loaded rank-2 tensor: declare a model";
+          const std::size_t r = k.type(op->operands[0]).shape.size();  // 2, or 3 for a batched product
+          if (it == param_of.end() || in.bufs[it->second].shape.size() != r) {
+            out.error = "parameter '" + p.name + "': an mma whose a operand is not a loaded tensor of its rank: declare a model";
             return out;
           }
-          mma_k = std::max(mma_k, in.bufs[it->second].shape[1]);
-          mma_tile_k = std::max(mma_tile_k, k.type(op->operands[0]).shape[1]);
+          mma_k = std::max(mma_k, in.bufs[it->second].shape[r - 1]);
+          mma_tile_k = std::max(mma_tile_k, k.type(op->operands[0]).shape[r - 1]);
         }
       }
       if (mma_k > 0) {

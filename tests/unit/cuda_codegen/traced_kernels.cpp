@@ -80,6 +80,12 @@ void add_traced_cases(std::vector<Case>& out) {
     return ct::trace(shifted_difference<ct::bf16, 24>, "shifted_difference<bf16, 24>", {piece(D::bf16, {256}), ref(D::bf16, 1)}, 1);
   });
   add("window_parts", [] { return ct::trace(window_parts, "window_parts", {piece(D::f32, {8, 32}), ref(D::f32, 2)}, 2); });
+  add("bmm_bf16_f32", [] {
+    return ct::trace(bmm<ct::bf16, float, 16>, "bmm<bf16,f32>", {piece(D::f32, {2, 32, 16}), ref(D::bf16, 3), ref(D::bf16, 3)}, 3);
+  });
+  add("bmm_f32_f32", [] {
+    return ct::trace(bmm<float, float, 8>, "bmm<f32,f32>", {piece(D::f32, {4, 16, 16}), ref(D::f32, 3), ref(D::f32, 3)}, 3);
+  });
   add("mm_f16_f32", [] { return ct::trace(mm<ct::f16, float, 16>, "mm<f16,f32>", {piece(D::f32, {32, 16}), ref(D::f16, 2), ref(D::f16, 2)}, 2); });
   add("mm_bf16_f32", [] { return ct::trace(mm<ct::bf16, float, 16>, "mm<bf16,f32>", {piece(D::f32, {32, 16}), ref(D::bf16, 2), ref(D::bf16, 2)}, 2); });
   add("mm_f32_f32", [] { return ct::trace(mm<float, float, 16>, "mm<f32,f32>", {piece(D::f32, {32, 16}), ref(D::f32, 2), ref(D::f32, 2)}, 2); });
