@@ -55,15 +55,19 @@ void record(const std::string& kernel, const std::string& impl, const std::strin
   if (g_out) g_out << buf << "\n";
 }
 
-// Milliseconds per launch: `iters` launches chained with then(), each getting the previous one's
-// first payload element (the output tensor) back; StreamTimer around the chain; the median of
-// `trials` chains after a warm-up chain.
+// Milliseconds per launch of two kernels measured side by side: `iters` launches chained with
+// then(), each getting the previous one's first payload element (the output tensor) back;
+// StreamTimer around the chain. The two kernels' chains alternate (a, b, a, b, ...), so drift of
+// the clocks or of the memory over the run falls on both alike; each gets the median of `trials`
+// chains after one warm-up chain.
 template <class Out, class Make>
-double time_chain(Out out, Make make) {
-  const ct::Stream s = ct::default_stream(g_dev);
-  auto fut = make(std::move(out)).async_on(s);
+struct Chain {
+  Out out;
+  Make make;
   std::vector<double> per_launch;
-  for (int t = 0; t < trials() + 1; ++t) {
+
+  void run(const ct::Stream& s, bool keep) {
+    auto fut = make(std::move(out)).async_on(s);  // one launch outside the timing: the output back in flight
     auto r = std::move(fut).get();
     ct::StreamTimer timer(s);
     timer.start();
@@ -71,13 +75,34 @@ double time_chain(Out out, Make make) {
     for (int i = 1; i < iters(); ++i)
       f = std::move(f).then([&](auto&& prev) { return make(std::move(std::get<0>(prev))); });
     timer.stop();
-    const double ms = timer.elapsed_ms() / iters();
-    if (t > 0) per_launch.push_back(ms);  // the first chain warms up
-    fut = std::move(f);
+    out = std::move(std::get<0>(std::move(f).get()));
+    if (keep) per_launch.push_back(timer.elapsed_ms() / iters());
   }
-  (void)std::move(fut).get();
-  std::sort(per_launch.begin(), per_launch.end());
-  return per_launch[per_launch.size() / 2];
+  double median() {
+    std::sort(per_launch.begin(), per_launch.end());
+    return per_launch[per_launch.size() / 2];
+  }
+};
+
+template <class Out, class MakeA, class MakeB>
+std::pair<double, double> time_pair(Out out_a, MakeA make_a, Out out_b, MakeB make_b) {
+  const ct::Stream s = ct::default_stream(g_dev);
+  Chain<Out, MakeA> a{std::move(out_a), make_a, {}};
+  Chain<Out, MakeB> b{std::move(out_b), make_b, {}};
+  for (int t = 0; t < trials() + 1; ++t) {
+    a.run(s, t > 0);
+    b.run(s, t > 0);
+  }
+  return {a.median(), b.median()};
+}
+
+// The SIMT kernel and its raw twin, side by side (time_pair), one record each.
+template <class Out, class MakeS, class MakeR>
+void record_pair(const std::string& kernel, const std::string& size, double bytes, Out out_s, MakeS simt, Out out_r, MakeR rawl,
+                 const std::string& check) {
+  const auto [ms_simt, ms_raw] = time_pair(std::move(out_s), simt, std::move(out_r), rawl);
+  record(kernel, "simt", size, bytes, ms_simt, check);
+  record(kernel, "raw", size, bytes, ms_raw, check);
 }
 
 cs::RawKernel raw(const char* src, const char* entry) { return cs::RawKernel::from_source(ct::unchecked, src, entry); }
@@ -104,8 +129,7 @@ void vector_add() {
   const auto r = std::get<0>(rawl(ct::full<float>({n}, NAN, g_dev)).sync()).to_host();
   const std::string check = compare_exact(s, r);
   const std::string size = std::to_string(n) + " f32";
-  record("vector_add_scalar", "simt", size, bytes, time_chain(ct::zeros<float>({n}, g_dev), simt), check);
-  record("vector_add_scalar", "raw", size, bytes, time_chain(ct::zeros<float>({n}, g_dev), rawl), check);
+  record_pair("vector_add_scalar", size, bytes, ct::zeros<float>({n}, g_dev), simt, ct::zeros<float>({n}, g_dev), rawl, check);
   // The same sum with 16-byte vectors, four elements per thread (what torch.add does): the row
   // set against torch.add.
   const auto k4 = raw(simt_bench::kRawVectorAdd4, "raw_vector_add4");
@@ -119,8 +143,7 @@ void vector_add() {
   const auto r4 = std::get<0>(raw4(ct::full<float>({n}, NAN, g_dev)).sync()).to_host();
   std::string check4 = compare_exact(s4, r4);
   if (check4 == "ok" && compare_exact(s4, s) != "ok") check4 = "MISMATCH against the one-element-per-thread kernels";
-  record("vector_add", "simt", size, bytes, time_chain(ct::zeros<float>({n}, g_dev), simt4), check4);
-  record("vector_add", "raw", size, bytes, time_chain(ct::zeros<float>({n}, g_dev), raw4), check4);
+  record_pair("vector_add", size, bytes, ct::zeros<float>({n}, g_dev), simt4, ct::zeros<float>({n}, g_dev), raw4, check4);
 }
 
 void sum() {
@@ -145,8 +168,7 @@ void sum() {
                                 : "MISMATCH: simt " + std::to_string(s) + ", raw " + std::to_string(r) + ", float64 " +
                                       std::to_string(ref);
   const std::string size = std::to_string(n) + " f32, " + std::to_string(blocks) + " blocks";
-  record("sum", "simt", size, bytes, time_chain(ct::zeros<float>({1}, g_dev), simt), check);
-  record("sum", "raw", size, bytes, time_chain(ct::zeros<float>({1}, g_dev), rawl), check);
+  record_pair("sum", size, bytes, ct::zeros<float>({1}, g_dev), simt, ct::zeros<float>({1}, g_dev), rawl, check);
 }
 
 void histogram() {
@@ -166,8 +188,7 @@ void histogram() {
   std::string check = compare_exact(s, r);
   if (check == "ok" && total != static_cast<std::uint64_t>(n)) check = "MISMATCH: the bins add up to " + std::to_string(total);
   const std::string size = std::to_string(n) + " u8, 256 bins, " + std::to_string(blocks) + " blocks";
-  record("histogram", "simt", size, bytes, time_chain(ct::zeros<std::uint32_t>({256}, g_dev), simt), check);
-  record("histogram", "raw", size, bytes, time_chain(ct::zeros<std::uint32_t>({256}, g_dev), rawl), check);
+  record_pair("histogram", size, bytes, ct::zeros<std::uint32_t>({256}, g_dev), simt, ct::zeros<std::uint32_t>({256}, g_dev), rawl, check);
 }
 
 void stencil() {
@@ -184,8 +205,7 @@ void stencil() {
   const auto r = std::get<0>(rawl(ct::full<float>({rows, cols}, NAN, g_dev)).sync()).to_host();
   const std::string check = compare_exact(s, r);
   const std::string size = std::to_string(rows) + "x" + std::to_string(cols) + " f32";
-  record("stencil_2d", "simt", size, bytes, time_chain(ct::zeros<float>({rows, cols}, g_dev), simt), check);
-  record("stencil_2d", "raw", size, bytes, time_chain(ct::zeros<float>({rows, cols}, g_dev), rawl), check);
+  record_pair("stencil_2d", size, bytes, ct::zeros<float>({rows, cols}, g_dev), simt, ct::zeros<float>({rows, cols}, g_dev), rawl, check);
 }
 
 void transpose() {
@@ -203,8 +223,7 @@ void transpose() {
   const auto r = std::get<0>(rawl(ct::full<float>({cols, rows}, NAN, g_dev)).sync()).to_host();
   const std::string check = compare_exact(s, r);
   const std::string size = std::to_string(rows) + "x" + std::to_string(cols) + " f32";
-  record("transpose", "simt", size, bytes, time_chain(ct::zeros<float>({cols, rows}, g_dev), simt), check);
-  record("transpose", "raw", size, bytes, time_chain(ct::zeros<float>({cols, rows}, g_dev), rawl), check);
+  record_pair("transpose", size, bytes, ct::zeros<float>({cols, rows}, g_dev), simt, ct::zeros<float>({cols, rows}, g_dev), rawl, check);
 }
 
 }  // namespace
