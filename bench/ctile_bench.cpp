@@ -15,6 +15,7 @@
 // launches are the disk-cache hit times. --wrong: the add rows compute x - y, so they must fail
 // (tests/gpu/CMakeLists.txt runs that as a self-test).
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -39,7 +40,7 @@ namespace {
 // A compile configuration of the row kernels (--configs): warps, or the warps that give each thread
 // `per_thread` elements of the tile; min CTAs per SM. All 0: the compiler's choice.
 struct Config {
-  int warps = 0, per_thread = 0, min_ctas = 0;
+  int warps = 0, per_thread = 0, min_ctas = 0, stages = 0;
   int warps_for(std::int64_t tile_elems) const {
     if (!per_thread) return warps;
     return static_cast<int>(std::clamp<std::int64_t>(tile_elems / (32 * per_thread), 1, 32));
@@ -104,10 +105,12 @@ struct Row {
   std::string options = "default";
   ct::KernelOptions kopts{};  // applied to every launch of the row (--configs); default: the compiler's choice
 
-  void kernel_options(int warps, int min_ctas) {
+  void kernel_options(int warps, int min_ctas, int stages) {
     kopts.warps = warps;
     kopts.min_ctas_per_sm = min_ctas;
-    if (warps || min_ctas) options = "warps=" + std::to_string(warps) + " min_ctas=" + std::to_string(min_ctas);
+    kopts.stages = stages;
+    if (warps || min_ctas || stages)
+      options = "warps=" + std::to_string(warps) + " min_ctas=" + std::to_string(min_ctas) + " stages=" + std::to_string(stages);
   }
 };
 
@@ -368,13 +371,13 @@ void bench_rows(RowKernel which, std::int64_t rows, std::int64_t cols) {
   auto w = ct::rand<T>({cols}, 600, 0.5, 1.5).share();
   auto bvec = ct::randn<T>({cols}, 601).share();
   const float eps = 1e-5f;
-  std::vector<std::pair<int, int>> done;  // (warps, min CTAs) measured: eN items can coincide
+  std::vector<std::array<int, 3>> done;  // (warps, min CTAs, stages) measured: eN items can coincide
   for (const Config& c : g.configs) {
-  const std::pair<int, int> wc{c.warps_for(bn), c.min_ctas};
-  if (std::find(done.begin(), done.end(), wc) != done.end()) continue;
-  done.push_back(wc);
+  const std::array<int, 3> wcs{c.warps_for(bn), c.min_ctas, c.stages};
+  if (std::find(done.begin(), done.end(), wcs) != done.end()) continue;
+  done.push_back(wcs);
   Row row = base;
-  row.kernel_options(wc.first, wc.second);
+  row.kernel_options(wcs[0], wcs[1], wcs[2]);
   if (which == RowKernel::Softmax) row.options = row.options == "default" ? "approx exp, approx division (per op)"
                                                                            : "approx exp, approx division (per op), " + row.options;
   run_row(row, [&](Result& res) {
@@ -499,9 +502,9 @@ void bench_sum(std::int64_t n) {
   });
 }
 
-// --configs: a comma-separated list of W:C (warps W: 0 or a power of two up to 32) or eN:C (the
-// warps that give each thread N elements of the row's tile, at most 32), each with min CTAs per
-// SM C (0..8).
+// --configs: a comma-separated list of W:C[:S] (warps W: 0 or a power of two up to 32) or eN:C[:S]
+// (the warps that give each thread N elements of the row's tile, at most 32), each with min CTAs
+// per SM C (0..8) and optionally stages S (0..4: tile blocks' loads ahead on a persistent grid).
 bool parse_configs(const std::string& text) {
   g.configs.clear();
   std::size_t at = 0;
@@ -511,11 +514,12 @@ bool parse_configs(const std::string& text) {
     Config c;
     const bool per_thread = !item.empty() && item[0] == 'e';
     int n = -1;
-    if (std::sscanf(item.c_str() + (per_thread ? 1 : 0), "%d:%d", &n, &c.min_ctas) != 2 || n < 0 || n > 32 ||
-        (n & (n - 1)) != 0 || (per_thread && n == 0) || c.min_ctas < 0 || c.min_ctas > 8) {
+    const int got = std::sscanf(item.c_str() + (per_thread ? 1 : 0), "%d:%d:%d", &n, &c.min_ctas, &c.stages);
+    if (got < 2 || n < 0 || n > 32 || (n & (n - 1)) != 0 || (per_thread && n == 0) || c.min_ctas < 0 || c.min_ctas > 8 ||
+        c.stages < 0 || c.stages > 4) {
       std::fprintf(stderr,
-                   "ctile_bench: --configs wants W:C or eN:C items (W 0 or a power of two <= 32, N a power of two <= 32, "
-                   "C 0..8), got '%s'\n",
+                   "ctile_bench: --configs wants W:C[:S] or eN:C[:S] items (W 0 or a power of two <= 32, N a power of two "
+                   "<= 32, C 0..8, S 0..4), got '%s'\n",
                    item.c_str());
       return false;
     }

@@ -6,8 +6,8 @@
 # shape each configuration's TB/s and its ratio to the best peer (bench/row_configs.py). Method as
 # ctile_bench and peers.py (per-call device time, L2 flushed, median, results checked first).
 # Environment: OUT (default results/row-configs), KERNELS (ctile_bench kernel names, default
-# layer_norm,rms_norm,softmax), CONFIGS (W:C pairs, 0 = the compiler's choice; default
-# 0:0,2:0,4:0,8:0,16:0,32:0), PEERS=0 (no peers), DEADLINE_S (seconds the peers may take, 150).
+# layer_norm,rms_norm,softmax), CONFIGS (ctile_bench --configs items: W:C[:S] or eN:C[:S], 0 = the
+# compiler's choice; default 0:0,e16:0,e8:0,e4:0), PEERS=0 (no peers), DEADLINE_S (seconds the peers may take, 150).
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -15,7 +15,7 @@ out="${OUT:-$root/results/row-configs}"
 mkdir -p "$out"
 out="$(cd "$out" && pwd)"
 kernels="${KERNELS:-layer_norm,rms_norm,softmax}"
-configs="${CONFIGS:-0:0,2:0,4:0,8:0,16:0,32:0}"
+configs="${CONFIGS:-0:0,e16:0,e8:0,e4:0}"
 log="$out/row_configs.log"
 : >"$log"
 if [[ ! -x build/gpu/bench/ctile_bench ]]; then
