@@ -399,10 +399,20 @@ struct LargerThenFirst {
   std::tuple<V, I> operator()(const std::tuple<V, I>& a, const std::tuple<V, I>& b) const {
     const auto& [av, ai] = a;
     const auto& [bv, bi] = b;
-    const auto a_nan = av != av, b_nan = bv != bv;
+    // One op-making operand per expression: C++ leaves the order of an operator's operands
+    // unspecified, and the traced IR must not depend on the compiler.
+    const auto a_nan = av != av;
+    const auto b_nan = bv != bv;
+    const auto a_num = ~a_nan;
+    const auto b_num = ~b_nan;
     const auto first = bi < ai;
-    const auto larger = (bv > av) | ((bv == av) & first);
-    const auto take_b = (a_nan & (~b_nan | first)) | (~a_nan & ~b_nan & larger);
+    const auto same = bv == av;
+    const auto greater = bv > av;
+    const auto larger = greater | (same & first);
+    const auto both_num = a_num & b_num;
+    const auto b_wins_num = both_num & larger;
+    const auto b_wins_nan = a_nan & (b_num | first);
+    const auto take_b = b_wins_nan | b_wins_num;
     return std::tuple<V, I>{ct::where(take_b, bv, av), ct::where(take_b, bi, ai)};
   }
 };
@@ -414,20 +424,26 @@ void combine_reduce(ct::Mut<T, 2> sum_fn, ct::Mut<T, 2> sum_builtin, ct::Mut<T, 
   auto t = x.tiles({BM, BN}).load({ct::block_id(0), ct::block_id(1)});
   sum_fn.store(ct::reduce(t, A, [](auto a, auto b) { return a + b; }, true));
   sum_builtin.store(ct::sum(t, A, true));
-  max_abs.store(ct::reduce(t, A, [](auto a, auto b) { return ct::maximum(ct::abs(a), ct::abs(b)); }, true));
+  max_abs.store(ct::reduce(t, A, [](auto a, auto b) {
+    const auto ma = ct::abs(a);
+    const auto mb = ct::abs(b);
+    return ct::maximum(ma, mb);
+  }, true));
 }
 
 // The largest element of each row of the [BM, BN] tile and its column (in the tensor), as a
 // reduction of (value, index) pairs, beside ct::argmax (which also takes the first on ties).
 template <class T, std::int64_t BM, std::int64_t BN>
 void combine_argmax(ct::Mut<T, 2> best, ct::Mut<std::int64_t, 2> at, ct::Mut<std::int64_t, 2> builtin_at, ct::Ref<T, 2> x) {
+  const auto i = ct::block_id(0);
   const auto j = ct::block_id(1);
-  auto t = x.tiles({BM, BN}).load({ct::block_id(0), j});
-  auto cols = ct::broadcast(ct::reshape(ct::iota<std::int64_t>(BN), {1, BN}), {BM, BN}) + j * BN;
+  const auto base = j * BN;
+  auto t = x.tiles({BM, BN}).load({i, j});
+  auto cols = ct::broadcast(ct::reshape(ct::iota<std::int64_t>(BN), {1, BN}), {BM, BN}) + base;
   auto [v, c] = ct::reduce(std::tuple{t, cols}, 1, LargerThenFirst{}, true);
   best.store(v);
   at.store(c);
-  builtin_at.store(ct::argmax(t, 1, true) + j * BN);
+  builtin_at.store(ct::argmax(t, 1, true) + base);
 }
 
 // Scans along axis A of the [BM, BN] tile: the running largest magnitude (an inclusive scan of
