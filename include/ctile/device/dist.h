@@ -497,10 +497,33 @@ struct ScanMinMax {
   static CT_DEV T down(Acc a) { return ct::down<T>(a); }
 };
 
-// Each line of a tile staged as [OUTER, LEN, INNER] walked in order by one thread (from its end
-// when REV): get(e) gives staged element e as an Op::Acc, put(e, acc) stores the output there. The
-// inclusive run starts at the first element itself, the exclusive output lags it by one and starts
-// at `id`.
+// Each line along the axis walked in order (from its end when REV); the inclusive run starts at
+// the first element itself, the exclusive output lags it by one and starts at the identity.
+template <class Op, class D, int OUTER, int LEN, int INNER, bool EXCL, bool REV, class Team, class T>
+CT_DEV void scan(Regs<T, D::regs>& out, const Regs<T, D::regs>& x, T* s, int tp, bool owner, const Team& team) {
+  typedef typename Op::Acc Acc;
+  stage<D>(s, x, tp, owner);
+  team.sync();
+  for (int line = team.tid; line < OUTER * INNER; line += Team::threads) {
+    const unsigned o = (unsigned)line / INNER, in = (unsigned)line % INNER;
+    Acc run = Op::identity();
+    for (int step = 0; step < LEN; ++step) {
+      const int k = REV ? LEN - 1 - step : step;
+      T& e = s[(o * LEN + k) * INNER + in];
+      const Acc v = Op::lift(e);
+      const Acc next = step == 0 ? v : Op::combine(run, v);
+      e = Op::down(EXCL ? run : next);
+      run = next;
+    }
+  }
+  team.sync();
+  gen<D>(out, tp, [&](int e) { return s[e]; });
+}
+
+// The same walk over tiles staged as [OUTER, LEN, INNER] for a combine function (combine.h): get(e)
+// gives staged element e of each tile as an Op::Acc, put(e, acc) stores the output there, and an
+// exclusive scan starts at `id`. (ct.scan keeps its own loop above: the CUDA compiler vectorises its
+// shared-memory accesses, which it does not do through these functions.)
 template <class Op, int OUTER, int LEN, int INNER, bool EXCL, bool REV, class Team, class Get, class Put>
 CT_DEV void scan_lines(const Get& get, const Put& put, const typename Op::Acc& id, const Team& team) {
   typedef typename Op::Acc Acc;
@@ -509,25 +532,13 @@ CT_DEV void scan_lines(const Get& get, const Put& put, const typename Op::Acc& i
     Acc run = id;
     for (int step = 0; step < LEN; ++step) {
       const int k = REV ? LEN - 1 - step : step;
-      const int e = (int)((o * LEN + k) * INNER + in);
+      const unsigned e = (o * LEN + k) * INNER + in;
       const Acc v = get(e);
       const Acc next = step == 0 ? v : Op::combine(run, v);
       put(e, EXCL ? run : next);
       run = next;
     }
   }
-}
-
-// scan_lines over one tile x staged in s (Op's lift and down around the combine).
-template <class Op, class D, int OUTER, int LEN, int INNER, bool EXCL, bool REV, class Team, class T>
-CT_DEV void scan(Regs<T, D::regs>& out, const Regs<T, D::regs>& x, T* s, int tp, bool owner, const Team& team) {
-  typedef typename Op::Acc Acc;
-  stage<D>(s, x, tp, owner);
-  team.sync();
-  scan_lines<Op, OUTER, LEN, INNER, EXCL, REV>([&](int e) { return Op::lift(s[e]); },
-                                               [&](int e, const Acc& a) { s[e] = Op::down(a); }, Op::identity(), team);
-  team.sync();
-  gen<D>(out, tp, [&](int e) { return s[e]; });
 }
 
 // ---- matrix multiply-accumulate from staged operands (rows of a and b in shared memory) --------------------
