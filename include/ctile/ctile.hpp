@@ -15,6 +15,7 @@
 #include "ctile/core/error.hpp"
 #include "ctile/core/shape.hpp"
 #include "ctile/core/unchecked.hpp"
+#include "ctile/frontend/combine.hpp"
 #include "ctile/frontend/control.hpp"
 #include "ctile/frontend/kernel.hpp"
 #include "ctile/frontend/params.hpp"

@@ -1,4 +1,5 @@
 list(APPEND CTILE_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/emit.cpp
   ${CMAKE_CURRENT_LIST_DIR}/control.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/combine.cpp
   ${CMAKE_CURRENT_LIST_DIR}/kernel.cpp)

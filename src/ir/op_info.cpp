@@ -10,8 +10,9 @@ using detail::cat;
 
 constexpr std::size_t kOpKinds = static_cast<std::size_t>(OpKind::Yield) + 1;
 
-constexpr OpTraits row(const char* name, Effect e, bool crosses = false, int regions = 0, bool declared = false) {
-  return OpTraits{name, e, crosses, regions, declared};
+constexpr OpTraits row(const char* name, Effect e, bool crosses = false, int regions = 0, bool declared = false,
+                       bool isolated = false) {
+  return OpTraits{name, e, crosses, regions, declared, isolated};
 }
 
 // One row per OpKind, in enum order (checked below).
@@ -50,6 +51,8 @@ constexpr std::array<OpTraits, kOpKinds> kTraits = {{
     row("ct.random", Effect::None),
     row("ct.reduce", Effect::None, true),
     row("ct.scan", Effect::None, true),
+    row("ct.reduce_with", Effect::None, true, 1, false, true),
+    row("ct.scan_with", Effect::None, true, 1, false, true),
     row("ct.mma", Effect::None, true),
     row("ct.convert_layout", Effect::None, true),
     row("ct.for", Effect::Control, false, 1),
@@ -62,6 +65,7 @@ constexpr bool names_in_order() {
   // A few spot checks that the table follows the enum (a shifted row would misname every op after it).
   return kTraits[static_cast<std::size_t>(OpKind::Load)].name[3] == 'l' &&
          kTraits[static_cast<std::size_t>(OpKind::Mma)].name[3] == 'm' &&
+         kTraits[static_cast<std::size_t>(OpKind::ScanWith)].name[7] == '_' &&
          kTraits[static_cast<std::size_t>(OpKind::ConvertLayout)].name[11] == 'l' &&
          kTraits[static_cast<std::size_t>(OpKind::Yield)].name[3] == 'y';
 }
@@ -434,6 +438,26 @@ std::vector<Type> Rule::run() {
         fail(cat(reduce_name(op.reduce), " scan is not defined on bool"));
       return {x};
     }
+    case OpKind::ReduceWith:
+    case OpKind::ScanWith: {
+      // k combined tiles of one shape (then, for an exclusive scan, k identity scalars).
+      const bool ids = op.kind == OpKind::ScanWith && op.exclusive;
+      if (n() == 0 || (ids && n() % 2 != 0))
+        fail(cat("expected ", ids ? "k tiles and k identity scalars" : "at least one tile", ", got ", n(), " operands"));
+      const std::size_t nk = ids ? n() / 2 : n();
+      const Shape& s = tile(0).shape;
+      axis_in(static_cast<int>(s.size()));
+      std::vector<Type> out;
+      for (std::size_t i = 0; i < nk; ++i) {
+        const Type& x = tile(i);
+        if (x.shape != s) fail(cat("operand ", i, " has shape ", shape_str(x.shape), ", expected ", shape_str(s), " (one shape for all)"));
+        if (ids) operand_is(nk + i, Type::scalar(x.dtype));
+        Shape r = s;
+        if (op.kind == OpKind::ReduceWith) r.erase(r.begin() + op.axis);
+        out.push_back(Type::tile(x.dtype, r));
+      }
+      return out;
+    }
     case OpKind::Mma: {
       nops(3);
       const Type& a = tile(0);
@@ -505,6 +529,15 @@ bool reads_mutable_memory(const Kernel& k, const Op& op) {
 
 std::vector<Type> infer_types(const Kernel& k, const Op& op, std::span<const Type> declared) {
   return Rule(k, op, declared).run();
+}
+
+bool combinable(OpKind k) {
+  switch (k) {
+    case OpKind::Constant: case OpKind::Unary: case OpKind::Binary: case OpKind::Fma: case OpKind::Cmp:
+    case OpKind::Select: case OpKind::Convert: case OpKind::Bitcast:
+      return true;
+    default: return false;
+  }
 }
 
 bool takes_rounding(const Op& op) {

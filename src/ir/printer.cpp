@@ -101,8 +101,13 @@ class Printer {
     auto dt = [&]() { return op.results.empty() ? DType::f32 : k_.type(op.results[0]).dtype; };
     switch (op.kind) {
       case OpKind::BlockId: case OpKind::NumBlocks: case OpKind::Dim: case OpKind::PartitionCount:
-      case OpKind::Cat:
+      case OpKind::Cat: case OpKind::ReduceWith:
         a << "axis = " << op.axis; break;
+      case OpKind::ScanWith:
+        a << "axis = " << op.axis;
+        if (op.exclusive) a << ", exclusive";
+        if (op.reverse) a << ", reverse";
+        break;
       case OpKind::Scan:  // kind defaults to sum (cumsum)
         if (op.reduce != ReduceKind::Sum) a << "kind = " << reduce_name(op.reduce) << ", ";
         a << "axis = " << op.axis;

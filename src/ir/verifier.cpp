@@ -202,9 +202,40 @@ class Verifier {
         region(op.regions[1], &op, 1, carried);
         return;
       }
+      case OpKind::ReduceWith:
+      case OpKind::ScanWith: return combine_region(op);
       default:
         return;
     }
+  }
+
+  // The combine function of ct.reduce_with / ct.scan_with: 2k scalar arguments (the left values,
+  // then the right ones), element-wise ops on scalars only, k scalars yielded, and nothing used
+  // from outside the region (it is isolated: the CUDA backend emits it as a function of its own).
+  void combine_region(const Op& op) {
+    const std::size_t nk = op.results.size();
+    const Region& body = op.regions[0];
+    std::vector<Type> elems;
+    for (ValueId r : op.results) elems.push_back(Type::scalar(k_.type(r).dtype));
+    if (body.args.size() != 2 * nk)
+      fail(op, cat("the combine region has ", body.args.size(), " arguments, expected ", 2 * nk, " (two per combined tile)"));
+    for (std::size_t i = 0; i < body.args.size(); ++i) {
+      if (!in_range(body.args[i])) fail(op, cat("region argument ", i, " has value id %", body.args[i], " out of range"));
+      if (!(k_.type(body.args[i]) == elems[i % nk]))
+        fail(op, cat("region argument ", i, " has type ", type_str(k_.type(body.args[i])), ", expected ", type_str(elems[i % nk])));
+    }
+    for (const auto& inner : body.ops) {
+      if (!inner || inner->kind == OpKind::Yield) continue;
+      if (!combinable(inner->kind)) fail(*inner, "a combine region holds element-wise ops only");
+      for (ValueId r : inner->results)
+        if (in_range(r) && !k_.type(r).is_scalar())
+          fail(*inner, cat("a combine region computes on scalars, not on ", type_str(k_.type(r))));
+    }
+    // Values of the enclosing regions are out of sight inside.
+    const std::vector<char> outer = visible_;
+    std::fill(visible_.begin(), visible_.end(), 0);
+    region(body, &op, 0, elems);
+    visible_ = outer;
   }
 
   // ---- the GPU-level IR: every tile value has a distributed layout, and ops agree with them ----
@@ -300,6 +331,18 @@ class Verifier {
           fail(op, cat("result has layout ", layout_str(L(op.results[0])), ", expected the slice ", layout_str(want)));
         return;
       }
+      case OpKind::ReduceWith: {
+        const Layout want = slice(L(op.operands[0]), k_.type(op.operands[0]).shape, op.axis);
+        for (std::size_t j = 0; j < op.results.size(); ++j) {
+          same(op.operands[j], op.operands[0], "operand");
+          if (!(L(op.results[j]) == want))
+            fail(op, cat("result ", j, " has layout ", layout_str(L(op.results[j])), ", expected the slice ", layout_str(want)));
+        }
+        return;
+      }
+      case OpKind::ScanWith:  // the identities (exclusive) are one-element values: every layout holds them
+        for (std::size_t j = 0; j < op.results.size(); ++j) same(op.operands[j], op.results[j], "operand");
+        return;
       case OpKind::Permute: {
         const Layout want = permute(L(op.operands[0]), k_.type(op.operands[0]).shape, op.perm);
         if (!(L(op.results[0]) == want))

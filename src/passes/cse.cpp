@@ -1,6 +1,7 @@
 // cse: an op identical to one that dominates it (same kind, operands, attributes, result types and
 // layouts) is replaced by it. Pure ops qualify, and loads of read-only inputs (nothing writes them
-// while the kernel runs); loads of memory the kernel writes, stores and atomics never do.
+// while the kernel runs); loads of memory the kernel writes, stores and atomics never do. Ops with
+// regions are never merged, and an isolated region (a combine function) is a world of its own.
 #include <bit>
 #include <map>
 #include <sstream>
@@ -56,7 +57,15 @@ class Cse : public Pass {
     scopes.emplace_back();
     for (std::size_t i = 0; i < r.ops.size();) {
       ir::Op& op = *r.ops[i];
-      for (auto& sub : op.regions) region(k, sub, scopes);
+      for (auto& sub : op.regions) {
+        if (!ir::traits(op.kind).isolated) {
+          region(k, sub, scopes);
+          continue;
+        }
+        // An isolated region (a combine function) sees none of the values around it.
+        std::vector<std::map<std::string, std::vector<ir::ValueId>>> own;
+        region(k, sub, own);
+      }
       if (!candidate(k, op)) {
         ++i;
         continue;

@@ -142,7 +142,7 @@ class LayoutAssignment : public Pass {
         const int b = dtype_size(k.type(op.operands[0]).dtype);
         min_bytes = min_bytes == 0 ? b : std::min(min_bytes, b);
       }
-      cross = cross || op.kind == OpKind::Reduce || op.kind == OpKind::Scan || op.kind == OpKind::Mma;
+      cross = cross || is_reduction(op) || op.kind == OpKind::Mma;
     });
     sm_ = ctx.sm != 0 ? ctx.sm : 90;
     simt_mma_ = o.simt_mma;
@@ -651,6 +651,23 @@ class LayoutAssignment : public Pass {
       case OpKind::Scan: {
         const Layout x = settle(r, i, 0);
         return set(r.ops[i]->results[0], x);
+      }
+      case OpKind::ReduceWith:
+      case OpKind::ScanWith: {
+        // Like ct.reduce / ct.scan, the tiles combined together in the first one's layout (a scan's
+        // identities are one-element values). The combine region holds scalars only: its values
+        // take the replicated layout (assign's last step), and it is not walked.
+        const Layout x = settle(r, i, 0);
+        const std::size_t nk = r.ops[i]->results.size();
+        for (std::size_t j = 1; j < nk; ++j) require(r, i, j, x);
+        for (std::size_t j = nk; j < r.ops[i]->operands.size(); ++j) settle(r, i, j);
+        ir::Op& cur = *r.ops[i];
+        const Shape& sh = type(cur.operands[0]).shape;
+        for (ValueId res : cur.results)
+          set(res, cur.kind == OpKind::ScanWith ? x
+                   : replicated_value(res)      ? canon(type(res))
+                                                : ir::slice(x, sh, cur.axis));
+        return;
       }
       case OpKind::Permute: {
         const Layout x = settle(r, i, 0);

@@ -98,7 +98,10 @@ class InsertPoint {
 
 // A reduction or scan: the tile block synchronises and, before it, holds every tile the rest of
 // the block still needs (where the remat and occupancy passes count registers).
-inline bool is_reduction(const ir::Op& op) { return op.kind == ir::OpKind::Reduce || op.kind == ir::OpKind::Scan; }
+inline bool is_reduction(const ir::Op& op) {
+  return op.kind == ir::OpKind::Reduce || op.kind == ir::OpKind::Scan || op.kind == ir::OpKind::ReduceWith ||
+         op.kind == ir::OpKind::ScanWith;
+}
 
 // Registers of a thread: whether tile `v` is held in them (a distributed layout; before layout
 // assignment every tile is), how many of its elements one thread holds (the layout's registers;

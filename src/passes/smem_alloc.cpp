@@ -5,7 +5,8 @@
 // and that barrier orders the op before it. Where the alternation breaks (a loop body with an odd
 // number of scratch ops meets itself on the next iteration; the two branches of an if end on
 // different halves), the op gets sync_after. What needs scratch (docs/compiler.md): layout
-// conversions between threads, reductions across warps, float products (in index order), scans, mma operands, extract and cat,
+// conversions between threads, reductions across warps, float products (in index order), scans (also
+// over combine functions), mma operands, extract and cat,
 // scatters (duplicate resolution), atomics on tiles with copies, and one-element atomics and
 // shared gathers.
 //
@@ -43,6 +44,18 @@ std::int64_t align16(std::int64_t b) { return (b + 15) / 16 * 16; }
 // The compiler's choice of TMA copies (option tma = 0): products of at least this many elements.
 constexpr int kTmaMinProduct = 128 * 256;
 
+// The warp bits of a reduction's operand layout that lie along its axis (0: it stays in warps).
+int axis_warp_bits(const ir::Kernel& k, const ir::Op& op) {
+  const ir::Layout& x = k.layout(op.operands[0]);
+  const Shape& sh = k.type(op.operands[0]).shape;
+  int lo = 0;
+  for (std::size_t d = sh.size(); d-- > static_cast<std::size_t>(op.axis) + 1;) lo += __builtin_ctzll(static_cast<unsigned long long>(sh[d]));
+  const int width = __builtin_ctzll(static_cast<unsigned long long>(sh[static_cast<std::size_t>(op.axis)]));
+  int bits = 0;
+  for (int e : x.warp) bits += (e != ir::Layout::kCopy && e >= lo && e < lo + width) ? 1 : 0;
+  return bits;
+}
+
 // Bytes of scratch `op` needs (0: none).
 std::int64_t scratch_bytes(const ir::Kernel& k, const ir::Op& op) {
   auto bytes_of = [&](ir::ValueId v) {
@@ -59,15 +72,25 @@ std::int64_t scratch_bytes(const ir::Kernel& k, const ir::Op& op) {
       // Float products walk each line in index order from shared memory (like the reference).
       if (op.reduce == ir::ReduceKind::Prod && is_float(k.type(op.operands[0]).dtype)) return align16(bytes_of(op.operands[0]));
       // Slots of 16 bytes (the widest accumulator) per result element and warp along the axis.
-      const ir::Layout& x = k.layout(op.operands[0]);
-      const Shape& sh = k.type(op.operands[0]).shape;
-      int lo = 0;
-      for (std::size_t d = sh.size(); d-- > static_cast<std::size_t>(op.axis) + 1;) lo += __builtin_ctzll(static_cast<unsigned long long>(sh[d]));
-      const int width = __builtin_ctzll(static_cast<unsigned long long>(sh[static_cast<std::size_t>(op.axis)]));
-      int axis_warps = 0;
-      for (int e : x.warp) axis_warps += (e != ir::Layout::kCopy && e >= lo && e < lo + width) ? 1 : 0;
-      if (axis_warps == 0) return 0;
-      return align16(numel(k.type(op.results[0]).shape) * (std::int64_t{1} << axis_warps) * 16);
+      const int w = axis_warp_bits(k, op);
+      if (w == 0) return 0;
+      return align16(numel(k.type(op.results[0]).shape) * (std::int64_t{1} << w) * 16);
+    }
+    case OpKind::ReduceWith: {
+      // As ct.reduce: a slot per result element and warp along the axis, of the combined values
+      // together (device/combine.h's Pack: at most 8 bytes a value).
+      if (rep(op.operands[0])) return 0;
+      const int w = axis_warp_bits(k, op);
+      if (w == 0) return 0;
+      const auto pack = static_cast<std::int64_t>(8 * op.results.size());
+      return align16(numel(k.type(op.results[0]).shape) * (std::int64_t{1} << w) * pack);
+    }
+    case OpKind::ScanWith: {
+      // Each combined tile staged at a 16-byte aligned offset of its own.
+      if (rep(op.operands[0])) return 0;
+      std::int64_t b = 0;
+      for (std::size_t i = 0; i < op.results.size(); ++i) b += align16(bytes_of(op.operands[i]));
+      return b;
     }
     case OpKind::Scan:
     case OpKind::Extract:

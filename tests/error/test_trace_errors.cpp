@@ -169,6 +169,73 @@ void store_window_of_another_rank(ct::Mut<float, 2> z) {
   z.store_window({0, 1}, ct::Tile<float>::zeros({16}));
 }
 
+// Combine functions (ct::reduce, ct::scan): element-wise ops on their arguments only.
+void combine_loads(ct::Mut<float, 1> z, ct::Ref<float, 1> x) {
+  auto t = x.tiles({16}).load({0});
+  auto p = x.tiles({1});
+  z.store(ct::reduce(t, 0, [&](auto a, auto b) {
+    MARK();
+    auto c = p.load({0}).reshape({});
+    return a + b + c;
+  }, true));
+}
+void combine_captures(ct::Mut<float, 1> z, ct::Ref<float, 1> x, ct::Scalar<float> w) {
+  auto t = x.tiles({16}).load({0});
+  z.store(ct::reduce(t, 0, [&](auto a, auto b) {
+    MARK();
+    return a + b * w;
+  }, true));
+}
+void combine_nested_reduction(ct::Mut<float, 1> z, ct::Ref<float, 1> x) {
+  auto t = x.tiles({16}).load({0});
+  z.store(ct::reduce(t, 0, [&](auto a, auto b) {
+    MARK();
+    return a + b + ct::sum(t, 0);
+  }, true));
+}
+void combine_branches(ct::Mut<float, 1> z, ct::Ref<float, 1> x) {
+  auto t = x.tiles({16}).load({0});
+  z.store(ct::scan(t, 0, [](auto a, auto b) {
+    auto r = a;
+    MARK();
+    ct::if_(a < b, [&] { r = b; });
+    return r;
+  }));
+}
+void combine_makes_a_tile(ct::Mut<float, 1> z, ct::Ref<float, 1> x) {
+  auto t = x.tiles({16}).load({0});
+  z.store(ct::reduce(t, 0, [](auto a, auto b) {
+    MARK();
+    auto wide = ct::Tile<float>::full({4}, 1.0f);
+    return a + b + ct::sum(wide, 0);
+  }, true));
+}
+void combine_assigns_outside(ct::Mut<float, 1> z, ct::Ref<float, 1> x) {
+  auto t = x.tiles({16}).load({0});
+  auto seen = ct::constant(0.0f);
+  MARK();
+  auto r = ct::reduce(t, 0, [&](auto a, auto b) { seen = a; return a + b; }, true);
+  z.store(r + seen);
+}
+void combine_exclusive_without_identity(ct::Mut<float, 1> z, ct::Ref<float, 1> x) {
+  auto t = x.tiles({16}).load({0});
+  MARK();
+  z.store(ct::scan(t, 0, [](auto a, auto b) { return a * b; }, ct::exclusive));
+}
+void combine_tiles_of_two_shapes(ct::Mut<float, 1> z, ct::Ref<float, 1> x) {
+  auto t = x.tiles({16}).load({0});
+  auto i = ct::iota<std::int64_t>(8);
+  MARK();
+  auto [v, k] = ct::reduce(std::tuple{t, i}, 0, [](auto a, auto b) { return b; });
+  (void)k;
+  z.store(v);
+}
+void combine_axis_out_of_range(ct::Mut<float, 1> z, ct::Ref<float, 1> x) {
+  auto t = x.tiles({16}).load({0});
+  MARK();
+  z.store(ct::scan(t, 1, [](auto a, auto b) { return a + b; }));
+}
+
 void expect_here(const std::string& what) {
   const std::string want = std::string("test_trace_errors.cpp:") + std::to_string(g_line) + ":";
   EXPECT_NE(what.find(want), std::string::npos) << "expected location " << want << " in: " << what;
@@ -253,4 +320,44 @@ TEST(TraceErrors, BatchedMmaBatchesDiffer) {
 TEST(TraceErrors, MmaOfMixedRanks) {
   expect_here(EXPECT_USER_ERROR(ct::trace(mma_mixed_ranks, "k", {piece(ct::DType::f32, {16, 16})}, 2),
                                 "mma needs three rank-2 tiles"));
+}
+TEST(TraceErrors, CombineFunctionLoads) {
+  expect_here(EXPECT_USER_ERROR(ct::trace(combine_loads, "k", {piece(ct::DType::f32, {1}), ref(ct::DType::f32, 1)}, 1),
+                                "a memory access (ct.load) is not allowed in a combine function"));
+}
+TEST(TraceErrors, CombineFunctionCapturesATile) {
+  expect_here(EXPECT_USER_ERROR(
+      ct::trace(combine_captures, "k",
+                {piece(ct::DType::f32, {1}), ref(ct::DType::f32, 1), {Kind::Scalar, ct::DType::f32, 0, {}, {}}}, 1),
+      "not a tile from outside it (a lambda capture of f32)"));
+}
+TEST(TraceErrors, CombineFunctionNestsAReduction) {
+  expect_here(EXPECT_USER_ERROR(ct::trace(combine_nested_reduction, "k", {piece(ct::DType::f32, {1}), ref(ct::DType::f32, 1)}, 1),
+                                "a nested reduction or scan (ct.reduce) is not allowed in a combine function"));
+}
+TEST(TraceErrors, CombineFunctionBranches) {
+  expect_here(EXPECT_USER_ERROR(ct::trace(combine_branches, "k", {piece(ct::DType::f32, {16}), ref(ct::DType::f32, 1)}, 1),
+                                "control flow (ctile::range, ctile::if_, ctile::while_)"));
+}
+TEST(TraceErrors, CombineFunctionMakesATile) {
+  expect_here(EXPECT_USER_ERROR(ct::trace(combine_makes_a_tile, "k", {piece(ct::DType::f32, {1}), ref(ct::DType::f32, 1)}, 1),
+                                "a combine function computes on scalars"));
+}
+TEST(TraceErrors, CombineFunctionAssignsAVariableOutsideIt) {
+  expect_here(EXPECT_USER_ERROR(ct::trace(combine_assigns_outside, "k", {piece(ct::DType::f32, {1}), ref(ct::DType::f32, 1)}, 1),
+                                "the combine function assigns a tile variable from outside it"));
+}
+TEST(TraceErrors, ExclusiveCombineScanNeedsAnIdentity) {
+  expect_here(EXPECT_USER_ERROR(
+      ct::trace(combine_exclusive_without_identity, "k", {piece(ct::DType::f32, {16}), ref(ct::DType::f32, 1)}, 1),
+      "needs the function's identity"));
+}
+TEST(TraceErrors, CombinedTilesOfTwoShapes) {
+  expect_here(EXPECT_USER_ERROR(
+      ct::trace(combine_tiles_of_two_shapes, "k", {piece(ct::DType::f32, {16}), ref(ct::DType::f32, 1)}, 1),
+      "the tiles combined together must have one shape"));
+}
+TEST(TraceErrors, CombineAxisOutOfRange) {
+  expect_here(EXPECT_USER_ERROR(ct::trace(combine_axis_out_of_range, "k", {piece(ct::DType::f32, {16}), ref(ct::DType::f32, 1)}, 1),
+                                "ctile::scan: axis 1 is out of range for rank 1"));
 }

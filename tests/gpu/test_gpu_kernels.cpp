@@ -285,6 +285,61 @@ GPU_TEST(kernels_row_stats_outputs_of_two_ranks) {
   CHECK_EQUAL(std::get<2>(g), std::get<2>(c), "rows minus their maximum ([rows, cols] output)");
 }
 
+GPU_TEST(kernels_reductions_and_scans_over_combine_functions) {
+  // ct::reduce / ct::scan with user combine functions: a sum (any order: within the sum's bound of
+  // ct::sum's), the largest magnitude, argmax pairs with the first index on ties, the extremes of a
+  // whole tile across warps (exact in any order), and scans (walked in order on both: exact).
+  const std::int64_t m = 200, n = 64;
+  auto [g, c] = both([&](ct::Device d) {
+    auto x = ct::randn<float>({m, n}, seed(19), 0.0, 1.0, d).share();
+    auto [sf, sb, ma, x2] = ct::launch(combine_reduce<float, 128, 16, 0>, poisoned<float>({2, n}, d).partition({1, 16}),
+                                       poisoned<float>({2, n}, d).partition({1, 16}),
+                                       poisoned<float>({2, n}, d).partition({1, 16}), x)
+                                .sync();
+    auto xi = ct::rand<std::int32_t>({m, n}, seed(20), -4, 4, d).share();
+    auto [best, at, bat, xi2] = ct::launch(combine_argmax<std::int32_t, 8, 32>, poisoned<std::int32_t>({m, 2}, d).partition({8, 1}),
+                                           poisoned<std::int64_t>({m, 2}, d).partition({8, 1}),
+                                           poisoned<std::int64_t>({m, 2}, d).partition({8, 1}), xi)
+                                    .sync();
+    auto [rm, ap, rb, ra, x3] = ct::launch(combine_scan<float, 8, 32, 1>, poisoned<float>({m, n}, d).partition({8, 32}),
+                                           poisoned<float>({m, n}, d).partition({8, 32}),
+                                           poisoned<float>({m, n}, d).partition({8, 32}),
+                                           poisoned<std::int32_t>({m, n}, d).partition({8, 32}), std::move(x2))
+                                    .sync();
+    auto xe = ct::randn<float>({4 * 1024}, seed(21), 0.0, 1.0, d).share();
+    auto [lo, hi, xe2] = ct::launch(combine_extremes<float, 1024>, poisoned<float>({4}, d).partition({1}),
+                                    poisoned<float>({4}, d).partition({1}), xe)
+                             .sync();
+    return std::make_tuple(std::move(sf).unpartition().to_host(), std::move(sb).unpartition().to_host(),
+                           std::move(ma).unpartition().to_host(), std::move(at).unpartition().to_host(),
+                           std::move(bat).unpartition().to_host(), std::move(best).unpartition().to_host(),
+                           std::move(rm).unpartition().to_host(), std::move(ap).unpartition().to_host(),
+                           std::move(ra).unpartition().to_host(), std::move(lo).unpartition().to_host(),
+                           std::move(hi).unpartition().to_host());
+  });
+  // Column sums of 128 rows (the last tile row: 72 real rows and padding zeros): sqrt(K) ulps of
+  // sum |x| plus the rounding, as for ct::sum.
+  const auto hx = host_values(ct::randn<float>({m, n}, seed(19), 0.0, 1.0, kCpu));
+  std::vector<double> bound;
+  for (std::int64_t r = 0; r < 2; ++r)
+    for (std::int64_t j = 0; j < n; ++j) {
+      double mag = 0;
+      for (std::int64_t i = r * 128; i < std::min(m, (r + 1) * 128); ++i) mag += std::abs(hx[std::size_t(i * n + j)]);
+      bound.push_back((eb::accumulation_ulps(128) + 1) * kEps32 * mag);
+    }
+  CHECK_WITHIN(std::get<0>(g), std::get<0>(c), bound, "column sums by a combine function");
+  CHECK_WITHIN(std::get<1>(g), std::get<0>(c), bound, "ct::sum beside the combine function's sums");
+  CHECK_EQUAL(std::get<2>(g), std::get<2>(c), "largest magnitude per column");
+  CHECK_EQUAL(std::get<3>(g), std::get<3>(c), "argmax of (value, index) pairs, first index on ties");
+  CHECK_EQUAL(std::get<4>(g), std::get<3>(c), "ct::argmax beside the pairs' argmax");
+  CHECK_EQUAL(std::get<5>(g), std::get<5>(c), "the maxima of the pairs");
+  CHECK_EQUAL(std::get<6>(g), std::get<6>(c), "running largest magnitude");
+  CHECK_EQUAL(std::get<7>(g), std::get<7>(c), "products after each element (exclusive, reverse)");
+  CHECK_EQUAL(std::get<8>(g), std::get<8>(c), "running argmax");
+  CHECK_EQUAL(std::get<9>(g), std::get<9>(c), "smallest element of whole tiles");
+  CHECK_EQUAL(std::get<10>(g), std::get<10>(c), "largest element of whole tiles");
+}
+
 template <class In, class Acc>
 void check_mm(std::int64_t m, std::int64_t n, std::int64_t k) {
   auto [g, c] = both([&](ct::Device d) {

@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <tuple>
 
 #include <ctile/ctile.hpp>
 
@@ -404,6 +405,90 @@ inline void half_atomics(ct::Atomic<ct::bf16, 1> hist, ct::Atomic<ct::f16, 1> ex
   auto x = v.tiles({256}).load({b});
   (void)extremes.max({ct::iota<std::int64_t>(256) % 2}, x);
   (void)extremes.min({ct::iota<std::int64_t>(256) % 2 + 2}, x);
+}
+
+// ---- reductions and scans over a combine function (ct::reduce, ct::scan) ----------------------------------------
+// The combine function of an argmax over (value, index) pairs: the larger value, the smaller index
+// on ties, NaN below every number (a total order, so associative and commutative: any order of
+// combination gives the same pair, as ct::argmax's first-index rule does).
+struct LargerThenFirst {
+  template <class V, class I>
+  std::tuple<V, I> operator()(const std::tuple<V, I>& a, const std::tuple<V, I>& b) const {
+    const auto& [av, ai] = a;
+    const auto& [bv, bi] = b;
+    // One op-making operand per expression: C++ leaves the order of an operator's operands
+    // unspecified, and the traced IR must not depend on the compiler.
+    const auto a_nan = av != av;
+    const auto b_nan = bv != bv;
+    const auto a_num = ~a_nan;
+    const auto b_num = ~b_nan;
+    const auto first = bi < ai;
+    const auto same = bv == av;
+    const auto greater = bv > av;
+    const auto larger = greater | (same & first);
+    const auto both_num = a_num & b_num;
+    const auto b_wins_num = both_num & larger;
+    const auto b_wins_nan = a_nan & (b_num | first);
+    const auto take_b = b_wins_nan | b_wins_num;
+    return std::tuple<V, I>{ct::where(take_b, bv, av), ct::where(take_b, bi, ai)};
+  }
+};
+
+// Along axis A of the [BM, BN] tile of block (i, j): a sum by a combine function beside ct::sum,
+// and the largest magnitude. The outputs keep the axis (pieces of [BM, 1] or [1, BN]).
+template <class T, std::int64_t BM, std::int64_t BN, int A>
+void combine_reduce(ct::Mut<T, 2> sum_fn, ct::Mut<T, 2> sum_builtin, ct::Mut<T, 2> max_abs, ct::Ref<T, 2> x) {
+  auto t = x.tiles({BM, BN}).load({ct::block_id(0), ct::block_id(1)});
+  sum_fn.store(ct::reduce(t, A, [](auto a, auto b) { return a + b; }, true));
+  sum_builtin.store(ct::sum(t, A, true));
+  max_abs.store(ct::reduce(t, A, [](auto a, auto b) {
+    const auto ma = ct::abs(a);
+    const auto mb = ct::abs(b);
+    return ct::maximum(ma, mb);
+  }, true));
+}
+
+// The largest element of each row of the [BM, BN] tile and its column (in the tensor), as a
+// reduction of (value, index) pairs, beside ct::argmax (which also takes the first on ties).
+template <class T, std::int64_t BM, std::int64_t BN>
+void combine_argmax(ct::Mut<T, 2> best, ct::Mut<std::int64_t, 2> at, ct::Mut<std::int64_t, 2> builtin_at, ct::Ref<T, 2> x) {
+  const auto i = ct::block_id(0);
+  const auto j = ct::block_id(1);
+  const auto base = j * BN;
+  auto t = x.tiles({BM, BN}).load({i, j});
+  auto cols = ct::broadcast(ct::reshape(ct::iota<std::int64_t>(BN), {1, BN}), {BM, BN}) + base;
+  auto [v, c] = ct::reduce(std::tuple{t, cols}, 1, LargerThenFirst{}, true);
+  best.store(v);
+  at.store(c);
+  builtin_at.store(ct::argmax(t, 1, true) + base);
+}
+
+// Scans along axis A of the [BM, BN] tile: the running largest magnitude (an inclusive scan of
+// |x|), the product of the elements after each one (exclusive, reverse, identity 1), and a running
+// argmax over (value, position along the axis) pairs.
+template <class T, std::int64_t BM, std::int64_t BN, int A>
+void combine_scan(ct::Mut<T, 2> run_max_abs, ct::Mut<T, 2> after_prod, ct::Mut<T, 2> run_best, ct::Mut<std::int32_t, 2> run_at,
+                  ct::Ref<T, 2> x) {
+  auto t = x.tiles({BM, BN}).load({ct::block_id(0), ct::block_id(1)});
+  run_max_abs.store(ct::scan(ct::abs(t), A, [](auto a, auto b) { return ct::maximum(a, b); }));
+  after_prod.store(ct::scan(t, A, [](auto a, auto b) { return a * b; }, ct::exclusive | ct::reverse, T(1)));
+  const ct::Shape along = A == 0 ? ct::Shape{BM, 1} : ct::Shape{1, BN};
+  auto pos = ct::broadcast(ct::reshape(ct::iota<std::int32_t>(A == 0 ? BM : BN), along), {BM, BN});
+  auto [v, p] = ct::scan(std::tuple{t, pos}, A, LargerThenFirst{});
+  run_best.store(v);
+  run_at.store(p);
+}
+
+// A whole 1-D tile of N elements to one element, two values at once: its smallest and largest
+// element (across every thread and warp of the tile block).
+template <class T, std::int64_t N>
+void combine_extremes(ct::Mut<T, 1> lo, ct::Mut<T, 1> hi, ct::Ref<T, 1> x) {
+  auto t = x.tiles({N}).load({ct::block_id(0)});
+  auto [l, h] = ct::reduce(std::tuple{t, t}, 0, [](auto a, auto b) {
+    return std::tuple{ct::minimum(std::get<0>(a), std::get<0>(b)), ct::maximum(std::get<1>(a), std::get<1>(b))};
+  }, true);
+  lo.store(l);
+  hi.store(h);
 }
 
 }  // namespace test_kernels

@@ -307,23 +307,40 @@ CT_DEV void relayout(Regs<T, DB::regs>& out, const Regs<T, DA::regs>& x, T* s, i
 }
 
 // ---- reductions -------------------------------------------------------------------------------------------
-// Reduction of x (layout DX) along an axis whose element bits are [SHIFT, SHIFT + log2(LEN)), into
-// out (layout DR, the slice of DX). RMASK / LMASK / WMASK: the register / lane / warp bits of DX on
-// the axis. RR: registers of the result. The result element of result register i is tpr + DR::reg(i).
-template <class Op, class DX, class DR, int SHIFT, int LEN, int RMASK, int LMASK, int WMASK, class Team, class T>
-CT_DEV void reduce(Regs<typename Op::R, DR::regs>& out, const Regs<T, DX::regs>& x, unsigned char* scratch, int tpx,
-                   int tpr, const Team& team) {
+// An Op with identity() starts each accumulator there; one without (a user's combine function,
+// combine.h) starts at the first element of each group.
+template <class Op, class = void>
+struct HasIdentity {
+  static constexpr bool value = false;
+};
+template <class Op>
+struct HasIdentity<Op, decltype((void)Op::identity())> {
+  static constexpr bool value = true;
+};
+
+// Reduction along an axis whose element bits are [SHIFT, SHIFT + log2(LEN)) of a tile in layout
+// DX into a tile in layout DR (the slice of DX). src(r, k) gives register r's element as an Op::Acc
+// (k: its index along the axis), sink(i, acc) takes result register i's accumulator. RMASK / LMASK
+// / WMASK: the register / lane / warp bits of DX on the axis. The result element of result register
+// i is tpr + DR::reg(i).
+template <class Op, class DX, class DR, int SHIFT, int LEN, int RMASK, int LMASK, int WMASK, class Team, class Src,
+          class Sink>
+CT_DEV void reduce_by(const Src& src, const Sink& sink, unsigned char* scratch, int tpx, int tpr, const Team& team) {
   typedef typename Op::Acc Acc;
   constexpr int RR = DR::regs;
   constexpr int KEEP = (DX::regs - 1) & ~RMASK;
   Acc acc[RR];
+  if constexpr (HasIdentity<Op>::value) {
 #pragma unroll
-  for (int i = 0; i < RR; ++i) acc[i] = Op::identity();
+    for (int i = 0; i < RR; ++i) acc[i] = Op::identity();
+  }
 #pragma unroll
   for (int r = 0; r < DX::regs; ++r) {
     const int i = pext(r, KEEP);
     const int k = ((tpx + DX::reg(r)) >> SHIFT) & (LEN - 1);
-    acc[i] = Op::combine(acc[i], Op::lift(x.get(r), k));
+    // Without an identity, the group's first register (no RMASK bits) starts it.
+    if (!HasIdentity<Op>::value && (r & RMASK) == 0) acc[i] = src(r, k);
+    else acc[i] = Op::combine(acc[i], src(r, k));
   }
   if constexpr (LMASK != 0) {
 #pragma unroll
@@ -355,16 +372,30 @@ CT_DEV void reduce(Regs<typename Op::R, DR::regs>& out, const Regs<T, DX::regs>&
     }
   }
 #pragma unroll
-  for (int i = 0; i < RR; ++i) out.set(i, Op::finish(acc[i]));
+  for (int i = 0; i < RR; ++i) sink(i, acc[i]);
 }
 
-// A reduction whose result is one element (a plain value in every thread).
-template <class Op, class DX, int RMASK_UNUSED, int LMASK, int WMASK, class Team, class T>
-CT_DEV typename Op::R reduce_one(const Regs<T, DX::regs>& x, unsigned char* scratch, int tpx, const Team& team) {
+// reduce_by over one tile x of element type T, into out (Op's lift and finish around the combine).
+template <class Op, class DX, class DR, int SHIFT, int LEN, int RMASK, int LMASK, int WMASK, class Team, class T>
+CT_DEV void reduce(Regs<typename Op::R, DR::regs>& out, const Regs<T, DX::regs>& x, unsigned char* scratch, int tpx,
+                   int tpr, const Team& team) {
+  reduce_by<Op, DX, DR, SHIFT, LEN, RMASK, LMASK, WMASK>([&](int r, int k) { return Op::lift(x.get(r), k); },
+                                                       [&](int i, const typename Op::Acc& a) { out.set(i, Op::finish(a)); },
+                                                       scratch, tpx, tpr, team);
+}
+
+// A reduction whose result is one element (the same accumulator in every thread); src(r, e) as in
+// reduce_by (e: the element's index, the whole tile being the axis).
+template <class Op, class DX, int LMASK, int WMASK, class Team, class Src>
+CT_DEV typename Op::Acc reduce_one_by(const Src& src, unsigned char* scratch, int tpx, const Team& team) {
   typedef typename Op::Acc Acc;
-  Acc a = Op::identity();
+  Acc a;
+  if constexpr (HasIdentity<Op>::value) a = Op::identity();
 #pragma unroll
-  for (int r = 0; r < DX::regs; ++r) a = Op::combine(a, Op::lift(x.get(r), tpx + DX::reg(r)));
+  for (int r = 0; r < DX::regs; ++r) {
+    if (!HasIdentity<Op>::value && r == 0) a = src(r, tpx + DX::reg(r));
+    else a = Op::combine(a, src(r, tpx + DX::reg(r)));
+  }
   if constexpr (LMASK != 0) {
 #pragma unroll
     for (int b = 0; b < 5; ++b)
@@ -380,7 +411,12 @@ CT_DEV typename Op::R reduce_one(const Regs<T, DX::regs>& x, unsigned char* scra
 #pragma unroll
     for (int j = 1; j < NW; ++j) a = Op::combine(a, sc[j]);
   }
-  return Op::finish(a);
+  return a;
+}
+template <class Op, class DX, int RMASK_UNUSED, int LMASK, int WMASK, class Team, class T>
+CT_DEV typename Op::R reduce_one(const Regs<T, DX::regs>& x, unsigned char* scratch, int tpx, const Team& team) {
+  return Op::finish(
+      reduce_one_by<Op, DX, LMASK, WMASK>([&](int r, int e) { return Op::lift(x.get(r), e); }, scratch, tpx, team));
 }
 
 // A reduction along an axis in index order, like the reference (float products: a tree of partial
@@ -482,6 +518,27 @@ CT_DEV void scan(Regs<T, D::regs>& out, const Regs<T, D::regs>& x, T* s, int tp,
   }
   team.sync();
   gen<D>(out, tp, [&](int e) { return s[e]; });
+}
+
+// The same walk over tiles staged as [OUTER, LEN, INNER] for a combine function (combine.h): get(e)
+// gives staged element e of each tile as an Op::Acc, put(e, acc) stores the output there, and an
+// exclusive scan starts at `id`. (ct.scan keeps its own loop above: the CUDA compiler vectorises its
+// shared-memory accesses, which it does not do through these functions.)
+template <class Op, int OUTER, int LEN, int INNER, bool EXCL, bool REV, class Team, class Get, class Put>
+CT_DEV void scan_lines(const Get& get, const Put& put, const typename Op::Acc& id, const Team& team) {
+  typedef typename Op::Acc Acc;
+  for (int line = team.tid; line < OUTER * INNER; line += Team::threads) {
+    const unsigned o = (unsigned)line / INNER, in = (unsigned)line % INNER;
+    Acc run = id;
+    for (int step = 0; step < LEN; ++step) {
+      const int k = REV ? LEN - 1 - step : step;
+      const unsigned e = (o * LEN + k) * INNER + in;
+      const Acc v = get(e);
+      const Acc next = step == 0 ? v : Op::combine(run, v);
+      put(e, EXCL ? run : next);
+      run = next;
+    }
+  }
 }
 
 // ---- matrix multiply-accumulate from staged operands (rows of a and b in shared memory) --------------------

@@ -12,6 +12,7 @@
 #include "ctile/device/block.h"
 #include "ctile/device/regs.h"
 #include "ctile/device/dist.h"
+#include "ctile/device/combine.h"
 #include "ctile/device/mma.h"
 #include "ctile/device/async.h"
 #include "ctile/device/tma.h"

@@ -119,6 +119,14 @@ enum class OpKind : std::uint8_t {
   // reductions, scans, matrix multiply
   Reduce,          // (x) -> tile without `axis`                attrs: reduce, axis. argmax/argmin give i64, first index wins ties.
   Scan,            // (x) -> same type                          attrs: reduce (sum|prod|max|min), axis, exclusive, reverse
+  // Over a combine function (region 0): k tiles of one shape combined element by element along
+  // `axis`. Region 0 takes 2k scalars (the left operand's k values, then the right's), holds only
+  // element-wise ops on values of its own (isolated: it uses nothing from outside) and yields k
+  // scalars of the inputs' element types. The function is assumed associative (and, for
+  // reductions, commutative): the order of combination is the backend's (docs/ir.md).
+  ReduceWith,      // (x_0..x_{k-1}) -> k tiles without `axis`    attrs: axis
+  ScanWith,        // (x_0..x_{k-1}[, id_0..id_{k-1}]) -> k tiles attrs: axis, exclusive (then k identity
+                   //                                             scalars follow: the first outputs), reverse
   Mma,             // (a[M,K], b[K,N], acc[M,N]) -> acc type    products and sums in acc's type
   // GPU-level IR (after layout assignment; docs/compiler.md)
   ConvertLayout,   // (x) -> same type                          the value in another layout (Kernel::layouts)

@@ -34,6 +34,9 @@ struct OpTraits {
   // The result type is given by the op (constant, iota, reshape, ...), not derived from its
   // operands: the type rule checks the declared type instead of computing it.
   bool declared_result;
+  // Its regions use no value defined outside them (a combine function): passes must not make them
+  // (CSE must not merge an op inside with one outside; nothing is hoisted into or out of them).
+  bool isolated = false;
 };
 
 const OpTraits& traits(OpKind k);
@@ -57,6 +60,10 @@ class TypeError : public Error {
   using Error::Error;
 };
 std::vector<Type> infer_types(const Kernel& k, const Op& op, std::span<const Type> declared);
+
+// Ops a combine region (ct.reduce_with, ct.scan_with) may hold besides its yield: the element-wise
+// ops and constants, on scalars.
+bool combinable(OpKind k);
 
 // Which ops take a rounding attribute, and which roundings they accept (docs/ir.md, "Numerics").
 bool takes_rounding(const Op& op);

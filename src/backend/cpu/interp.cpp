@@ -130,6 +130,8 @@ void BlockInterp::exec_op(const ir::Op& op) {
     case OpKind::Random: return op_random(op.random, in(0), in(1), out());
     case OpKind::Reduce: return op_reduce(op.reduce, op.axis, in(0), out(), op.propagate_nan);
     case OpKind::Scan: return op_scan(op.reduce, op.axis, op.exclusive, op.reverse, in(0), out());
+    case OpKind::ReduceWith:
+    case OpKind::ScanWith: return exec_combine(op);
     case OpKind::Mma: return op_mma(in(0), in(1), in(2), out());
     case OpKind::For: return exec_for(op);
     case OpKind::If: {
@@ -184,6 +186,63 @@ void BlockInterp::exec_while(const ir::Op& op) {
     for (std::size_t i = 0; i < nc; ++i) cur[i].assign(slot(yb.operands[i]));
   }
   for (std::size_t i = 0; i < nc; ++i) slot(op.results[i]).swap(cur[i]);
+}
+
+// The reference order of a combine function: each line along the axis is walked from its first
+// element to its last (a reverse scan from the last to the first), the running value being the
+// left operand and the next element the right one: r = f(f(f(x0, x1), x2), ...).
+void BlockInterp::exec_combine(const ir::Op& op) {
+  const bool scan = op.kind == OpKind::ScanWith;
+  const std::size_t nk = op.results.size();
+  const ir::Region& fn = op.regions[0];
+  const Shape& sh = k_.type(op.operands[0]).shape;
+  std::int64_t outer = 1, len = 1, inner = 1;
+  for (int d = 0; d < static_cast<int>(sh.size()); ++d) {
+    const std::int64_t e = sh[static_cast<std::size_t>(d)];
+    if (d < op.axis) outer *= e;
+    else if (d == op.axis) len = e;
+    else inner *= e;
+  }
+  std::vector<const std::byte*> x(nk), id(nk, nullptr);
+  std::vector<std::byte*> out(nk);
+  std::vector<std::size_t> es(nk);
+  for (std::size_t i = 0; i < nk; ++i) {
+    x[i] = slot(op.operands[i]).tile.bytes();
+    if (op.exclusive) id[i] = slot(op.operands[nk + i]).tile.bytes();
+    Slot& r = slot(op.results[i]);
+    r.param = -1;
+    prepare(r.tile, k_.type(op.results[i]));
+    out[i] = r.tile.bytes();
+    es[i] = static_cast<std::size_t>(dtype_size(k_.type(op.results[i]).dtype));
+  }
+  for (ValueId a : fn.args) {
+    Slot& s = slot(a);
+    s.param = -1;
+    prepare(s.tile, k_.type(a));
+  }
+  std::vector<std::array<std::byte, 8>> acc(nk);
+  for (std::int64_t o = 0; o < outer; ++o)
+    for (std::int64_t in = 0; in < inner; ++in)
+      for (std::int64_t step = 0; step < len; ++step) {
+        const std::int64_t kk = op.reverse ? len - 1 - step : step;
+        const auto e = static_cast<std::size_t>((o * len + kk) * inner + in);
+        if (scan && op.exclusive)
+          for (std::size_t i = 0; i < nk; ++i) std::memcpy(out[i] + e * es[i], step == 0 ? id[i] : acc[i].data(), es[i]);
+        if (step == 0) {
+          for (std::size_t i = 0; i < nk; ++i) std::memcpy(acc[i].data(), x[i] + e * es[i], es[i]);
+        } else {
+          for (std::size_t i = 0; i < nk; ++i) {
+            std::memcpy(slot(fn.args[i]).tile.bytes(), acc[i].data(), es[i]);
+            std::memcpy(slot(fn.args[nk + i]).tile.bytes(), x[i] + e * es[i], es[i]);
+          }
+          const ir::Op& y = exec(fn);
+          for (std::size_t i = 0; i < nk; ++i) std::memcpy(acc[i].data(), slot(y.operands[i]).tile.bytes(), es[i]);
+        }
+        if (scan && !op.exclusive)
+          for (std::size_t i = 0; i < nk; ++i) std::memcpy(out[i] + e * es[i], acc[i].data(), es[i]);
+        if (!scan && step == len - 1)
+          for (std::size_t i = 0; i < nk; ++i) std::memcpy(out[i] + static_cast<std::size_t>(o * inner + in) * es[i], acc[i].data(), es[i]);
+      }
 }
 
 }  // namespace ctile::backend::cpu

@@ -123,6 +123,7 @@ class BlockInterp {
   void exec_op(const ir::Op& op);
   void exec_for(const ir::Op& op);
   void exec_while(const ir::Op& op);
+  void exec_combine(const ir::Op& op);  // ct.reduce_with, ct.scan_with
   void copy_in(const std::vector<ir::ValueId>& dst, std::size_t first, std::vector<Slot>& src);
   std::int64_t i64(ir::ValueId v) const { return env_[static_cast<std::size_t>(v)].tile.as<std::int64_t>()[0]; }
   Slot& slot(ir::ValueId v) { return env_[static_cast<std::size_t>(v)]; }

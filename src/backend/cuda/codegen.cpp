@@ -222,7 +222,7 @@ class Emitter {
     const std::int64_t al = swizzled_ ? ir::kSwizzleAlign : 16;
     smem_per_block_ = (t.smem_bytes + al - 1) / al * al;
     emit_kernel();
-    g.source = header() + out_.str();
+    g.source = header() + funcs_.str() + out_.str();
     g.smem_bytes = static_cast<std::size_t>(smem_per_block_ * t.blocks_per_cta + (swizzled_ ? ir::kSwizzleAlign - 16 : 0));
     if (g.smem_bytes > smem_limit(sm_)) {
       const ir::Op* big = nullptr;
@@ -266,6 +266,7 @@ class Emitter {
   std::map<ValueId, ValueId> in_place_;  // an in-flight wgmma's result -> the region argument it aliases
   std::string entry_;
   std::ostringstream out_;
+  std::ostringstream funcs_;  // the combine functions of ct.reduce_with / ct.scan_with, before the kernel
   int ind_ = 0, uid_ = 0;
   std::vector<std::string> iters_;  // the iteration counters of the enclosing loops with rotating slots
   std::vector<ir::TensorMapUse> maps_;            // ir::tensor_maps: p.m[i]
@@ -334,6 +335,10 @@ class Emitter {
              (op.reverse ? " reverse" : "");
         break;
       case OpKind::AtomicRMW: d += std::string(" ") + ir::atomic_name(op.atomic); break;
+      case OpKind::ReduceWith: d += " axis " + std::to_string(op.axis); break;
+      case OpKind::ScanWith:
+        d += " axis " + std::to_string(op.axis) + (op.exclusive ? " exclusive" : "") + (op.reverse ? " reverse" : "");
+        break;
       default: break;
     }
     if (op.rounding != ir::Rounding::Default) d += std::string(" ") + ir::rounding_name(op.rounding);
@@ -831,6 +836,8 @@ class Emitter {
       }
       case OpKind::Reduce: return emit_reduce(op);
       case OpKind::Scan: return emit_scan(op);
+      case OpKind::ReduceWith: return emit_reduce_with(op);
+      case OpKind::ScanWith: return emit_scan_with(op);
       case OpKind::Mma: return emit_mma(op);
       case OpKind::For: return emit_for(op);
       case OpKind::If: return emit_if(op);
@@ -1173,6 +1180,132 @@ class Emitter {
     line("ct::scan<" + comb + ", " + D(x) + ", " + std::to_string(outer) + ", " + std::to_string(len) + ", " +
          std::to_string(inner) + ", " + (op.exclusive ? "true" : "false") + ", " + (op.reverse ? "true" : "false") + ">(" +
          name(r) + ", " + name(x) + ", " + smem(op, t) + ", " + tp(x) + ", " + own(x) + ", team);");
+  }
+
+  // ---- reductions and scans over a combine function (device/combine.h) ----
+  // The member of a ct::Pack that holds value i.
+  static std::string member(std::size_t i) {
+    std::string m;
+    for (std::size_t j = 0; j < i; ++j) m += "t.";
+    return m + "h";
+  }
+  // The op's combine region as a struct at namespace scope, before the kernel: its Acc (a Pack of
+  // one value of each combined tile) and a combine() whose body is the region's scalar ops, emitted
+  // like any other op. Returns the struct's name.
+  std::string emit_combine_fn(const ir::Op& op) {
+    const std::string fn = "Combine" + std::to_string(uid_++);
+    const std::size_t nk = op.results.size();
+    const ir::Region& body = op.regions[0];
+    std::string pack = "ct::Pack<";
+    for (std::size_t i = 0; i < nk; ++i) pack += (i ? ", " : "") + ct(op.results[i]);
+    pack += ">";
+    std::ostringstream kernel_text;
+    out_.swap(kernel_text);
+    const int ind = ind_;
+    ind_ = 0;
+    open("struct " + fn + " {" + comment(op));
+    line("typedef " + pack + " Acc;");
+    open("static CT_DEV Acc combine(const Acc& a, const Acc& b) {");
+    for (std::size_t i = 0; i < body.args.size(); ++i) {
+      const ValueId a = body.args[i];
+      line("const " + ct(a) + " " + name(a) + " = " + (i < nk ? "a." : "b.") + member(i % nk) + ";");
+      line("(void)" + name(a) + ";");
+    }
+    emit_region(body);
+    line("Acc r;");
+    const ir::Op& y = yield_of(body);
+    for (std::size_t i = 0; i < nk; ++i) line("r." + member(i) + " = " + name(y.operands[i]) + ";");
+    line("return r;");
+    close();
+    close("};");
+    funcs_ << out_.str() << "\n";
+    out_.swap(kernel_text);
+    ind_ = ind;
+    return fn;
+  }
+  // A lambda building fn's Acc from element `idx` (a C++ expression) of each of `xs`: registers
+  // (get) or staged arrays.
+  std::string pack_of(const std::string& fn, const std::vector<std::string>& xs, const std::string& params,
+                      const std::string& idx) const {
+    std::string l = "[&](" + params + ") { " + fn + "::Acc a; ";
+    for (std::size_t i = 0; i < xs.size(); ++i) l += "a." + member(i) + " = " + xs[i] + idx + "; ";
+    return l + "return a; }";
+  }
+
+  void emit_reduce_with(const ir::Op& op) {
+    const std::size_t nk = op.results.size();
+    const ValueId x = op.operands[0], r0 = op.results[0];
+    if (rep(x)) {  // one element along the axis and everywhere: the elements themselves
+      for (std::size_t i = 0; i < nk; ++i) line(decl(op.results[i]) + " = " + name(op.operands[i]) + ";" + comment(op));
+      return;
+    }
+    const std::string fn = emit_combine_fn(op);
+    const Shape& sh = type(x).shape;
+    int shift = 0;
+    for (std::size_t dd = sh.size(); dd-- > static_cast<std::size_t>(op.axis) + 1;) shift += log2i(sh[dd]);
+    const int width = log2i(sh[static_cast<std::size_t>(op.axis)]);
+    const Layout& X = lay(x);
+    const int rmask = reg_mask_in(X, shift, width), lmask = hw_mask_in(X.lane, shift, width), wmask = hw_mask_in(X.warp, shift, width);
+    const std::string scratch = op.smem_offset >= 0 ? smem(op, "unsigned char") : "(unsigned char*)nullptr";
+    std::vector<std::string> gets;
+    for (std::size_t i = 0; i < nk; ++i) gets.push_back(name(op.operands[i]) + ".get");
+    const std::string src = pack_of(fn, gets, "int r, int", "(r)");
+    if (rep(r0)) {
+      const std::string a = "acc" + std::to_string(uid_++);
+      line("const " + fn + "::Acc " + a + " = ct::reduce_one_by<" + fn + ", " + D(x) + ", " + std::to_string(lmask) + ", " +
+           std::to_string(wmask) + ">(" + src + ", " + scratch + ", " + tp(x) + ", team);" + comment(op));
+      for (std::size_t i = 0; i < nk; ++i)
+        line("const " + ct(op.results[i]) + " " + name(op.results[i]) + " = " + a + "." + member(i) + ";");
+      return;
+    }
+    for (std::size_t i = 0; i < nk; ++i) line(decl(op.results[i]) + ";" + (i == 0 ? comment(op) : std::string()));
+    std::string sink = "[&](int i, const " + fn + "::Acc& a) { ";
+    for (std::size_t i = 0; i < nk; ++i) sink += name(op.results[i]) + ".set(i, a." + member(i) + "); ";
+    sink += "}";
+    line("ct::reduce_by<" + fn + ", " + D(x) + ", " + D(r0) + ", " + std::to_string(shift) + ", " +
+         std::to_string(sh[static_cast<std::size_t>(op.axis)]) + ", " + std::to_string(rmask) + ", " + std::to_string(lmask) +
+         ", " + std::to_string(wmask) + ">(" + src + ", " + sink + ", " + scratch + ", " + tp(x) + ", " + tp(r0) + ", team);");
+  }
+
+  void emit_scan_with(const ir::Op& op) {
+    const std::size_t nk = op.results.size();
+    const ValueId x = op.operands[0];
+    if (rep(x)) {  // one element: itself, or the identity when exclusive
+      for (std::size_t i = 0; i < nk; ++i)
+        line(decl(op.results[i]) + " = " + name(op.operands[op.exclusive ? nk + i : i]) + ";" + comment(op));
+      return;
+    }
+    const std::string fn = emit_combine_fn(op);
+    std::int64_t outer, len, inner;
+    split(type(x).shape, op.axis, outer, len, inner);
+    for (std::size_t i = 0; i < nk; ++i) line(decl(op.results[i]) + ";" + (i == 0 ? comment(op) : std::string()));
+    open("{");
+    // Each tile staged at a 16-byte aligned offset of the scratch (smem-alloc's size).
+    const std::string u = std::to_string(uid_++);
+    std::vector<std::string> staged;
+    std::int64_t off = 0;
+    for (std::size_t i = 0; i < nk; ++i) {
+      const ValueId xi = op.operands[i];
+      staged.push_back("s" + u + "_" + std::to_string(i));
+      line(ct(xi) + "* const " + staged.back() + " = " + smem(op, ct(xi), off) + ";");
+      line("ct::stage<" + D(xi) + ">(" + staged.back() + ", " + name(xi) + ", " + tp(xi) + ", " + own(xi) + ");");
+      off += align16(numel_of(xi) * dtype_size(type(xi).dtype));
+    }
+    line("team.sync();");
+    line(fn + "::Acc id" + u + " = " + fn + "::Acc();");
+    if (op.exclusive)
+      for (std::size_t i = 0; i < nk; ++i) line("id" + u + "." + member(i) + " = " + name(op.operands[nk + i]) + ";");
+    std::string put = "[&](int e, const " + fn + "::Acc& a) { ";
+    for (std::size_t i = 0; i < nk; ++i) put += staged[i] + "[e] = a." + member(i) + "; ";
+    put += "}";
+    line("ct::scan_lines<" + fn + ", " + std::to_string(outer) + ", " + std::to_string(len) + ", " + std::to_string(inner) +
+         ", " + (op.exclusive ? "true" : "false") + ", " + (op.reverse ? "true" : "false") + ">(" +
+         pack_of(fn, staged, "int e", "[e]") + ", " + put + ", id" + u + ", team);");
+    line("team.sync();");
+    for (std::size_t i = 0; i < nk; ++i)
+      line("ct::gen<" + D(op.results[i]) + ">(" + name(op.results[i]) + ", " + tp(op.results[i]) + ", [&](int e) { return " +
+           staged[i] + "[e]; });");
+    close();
   }
 
   void emit_mma(const ir::Op& op) {

@@ -12,6 +12,7 @@ set(CTILE_DEVICE_HEADERS
   ctile/device/block.h
   ctile/device/regs.h
   ctile/device/dist.h
+  ctile/device/combine.h
   ctile/device/mma.h
   ctile/device/wgmma_ops.h
   ctile/device/wgmma.h

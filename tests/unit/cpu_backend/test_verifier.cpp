@@ -199,6 +199,76 @@ TEST(Verifier, OperandTypesAndAttributes) {
   check([](KB& kb) { kb.scan(kb.constant(DType::b1, {4}, ir::Scalar::of_int(1)), 0); }, "ct.scan: sum scan is not defined on bool");
 }
 
+// ct.reduce_with over `x` along `axis` whose region is built by body(kb, region args) (which
+// returns the values to yield); `args` scalar arguments of x's element type.
+ValueId reduce_with(KB& kb, ValueId x, int axis, std::size_t args,
+                    const std::function<std::vector<ValueId>(KB&, const std::vector<ValueId>&)>& body) {
+  Shape s = kb.type(x).shape;
+  s.erase(s.begin() + axis);
+  ir::Op& op = kb.op(OpKind::ReduceWith, {x}, {Type::tile(kb.type(x).dtype, s)});
+  op.axis = axis;
+  op.regions.emplace_back();
+  ir::Region& r = op.regions[0];
+  for (std::size_t i = 0; i < args; ++i) r.args.push_back(kb.b.new_value(Type::scalar(kb.type(x).dtype)));
+  const std::vector<ValueId> a = r.args;
+  kb.b.push(r);
+  kb.yield(body(kb, a));
+  kb.b.pop();
+  return op.results[0];
+}
+
+TEST(Verifier, CombineRegions) {
+  auto kernel = [](const std::function<std::vector<ValueId>(KB&, const std::vector<ValueId>&, ValueId)>& body,
+                   std::size_t args = 2) {
+    KB kb("combine");
+    const ValueId in = kb.tensor("in", DType::i32, 2);
+    const ValueId out = kb.piece("out", DType::i32, {4});
+    const ValueId x = kb.load(kb.partition(in, {4, 8}), {kb.block_id(0), kb.i64c(0)});
+    const ValueId outer = kb.constant(DType::i32, {}, ir::Scalar::of_int(3));
+    kb.store_piece(out, reduce_with(kb, x, 1, args, [&](KB& k, const std::vector<ValueId>& a) { return body(k, a, outer); }));
+    return kb;
+  };
+  {  // valid: "take the right operand" is associative; the reference gives each row's last element
+    KB kb = kernel([](KB&, const std::vector<ValueId>& a, ValueId) { return std::vector<ValueId>{a[1]}; });
+    auto k = kb.finish();
+    EXPECT_NO_THROW(ir::verify(*k));
+    std::vector<std::int32_t> x(32), o(4);
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<std::int32_t>(i * 5 % 32);
+    launch(k, {1}, {targ(x.data(), DType::i32, {4, 8}), targ(o.data(), DType::i32, {4})});
+    for (std::size_t r = 0; r < 4; ++r) EXPECT_EQ(o[r], x[r * 8 + 7]) << "row " << r;
+  }
+  {  // a value from outside the region
+    KB kb = kernel([](KB& k, const std::vector<ValueId>& a, ValueId outer) {
+      return std::vector<ValueId>{k.binary(BinaryFn::Add, a[0], outer)};
+    });
+    expect_invalid(*kb.finish(), "is not defined before this use (dominance)");
+  }
+  {  // an op that is not element-wise
+    KB kb = kernel([](KB& k, const std::vector<ValueId>& a, ValueId) {
+      (void)k.block_id(0);
+      return std::vector<ValueId>{a[0]};
+    });
+    expect_invalid(*kb.finish(), "ct.block_id: a combine region holds element-wise ops only");
+  }
+  {  // a tile inside
+    KB kb = kernel([](KB& k, const std::vector<ValueId>& a, ValueId) {
+      (void)k.constant(DType::i32, {4}, ir::Scalar::of_int(0));
+      return std::vector<ValueId>{a[0]};
+    });
+    expect_invalid(*kb.finish(), "a combine region computes on scalars, not on tile<i32, [4]>");
+  }
+  {  // one argument for one tile
+    KB kb = kernel([](KB&, const std::vector<ValueId>& a, ValueId) { return std::vector<ValueId>{a[0]}; }, 1);
+    expect_invalid(*kb.finish(), "the combine region has 1 arguments, expected 2");
+  }
+  {  // a yield of another type
+    KB kb = kernel([](KB& k, const std::vector<ValueId>& a, ValueId) {
+      return std::vector<ValueId>{k.cmp(ir::CmpPred::Lt, a[0], a[1])};
+    });
+    expect_invalid(*kb.finish(), "yielded value 0 has type bool, expected i32");
+  }
+}
+
 TEST(Verifier, CompileRejectsMalformedKernels) {
   KB kb("bad");
   kb.fconst(DType::f32, {6}, 1.0);

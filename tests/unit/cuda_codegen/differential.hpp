@@ -326,6 +326,21 @@ inline bool contracts(const ir::Kernel& k, const std::vector<Def>& defs, const i
   return false;
 }
 
+// A reduction over a combine function that does float arithmetic (+, -, *, /, fma): its result
+// depends on the order of combination (the reference's left to right, the generated code's tree)
+// as a sum's does. One that only compares and selects is exact in any order.
+inline bool combine_accumulates(const ir::Kernel& k, const ir::Op& op) {
+  if (op.kind != OpKind::ReduceWith || op.regions.empty()) return false;
+  for (const auto& inner : op.regions[0].ops)
+    if ((inner->kind == OpKind::Fma || (inner->kind == OpKind::Binary && (inner->binary == ir::BinaryFn::Add ||
+                                                                          inner->binary == ir::BinaryFn::Sub ||
+                                                                          inner->binary == ir::BinaryFn::Mul ||
+                                                                          inner->binary == ir::BinaryFn::Div))) &&
+        float_result(k, *inner))
+      return true;
+  return false;
+}
+
 // Ops under which the magnitude run bounds sum |term| from above (inputs replaced by |x|).
 inline bool monotone(const ir::Kernel& k, const ir::Op& op) {
   switch (op.kind) {
@@ -493,7 +508,7 @@ inline Tolerances tolerances(const std::string& name, const ir::Kernel& k, const
           eb::inexact(k, *op, result_dtype(k, *op), f))
         fns.push_back(op);
       if ((op->kind == OpKind::Reduce && float_result(k, *op) &&
-           (op->reduce == ir::ReduceKind::Sum || op->reduce == ir::ReduceKind::Prod)) ||
+           (op->reduce == ir::ReduceKind::Sum || op->reduce == ir::ReduceKind::Prod)) || combine_accumulates(k, *op) ||
           (op->kind == OpKind::Mma && float_result(k, *op)) ||
           (op->kind == OpKind::AtomicRMW && op->atomic == ir::AtomicKind::Add && is_float(k.type(op->operands[0]).dtype)))
         accs.push_back(op);
@@ -559,7 +574,7 @@ inline Tolerances tolerances(const std::string& name, const ir::Kernel& k, const
         const DType acc_t = op->kind == OpKind::AtomicRMW ? k.type(op->operands[0]).dtype : result_dtype(k, *op);
         all_f64 = all_f64 && acc_t == DType::f64;
         narrowest = std::max(narrowest, eb::eps(acc_t));
-        if (op->kind == OpKind::Reduce) {
+        if (op->kind == OpKind::Reduce || op->kind == OpKind::ReduceWith) {
           const Shape& s = k.type(op->operands[0]).shape;
           terms *= static_cast<double>(s.empty() ? 1 : s[static_cast<std::size_t>(op->axis)]);
           ++roundings;

@@ -71,6 +71,55 @@ void add_traced_cases(std::vector<Case>& out) {
   add("row_stats_mixed_rank", [] {
     return ct::trace(row_stats, "row_stats", {piece(D::f32, {8}), piece(D::f32, {8}), piece(D::f32, {8, 64}), ref(D::f32, 2)}, 2);
   });
+  // reductions and scans over a combine function
+  add("combine_reduce_f32_rows", [] {
+    return ct::trace(combine_reduce<float, 8, 64, 1>, "combine_reduce<float, 8, 64, 1>",
+                     {piece(D::f32, {8, 1}), piece(D::f32, {8, 1}), piece(D::f32, {8, 1}), ref(D::f32, 2)}, 2);
+  });
+  add("combine_reduce_f32_cols_warps", [] {  // 2048 elements: the axis crosses warps
+    return ct::trace(combine_reduce<float, 128, 16, 0>, "combine_reduce<float, 128, 16, 0>",
+                     {piece(D::f32, {1, 16}), piece(D::f32, {1, 16}), piece(D::f32, {1, 16}), ref(D::f32, 2)}, 2);
+  });
+  add("combine_reduce_i32_cols", [] {
+    return ct::trace(combine_reduce<std::int32_t, 16, 32, 0>, "combine_reduce<i32, 16, 32, 0>",
+                     {piece(D::i32, {1, 32}), piece(D::i32, {1, 32}), piece(D::i32, {1, 32}), ref(D::i32, 2)}, 2);
+  });
+  add("combine_reduce_i32_rows", [] {
+    return ct::trace(combine_reduce<std::int32_t, 4, 256, 1>, "combine_reduce<i32, 4, 256, 1>",
+                     {piece(D::i32, {4, 1}), piece(D::i32, {4, 1}), piece(D::i32, {4, 1}), ref(D::i32, 2)}, 2);
+  });
+  add("combine_argmax_f32", [] {
+    return ct::trace(combine_argmax<float, 8, 32>, "combine_argmax<float, 8, 32>",
+                     {piece(D::f32, {8, 1}), piece(D::i64, {8, 1}), piece(D::i64, {8, 1}), ref(D::f32, 2)}, 2);
+  });
+  add("combine_argmax_i32", [] {
+    return ct::trace(combine_argmax<std::int32_t, 16, 128>, "combine_argmax<i32, 16, 128>",
+                     {piece(D::i32, {16, 1}), piece(D::i64, {16, 1}), piece(D::i64, {16, 1}), ref(D::i32, 2)}, 2);
+  });
+  add("combine_scan_f32_rows", [] {
+    return ct::trace(combine_scan<float, 8, 32, 1>, "combine_scan<float, 8, 32, 1>",
+                     {piece(D::f32, {8, 32}), piece(D::f32, {8, 32}), piece(D::f32, {8, 32}), piece(D::i32, {8, 32}),
+                      ref(D::f32, 2)},
+                     2);
+  });
+  add("combine_scan_i32_cols", [] {
+    return ct::trace(combine_scan<std::int32_t, 32, 8, 0>, "combine_scan<i32, 32, 8, 0>",
+                     {piece(D::i32, {32, 8}), piece(D::i32, {32, 8}), piece(D::i32, {32, 8}), piece(D::i32, {32, 8}),
+                      ref(D::i32, 2)},
+                     2);
+  });
+  add("combine_extremes_f32", [] {
+    return ct::trace(combine_extremes<float, 1024>, "combine_extremes<float, 1024>",
+                     {piece(D::f32, {1}), piece(D::f32, {1}), ref(D::f32, 1)}, 1);
+  });
+  add("combine_extremes_i32", [] {
+    return ct::trace(combine_extremes<std::int32_t, 256>, "combine_extremes<i32, 256>",
+                     {piece(D::i32, {1}), piece(D::i32, {1}), ref(D::i32, 1)}, 1);
+  });
+  add("combine_extremes_f16", [] {
+    return ct::trace(combine_extremes<ct::f16, 512>, "combine_extremes<f16, 512>",
+                     {piece(D::f16, {1}), piece(D::f16, {1}), ref(D::f16, 1)}, 1);
+  });
   add("stencil3_f32", [] { return ct::trace(stencil3<float>, "stencil3<float>", {piece(D::f32, {256}), ref(D::f32, 1)}, 1); });
   add("stencil3_bf16", [] { return ct::trace(stencil3<ct::bf16>, "stencil3<bf16>", {piece(D::bf16, {1024}), ref(D::bf16, 1)}, 1); });
   add("shifted_difference_f32_4", [] {

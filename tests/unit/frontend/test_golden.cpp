@@ -96,3 +96,12 @@ TEST(GoldenIR, GatherScatterAtomics) {
                                                    with({Kind::Atomic, ct::DType::f32, 1, {}, {}}, true, false, 0)},
                                                   1)));
 }
+TEST(GoldenIR, ReduceAndScanOverCombineFunctions) {
+  // Each combine function is a region of scalars: the argmax pairs' comparisons and selects, the
+  // product of the exclusive scan with its identity operand, the running max of |x|.
+  check_golden("combine", ct::ir::print(*ct::trace(combine_scan<float, 8, 32, 1>, "combine_scan",
+                                                   {piece(ct::DType::f32, {8, 32}), piece(ct::DType::f32, {8, 32}),
+                                                    piece(ct::DType::f32, {8, 32}), piece(ct::DType::i32, {8, 32}),
+                                                    ref(ct::DType::f32, 2)},
+                                                   2)));
+}
