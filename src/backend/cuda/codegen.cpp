@@ -194,6 +194,21 @@ int hw_mask_in(const std::vector<int>& bits, int lo, int width) {
     if (bits[k] != Layout::kCopy && bits[k] >= lo && bits[k] < lo + width) m |= 1 << k;
   return m;
 }
+// Where the elements along `axis` of a tile of shape `sh` in layout `l` live: their element bits
+// [shift, shift + width) and the register, lane and warp bits that name them (what a reduction or
+// scan along the axis combines over).
+struct AxisBits {
+  int shift = 0, width = 0, rmask = 0, lmask = 0, wmask = 0;
+};
+AxisBits axis_bits(const Layout& l, const Shape& sh, int axis) {
+  AxisBits b;
+  for (std::size_t dd = sh.size(); dd-- > static_cast<std::size_t>(axis) + 1;) b.shift += log2i(sh[dd]);
+  b.width = log2i(sh[static_cast<std::size_t>(axis)]);
+  b.rmask = reg_mask_in(l, b.shift, b.width);
+  b.lmask = hw_mask_in(l.lane, b.shift, b.width);
+  b.wmask = hw_mask_in(l.warp, b.shift, b.width);
+  return b;
+}
 // Leading registers whose element bits are 0, 1, 2, ...: groups of that many consecutive elements.
 int vec_of(const Layout& l) {
   int v = 0;
@@ -1133,11 +1148,8 @@ class Emitter {
                   std::to_string(len) + ", " + std::to_string(inner) + ">(" + name(r) + ", " + name(x) + ", " + smem(op, ct(x)) +
                   ", " + tp(x) + ", " + own(x) + ", " + tp(r) + ", team);");
     }
-    int shift = 0;
-    for (std::size_t dd = sh.size(); dd-- > static_cast<std::size_t>(op.axis) + 1;) shift += log2i(sh[dd]);
-    const int width = log2i(sh[static_cast<std::size_t>(op.axis)]);
-    const Layout& X = lay(x);
-    const int rmask = reg_mask_in(X, shift, width), lmask = hw_mask_in(X.lane, shift, width), wmask = hw_mask_in(X.warp, shift, width);
+    const AxisBits ab = axis_bits(lay(x), sh, op.axis);
+    const int shift = ab.shift, rmask = ab.rmask, lmask = ab.lmask, wmask = ab.wmask;
     const std::string scratch = op.smem_offset >= 0 ? smem(op, "unsigned char") : "(unsigned char*)nullptr";
     const std::string o = reduce_op(op, d, false);
     if (rep(r))
@@ -1241,11 +1253,8 @@ class Emitter {
     }
     const std::string fn = emit_combine_fn(op);
     const Shape& sh = type(x).shape;
-    int shift = 0;
-    for (std::size_t dd = sh.size(); dd-- > static_cast<std::size_t>(op.axis) + 1;) shift += log2i(sh[dd]);
-    const int width = log2i(sh[static_cast<std::size_t>(op.axis)]);
-    const Layout& X = lay(x);
-    const int rmask = reg_mask_in(X, shift, width), lmask = hw_mask_in(X.lane, shift, width), wmask = hw_mask_in(X.warp, shift, width);
+    const AxisBits ab = axis_bits(lay(x), sh, op.axis);
+    const int shift = ab.shift, rmask = ab.rmask, lmask = ab.lmask, wmask = ab.wmask;
     const std::string scratch = op.smem_offset >= 0 ? smem(op, "unsigned char") : "(unsigned char*)nullptr";
     std::vector<std::string> gets;
     for (std::size_t i = 0; i < nk; ++i) gets.push_back(name(op.operands[i]) + ".get");
