@@ -1,6 +1,7 @@
 // End-to-end correctness: kernels traced, run by the CPU backend through the launch API, and
 // compared with float64 references on fresh random inputs (outputs poisoned first).
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <random>
 
@@ -161,6 +162,26 @@ TEST(Windows, StencilReadsAcrossPiecesAndPastBothEnds) {
     for (std::int64_t i = 0; i < n; ++i)
       ASSERT_NEAR(hy[std::size_t(i)], at(i - 1) + 2 * at(i) + at(i + 1), 1e-5) << "n " << n << " element " << i;
   }
+}
+
+TEST(Windows, OffsetsAtTheIntegerLimitsReadPadAndWriteNothingOutside) {
+  const std::int64_t n = 40, tile = 16;  // pieces of 16 (the last one partial)
+  const std::int64_t big = std::numeric_limits<std::int64_t>::max(), small = std::numeric_limits<std::int64_t>::min();
+  auto x = ct::arange<float>(n).share();
+  for (std::int64_t at : std::vector<std::int64_t>{small, small + 1, -tile, -tile + 1, -1, 0, n - 1, n, big - tile, big})
+    for (std::int64_t off : std::vector<std::int64_t>{small, -tile, -tile + 1, -3, 0, 5, tile - 1, tile, big}) {
+      auto [y, x2, a2, o2] = ct::launch(window_at_offsets, ct::zeros<float>({n}).partition({tile}), x, at, off).sync();
+      const auto hy = std::move(y).unpartition().to_host();
+      for (std::int64_t i = 0; i < n; ++i) {
+        const std::int64_t e = i % tile;  // element e of its piece
+        // The window read: x[at + e] where that is inside [0, n) (no overflow: at + e is compared
+        // as at < n - e and at >= -e), else -1.
+        float want = (at >= -e && at < n - e) ? static_cast<float>(at + e) : -1.0f;
+        // The window written: piece elements off .. off + tile - 1 inside the piece.
+        if (off <= e && off > e - tile) want = 7.0f;  // e - off < tile, without overflow
+        ASSERT_EQ(hy[std::size_t(i)], want) << "at " << at << " off " << off << " element " << i;
+      }
+    }
 }
 
 TEST(Windows, PieceWrittenInPartsKeepsTheRest) {

@@ -160,6 +160,15 @@ void shifted_difference(ct::Mut<T, 1> y, ct::Ref<T, 1> x) {
   y.store(after - before);
 }
 
+// Windows at run-time offsets (any i64, the extremes included): y's piece gets the window of x at
+// element `at`, then its own window at piece offset `off` is overwritten with 7.
+inline void window_at_offsets(ct::Mut<float, 1> y, ct::Ref<float, 1> x, ct::Scalar<std::int64_t> at,
+                              ct::Scalar<std::int64_t> off) {
+  const auto [n] = y.tile_shape();
+  y.store(x.load_window({at}, {n}, -1.0f));
+  y.store_window({off}, ct::Tile<float>::full({n}, 7.0f));
+}
+
 // The piece written in parts (ct.store_window). Block (i, j) of y (tiles bm x bn) fills its piece
 // with -1, then
 // - its left half with x shifted by (1, 3) (a window that reads past the tensor's ends as 0),

@@ -110,7 +110,7 @@ CT_DEV Window<Sh::rank> make_window(const TensorDesc& td, const Idx<Sh::rank>& t
 // at coordinate c0 (any value), kept where c0 + e lies inside [0, ext).
 CT_DEV void window_axis(Window<1>& w, long long c0, long long ts, long long ext, long long keep_lo, long long keep_hi) {
   const bool ok = c0 < ext && c0 > -ts;
-  long long lo = c0 < 0 ? -c0 : 0;
+  long long lo = ok && c0 < 0 ? -c0 : 0;  // -c0 < ts when ok (never -INT64_MIN)
   long long hi = ok ? ext - c0 : 0;  // c0 in (-ts, ext): no overflow for extents below 2^62
   if (hi > ts) hi = ts;
   if (lo < keep_lo) lo = keep_lo;

@@ -128,6 +128,9 @@ void add_traced_cases(std::vector<Case>& out) {
   add("shifted_difference_bf16_24", [] {
     return ct::trace(shifted_difference<ct::bf16, 24>, "shifted_difference<bf16, 24>", {piece(D::bf16, {256}), ref(D::bf16, 1)}, 1);
   });
+  add("window_at_offsets", [] {
+    return ct::trace(window_at_offsets, "window_at_offsets", {piece(D::f32, {64}), ref(D::f32, 1), scalar(D::i64), scalar(D::i64)}, 1);
+  });
   add("window_parts", [] { return ct::trace(window_parts, "window_parts", {piece(D::f32, {8, 32}), ref(D::f32, 2)}, 2); });
   add("bmm_bf16_f32", [] {
     return ct::trace(bmm<ct::bf16, float, 16>, "bmm<bf16,f32>", {piece(D::f32, {2, 32, 16}), ref(D::bf16, 3), ref(D::bf16, 3)}, 3);
