@@ -242,6 +242,38 @@ void check_bmm(double tol) {
   EXPECT_LT(rel_l2(hc, ref), tol);
 }
 
+TEST(Mma, BatchedSpecialValuesStayInTheirBatch) {
+  // f32: batch 0 has an inf in a, batch 1 a NaN in b, batches 2 and 3 are finite; each batch's
+  // result sees only its own matrices. i8 -> i32 at the limits: -128 * -128 summed over K, exact.
+  const std::int64_t p = 4, m = 16, n = 16, k = 32;
+  std::vector<float> ha(static_cast<std::size_t>(p * m * k), 1.0f), hb(static_cast<std::size_t>(p * k * n), 0.5f);
+  ha[std::size_t((0 * m + 3) * k + 5)] = INFINITY;                        // batch 0, row 3
+  hb[std::size_t((1 * k + 7) * n + 9)] = std::numeric_limits<float>::quiet_NaN();  // batch 1, column 9
+  auto a = ct::from_host<float>(std::span<const float>(ha), {p, m, k}).share();
+  auto b = ct::from_host<float>(std::span<const float>(hb), {p, k, n}).share();
+  auto [c, a2, b2] = ct::launch(bmm<float, float, 16>, poisoned<float>({p, m, n}).partition({4, 16, 16}), a, b).sync();
+  const auto hc = std::move(c).unpartition().to_host();
+  for (std::int64_t h = 0; h < p; ++h)
+    for (std::int64_t i = 0; i < m; ++i)
+      for (std::int64_t j = 0; j < n; ++j) {
+        const float v = hc[std::size_t((h * m + i) * n + j)];
+        if (h == 0 && i == 3) EXPECT_EQ(v, INFINITY) << h << "," << i << "," << j;
+        else if (h == 1 && j == 9) EXPECT_TRUE(std::isnan(v)) << h << "," << i << "," << j;
+        else EXPECT_EQ(v, 16.0f) << h << "," << i << "," << j;
+      }
+  std::vector<std::int8_t> ia(static_cast<std::size_t>(p * m * k), -128), ib(static_cast<std::size_t>(p * k * n), -128);
+  for (std::size_t q = 0; q < ib.size(); q += 3) ib[q] = 127;
+  auto ai = ct::from_host<std::int8_t>(std::span<const std::int8_t>(ia), {p, m, k}).share();
+  auto bi = ct::from_host<std::int8_t>(std::span<const std::int8_t>(ib), {p, k, n}).share();
+  auto [ci, ai2, bi2] = ct::launch(bmm<std::int8_t, std::int32_t, 16>, ct::zeros<std::int32_t>({p, m, n}).partition({2, 16, 16}), ai, bi).sync();
+  const auto hci = std::move(ci).unpartition().to_host();
+  for (std::int64_t h = 0; h < p; ++h)
+    for (std::int64_t j = 0; j < n; ++j) {
+      std::int64_t want = 0;
+      for (std::int64_t q = 0; q < k; ++q) want += -128 * static_cast<std::int64_t>(ib[std::size_t((h * k + q) * n + j)]);
+      for (std::int64_t i = 0; i < m; ++i) ASSERT_EQ(hci[std::size_t((h * m + i) * n + j)], want) << h << "," << i << "," << j;
+    }
+}
 TEST(Mma, BatchedBf16ToF32) { check_bmm<ct::bf16, float>(1e-6); }
 TEST(Mma, BatchedF32ToF32) { check_bmm<float, float>(1e-6); }
 TEST(Mma, BatchedF64ToF64) { check_bmm<double, double>(1e-12); }
