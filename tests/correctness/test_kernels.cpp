@@ -184,6 +184,20 @@ TEST(Windows, OffsetsAtTheIntegerLimitsReadPadAndWriteNothingOutside) {
     }
 }
 
+TEST(Windows, OneElementWindows) {
+  const std::int64_t n = 40, tile = 16;
+  auto x = ct::arange<float>(n).share();
+  for (std::int64_t k : std::vector<std::int64_t>{std::numeric_limits<std::int64_t>::min(), -1, 0, 5, 15, 16, 30}) {
+    auto [y, x2, k2] = ct::launch(window_one_element, poisoned<float>({n}).partition({tile}), x, k).sync();
+    const auto hy = std::move(y).unpartition().to_host();
+    for (std::int64_t i = 0; i < n; ++i) {
+      const std::int64_t e = i % tile;
+      const float want = (e == k && i < n) ? static_cast<float>(i) : 0.0f;
+      ASSERT_EQ(hy[std::size_t(i)], want) << "k " << k << " element " << i;
+    }
+  }
+}
+
 TEST(Windows, PieceWrittenInPartsKeepsTheRest) {
   const std::int64_t m = 21, n = 45, bm = 8, bn = 16;  // partial pieces on both axes
   auto x = ct::randn<float>({m, n}, 77).share();

@@ -169,6 +169,15 @@ inline void window_at_offsets(ct::Mut<float, 1> y, ct::Ref<float, 1> x, ct::Scal
   y.store_window({off}, ct::Tile<float>::full({n}, 7.0f));
 }
 
+// One-element windows (replicated tiles: the leader loads and stores): piece element k of y gets
+// x[o + k], the rest 0.
+inline void window_one_element(ct::Mut<float, 1> y, ct::Ref<float, 1> x, ct::Scalar<std::int64_t> k) {
+  const auto [n] = y.tile_shape();
+  const auto o = y.tile_index()[0] * n;
+  y.store(0.0f);
+  y.store_window({k}, x.load_window({o + k}, {1}));
+}
+
 // The piece written in parts (ct.store_window). Block (i, j) of y (tiles bm x bn) fills its piece
 // with -1, then
 // - its left half with x shifted by (1, 3) (a window that reads past the tensor's ends as 0),

@@ -974,17 +974,11 @@ class Emitter {
     const std::string off = idx_of(op, 1, sh.size());
     // The window's elements lie in other threads than the piece's own (another tile shape and
     // origin): the tile block synchronises around it, so earlier and later accesses to the piece
-    // by other threads are ordered with it.
+    // by other threads are ordered with it (store_one_t does so for a replicated tile).
+    if (rep(x))
+      return line("ct::store_one_t<" + shape_t(sh) + ">(" + name(x) + ", " + td(t) + ", ct::make_window_in_piece<" + shape_t(sh) +
+                  ", " + shape_t(psh) + ">(" + td(t) + ", " + piece_blk(t) + ", " + off + "), team);" + comment(op));
     line("team.sync();  // ct.store_window: ordered with the piece's other accesses");
-    if (rep(x)) {
-      line("{");
-      line("  long long o = 0;");
-      line("  if (team.leader() && ct::window_locate<" + shape_t(sh) + ">(" + td(t) + ", ct::make_window_in_piece<" + shape_t(sh) +
-           ", " + shape_t(psh) + ">(" + td(t) + ", " + piece_blk(t) + ", " + off + "), 0, o)) ct::store_at<" + ct(x) + ">(" +
-           td(t) + ", o, " + name(x) + ");" + comment(op));
-      line("}");
-      return line("team.sync();");
-    }
     const int mb = d == DType::b1 ? 1 : dtype_size(d);
     const int vm = mem_vec(x, d);
     const ir::Param& p = param_of(t);

@@ -131,6 +131,9 @@ void add_traced_cases(std::vector<Case>& out) {
   add("window_at_offsets", [] {
     return ct::trace(window_at_offsets, "window_at_offsets", {piece(D::f32, {64}), ref(D::f32, 1), scalar(D::i64), scalar(D::i64)}, 1);
   });
+  add("window_one_element", [] {
+    return ct::trace(window_one_element, "window_one_element", {piece(D::f32, {16}), ref(D::f32, 1), scalar(D::i64)}, 1);
+  });
   add("window_parts", [] { return ct::trace(window_parts, "window_parts", {piece(D::f32, {8, 32}), ref(D::f32, 2)}, 2); });
   add("bmm_bf16_f32", [] {
     return ct::trace(bmm<ct::bf16, float, 16>, "bmm<bf16,f32>", {piece(D::f32, {2, 32, 16}), ref(D::bf16, 3), ref(D::bf16, 3)}, 3);
