@@ -68,33 +68,13 @@ void write_shared(std::byte* p, T v) {
   else std::memcpy(p, &w, sizeof(W));
 }
 
-// The window of a tile at `tile_index` over a tensor: along dim d, tile elements e with
+// The window of a tile over a tensor: along dim d, tile elements e with
 // lo[d] <= e < hi[d] are inside the tensor, at coordinate base[d] + e.
 struct Window {
   int rank = 0;
   bool empty = false;
   std::array<std::int64_t, kMaxRank> base{}, lo{}, hi{};
 };
-
-Window window(const TensorView& t, const Shape& tile, const std::int64_t* tile_index) {
-  Window w;
-  w.rank = static_cast<int>(tile.size());
-  for (int d = 0; d < w.rank; ++d) {
-    const auto ud = static_cast<std::size_t>(d);
-    const std::int64_t ts = tile[ud];
-    std::int64_t c0 = 0;
-    if (__builtin_mul_overflow(tile_index[d], ts, &c0) || c0 <= -ts || c0 >= t.ext[ud]) {
-      w.empty = true;
-      return w;
-    }
-    std::int64_t room = 0;
-    if (__builtin_sub_overflow(t.ext[ud], c0, &room)) room = ts;
-    w.base[ud] = c0;
-    w.lo[ud] = c0 < 0 ? -c0 : 0;
-    w.hi[ud] = room < ts ? room : ts;
-  }
-  return w;
-}
 
 // The window of a tile of shape `tile` whose element 0 lies at element coordinates `origin` (any
 // values), keeping along each axis only the tile elements in [keep_lo[d], keep_hi[d]) (no limit
@@ -122,6 +102,20 @@ Window window_at(const TensorView& t, const Shape& tile, const std::int64_t* ori
     w.hi[ud] = hi;
   }
   return w;
+}
+
+// The window of the tile at `tile_index` (element origin tile_index * tile; an origin that
+// overflows is outside).
+Window window(const TensorView& t, const Shape& tile, const std::int64_t* tile_index) {
+  std::array<std::int64_t, kMaxRank> origin{};
+  for (std::size_t d = 0; d < tile.size(); ++d)
+    if (__builtin_mul_overflow(tile_index[d], tile[d], &origin[d])) {
+      Window w;
+      w.rank = static_cast<int>(tile.size());
+      w.empty = true;
+      return w;
+    }
+  return window_at(t, tile, origin.data());
 }
 
 // Calls row(out_offset, tensor_offset_of_element_0_of_row, in_row) for every row (last dim) of
