@@ -10,6 +10,7 @@
 
 #include "ctile/runtime/stream.hpp"
 #include "ctile/runtime/small_vec.hpp"
+#include "launch_shape.hpp"
 
 namespace ctile::platform {
 class NativeKernel;
@@ -24,7 +25,7 @@ using KeepAlive = SmallVec<std::shared_ptr<const void>, 6>;
 
 struct Command {
   enum class Kind : std::uint8_t {
-    Kernel,  // `kernel` over `tile_blocks` tile blocks, from the parameter block `params`
+    Kernel,  // `kernel` over `tile_blocks` tile blocks (or `shape`), from the parameter block `params`
     Copy,    // `bytes` from `src` to `dst`, both memory of the stream's device
     Graph,   // one run of an executable graph of the stream's device
     Host,    // `fn` on the host, in stream order, after the work before it
@@ -37,6 +38,7 @@ struct Command {
   const platform::NativeKernel* kernel = nullptr;
   std::int64_t tile_blocks = 0;
   const std::byte* params = nullptr;  // kernel->layout().bytes bytes; only read during submit
+  platform::LaunchShape shape;        // given: the launch's own grid and block (SIMT kernels), not tile_blocks
 
   // Copy
   std::byte* dst = nullptr;

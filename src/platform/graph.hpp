@@ -11,6 +11,8 @@
 #include <memory>
 #include <span>
 
+#include "launch_shape.hpp"
+
 namespace ctile::platform {
 
 class NativeKernel;
@@ -38,8 +40,9 @@ class GraphBuilder {
   // Each node runs after `deps` (ids of earlier nodes). A host function runs on a host thread of the
   // platform's choosing (on a GPU: a driver thread; it must not call the driver) and may run again
   // at every run of the graph.
-  virtual NodeId add_kernel(const NativeKernel& k, std::int64_t tile_blocks, const std::byte* params,
-                            std::span<const NodeId> deps) = 0;
+  // A kernel node: `k` over `tile_blocks` tile blocks, or with `shape` where it is given (SIMT).
+  virtual NodeId add_kernel(const NativeKernel& k, std::int64_t tile_blocks, const LaunchShape& shape,
+                            const std::byte* params, std::span<const NodeId> deps) = 0;
   virtual NodeId add_copy(std::byte* dst, const std::byte* src, std::int64_t bytes, std::span<const NodeId> deps) = 0;
   virtual NodeId add_host(std::function<void()> fn, std::span<const NodeId> deps) = 0;
   // A node that does nothing but order: it runs after `deps`, and nodes that depend on it after it.

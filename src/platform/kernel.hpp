@@ -18,6 +18,7 @@
 #include "ctile/core/shape.hpp"
 #include "ctile/ir/ir.hpp"
 #include "ctile/runtime/device.hpp"
+#include "launch_shape.hpp"
 
 namespace ctile::platform {
 

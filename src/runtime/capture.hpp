@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -18,13 +19,19 @@
 #include <unordered_map>
 #include <vector>
 
+#include "../platform/launch_shape.hpp"
 #include "ctile/backend/backend.hpp"
 #include "ctile/runtime/stream.hpp"
 #include "ctile/runtime/tensor.hpp"
 
+namespace ctile::platform {
+class NativeKernel;
+}  // namespace ctile::platform
+
 namespace ctile::detail {
 
 struct LaunchRecord;
+struct ForeignKernel;
 struct GraphState;
 
 // "<what>: the tensor is used by a graph capture ..." (a UserError): work outside a capture that
@@ -58,6 +65,12 @@ struct CapturedNode {
   backend::LaunchConfig cfg;            // interpreted kernels (CPU): grid and name
   std::vector<backend::ArgValue> args;  // interpreted kernels: one per IR parameter
   std::vector<ir::Scalar> scalars;      // per C++ argument (Scalar parameters; others unused)
+  // Foreign kernels (SIMT, foreign_launch.hpp; `record` is null): the native kernel launched over
+  // `shape` (a GPU) or the host function (the CPU), from `params`; NodeTensor::slot is the argument.
+  const ForeignKernel* foreign = nullptr;
+  const platform::NativeKernel* native = nullptr;
+  platform::LaunchShape shape;
+  std::function<void(const std::byte*)> host;
 
   // Copy
   std::byte* dst = nullptr;

@@ -9,15 +9,21 @@
 #include "../core/dump.hpp"
 #include "../platform/command.hpp"
 #include "../platform/kernel.hpp"
+#include "foreign_launch.hpp"
 #include "graph_state.hpp"
 #include "kernel_cache.hpp"
 
 namespace ctile::detail {
 namespace {
 
+// The host function of a kernel node that does not run natively: a tile kernel on the CPU
+// interpreter, or a foreign (SIMT) kernel's host run over the node's parameter block.
 std::function<void()> interpreted(const CapturedNode& n) {
+  if (!n.record) return [host = n.host, params = n.params] { host(params.data()); };
   return [be = n.record->backend, ck = n.record->kernel, cfg = n.cfg, args = n.args] { be->run(*ck, cfg, args); };
 }
+
+const platform::NativeKernel* native_of(const CapturedNode& n) { return n.record ? n.record->native : n.native; }
 
 void claim(const std::vector<GraphState::Use>& uses, int delta) {
   for (const GraphState::Use& u : uses)
@@ -68,7 +74,7 @@ void build_graph(GraphState& g, std::vector<CapturedNode> nodes) {
     switch (n.kind) {
       case CapturedNode::Kind::Kernel:
         g.kernels.push_back(i);
-        if (n.record->native) id = b->add_kernel(*n.record->native, n.tile_blocks, n.params.data(), deps);
+        if (const platform::NativeKernel* nk = native_of(n)) id = b->add_kernel(*nk, n.tile_blocks, n.shape, n.params.data(), deps);
         else id = b->add_host(interpreted(n), deps);
         break;
       case CapturedNode::Kind::Copy:
@@ -141,14 +147,46 @@ Event graph_replay(const std::shared_ptr<GraphState>& gp, const Stream& s) {
   return done;
 }
 
+namespace {
+
+// Graph::set_scalar of a foreign (SIMT) kernel node: a Scalar slot of the kernel's arguments.
+void foreign_set_scalar(GraphState& g, std::size_t idx, const std::string& head, int arg, ir::Scalar v,
+                        bool value_is_float) {
+  CapturedNode& n = g.nodes[idx];
+  const ForeignKernel& k = *n.foreign;
+  if (arg < 0 || static_cast<std::size_t>(arg) >= k.slots.size())
+    throw UserError(cat(head, ": argument ", arg, " does not exist; ", k.describe, " takes ", k.slots.size()));
+  const platform::ParamSlot& slot = k.slots[static_cast<std::size_t>(arg)];
+  if (slot.kind != platform::ParamSlot::Kind::Scalar)
+    throw UserError(cat(head, ", argument ", arg, ": not a Uniform; change a tensor with Graph::swap or Graph::copy_in"));
+  const DType t = slot.dtype;
+  if (value_is_float != is_float(t) && !is_bool(t))
+    throw UserError(cat(head, ", argument ", arg, " (Uniform<", dtype_name(t), ">): ", value_is_float ? "a floating-point" : "an integer",
+                        " value for a parameter of the other kind; convert it explicitly"));
+  const ir::Scalar cast = ir::scalar_cast(v, t);
+  if (!value_is_float && is_integer(t) && cast.i != v.i)
+    throw UserError(cat(head, ", argument ", arg, " (Uniform<", dtype_name(t), ">): the value ", v.i, " does not fit in ",
+                        dtype_name(t)));
+  const std::uint64_t bits = platform::scalar_bits(cast, t);
+  std::memcpy(n.params.data() + slot.offset, &bits, static_cast<std::size_t>(dtype_size(t)));  // little-endian: the low bytes
+  if (n.native) g.exec->set_kernel_params(g.pid[idx], n.params.data(), /*pointers=*/false);
+  else g.exec->set_host(g.pid[idx], interpreted(n));
+}
+
+}  // namespace
+
 void graph_set_scalar(GraphState& g, std::size_t kernel_node, int arg, ir::Scalar v, bool value_is_float) {
   if (kernel_node >= g.kernels.size())
     throw UserError(cat("Graph::set_scalar: kernel node ", kernel_node, " does not exist; the graph has ", g.kernels.size(),
                         " kernel node", g.kernels.size() == 1 ? "" : "s", " (0-based, in capture order)"));
   const std::size_t idx = g.kernels[kernel_node];
   CapturedNode& n = g.nodes[idx];
-  const LaunchRecord& r = *n.record;
   const std::string head = cat("Graph::set_scalar of kernel node ", kernel_node, " ('", n.name, "')");
+  if (!n.record) {
+    foreign_set_scalar(g, idx, head, arg, v, value_is_float);
+    return;
+  }
+  const LaunchRecord& r = *n.record;
   if (arg < 0 || static_cast<std::size_t>(arg) >= r.specs.size())
     throw UserError(cat(head, ": argument ", arg, " does not exist; the kernel takes ", r.specs.size()));
   const ParamSpec& spec = r.specs[static_cast<std::size_t>(arg)];
@@ -159,7 +197,7 @@ void graph_set_scalar(GraphState& g, std::size_t kernel_node, int arg, ir::Scala
     throw UserError(cat(head, ", argument ", arg, " (", param_desc(spec, spec.rank),
                         "): not a scalar; change a tensor with Graph::swap or Graph::copy_in"));
   if (value_is_float != is_float(spec.dtype) && !is_bool(spec.dtype))
-    throw UserError(cat(head, ", argument ", arg, " (", param_desc(spec, spec.rank), "): a ", value_is_float ? "floating-point" : "integer",
+    throw UserError(cat(head, ", argument ", arg, " (", param_desc(spec, spec.rank), "): ", value_is_float ? "a floating-point" : "an integer",
                         " value for a parameter of the other kind; convert it explicitly"));
   const ir::Scalar cast = scalar_argument(std::string(n.name), arg, spec, v, value_is_float, "Graph::set_scalar");
   n.scalars[static_cast<std::size_t>(arg)] = cast;
@@ -228,8 +266,10 @@ void graph_swap(GraphState& g, const std::shared_ptr<const TensorCore>& old_core
       t.core = new_core;
       writes |= t.writes;
       changed = true;
-      const platform::NativeKernel* nk = n.record->native;
-      if (nk) {
+      const platform::NativeKernel* nk = native_of(n);
+      if (n.foreign) {
+        platform::write_data_pointer(n.params.data(), n.foreign->slots[static_cast<std::size_t>(t.slot)], new_core->data());
+      } else if (nk) {
         platform::write_tensor_arg(*nk, n.params.data(), static_cast<std::size_t>(t.slot), new_core->data(),
                                    new_core->shape.data(), new_core->strides.data(), static_cast<int>(new_core->shape.size()));
       } else {
@@ -237,7 +277,7 @@ void graph_swap(GraphState& g, const std::shared_ptr<const TensorCore>& old_core
       }
     }
     if (!changed) continue;
-    if (n.record->native) g.exec->set_kernel_params(g.pid[i], n.params.data(), /*pointers=*/true);
+    if (native_of(n)) g.exec->set_kernel_params(g.pid[i], n.params.data(), /*pointers=*/true);
     else g.exec->set_host(g.pid[i], interpreted(n));
   }
   // The storage set, copied: replays in flight keep the one they ran with.

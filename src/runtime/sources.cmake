@@ -6,6 +6,7 @@ list(APPEND CTILE_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/graph.cpp
   ${CMAKE_CURRENT_LIST_DIR}/pool.cpp
   ${CMAKE_CURRENT_LIST_DIR}/event.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/foreign_launch.cpp
   ${CMAKE_CURRENT_LIST_DIR}/stream.cpp
   ${CMAKE_CURRENT_LIST_DIR}/tensor.cpp)
 # Random creation must give the same bits on every platform: no fused multiply-add contraction.

@@ -19,6 +19,7 @@
 #include "../core/dump.hpp"
 #include "../platform/cuda/device.hpp"
 #include "../platform/cuda/driver.hpp"
+#include "../platform/cuda/kernel.hpp"
 #include "../platform/cuda/memory.hpp"
 #include "../platform/cuda/stream.hpp"
 #include "cpu_runtime.hpp"
@@ -214,6 +215,7 @@ namespace {
 struct Module {
   cu::CUmodule mod = nullptr;
   cu::CUfunction fn = nullptr;
+  const cu::CudaKernel* native = nullptr;  // SIMT modules: the platform's kernel over the module
 };
 
 // Loaded modules, one per (kernel, device, grid rank) or (raw source, entry, device); never
@@ -222,6 +224,7 @@ struct ModuleCache {
   std::mutex mu;
   std::map<std::tuple<const void*, std::string, int, int>, std::shared_ptr<std::once_flag>> once;
   std::map<std::tuple<const void*, std::string, int, int>, Module> mods;
+  std::vector<std::unique_ptr<cu::CudaKernel>> kernels;  // own their modules
 };
 ModuleCache& modules() {
   static auto* c = new ModuleCache();
@@ -231,7 +234,7 @@ ModuleCache& modules() {
 // Compiles (or finds in the disk cache) and loads; `compile` gives {entry, cubin or PTX}.
 template <class CompileFn>
 Module load(const std::tuple<const void*, std::string, int, int>& key, int device, const std::string& what,
-            std::int64_t dyn_smem, std::int64_t threads, CompileFn compile) {
+            std::int64_t dyn_smem, std::int64_t threads, const platform::ParamLayout* layout, CompileFn compile) {
   ModuleCache& mc = modules();
   std::shared_ptr<std::once_flag> flag;
   {
@@ -273,6 +276,11 @@ Module load(const std::tuple<const void*, std::string, int, int>& key, int devic
       }
     }
     std::lock_guard lk(mc.mu);
+    if (layout) {
+      mc.kernels.push_back(std::make_unique<cu::CudaKernel>(device, dc.ctx(), m.mod, m.fn, static_cast<int>(threads),
+                                                            static_cast<std::size_t>(dyn_smem), *layout, 0));
+      m.native = mc.kernels.back().get();
+    }
     mc.mods[key] = m;
   });
   std::lock_guard lk(mc.mu);
@@ -327,13 +335,14 @@ const cu::CurrentStream& stream_of_task(const std::string& what, int device) {
 }  // namespace
 
 namespace {
-Module simt_module(const detail::KernelInfo& k, const LaunchDims& d, int device, bool checked) {
+Module simt_module(const detail::KernelInfo& k, const LaunchDims& d, int device, bool checked,
+                   const platform::ParamLayout& layout) {
   Variant v;
   v.grid_rank = d.grid.z > 1 ? 3 : d.grid.y > 1 ? 2 : 1;
   v.assume_requires = checked;
   const std::string what = k.describe();
   return load({k.id, std::string(), device, v.key()}, device, what, d.dynamic_shared, d.block.x * d.block.y * d.block.z,
-              [&](const std::string& arch) {
+              &layout, [&](const std::string& arch) {
                 std::string entry;
                 const std::string src = cuda_source(k, v, entry);
                 return cached(what, arch, src, [&] { return compile_simt(k, arch, v); });
@@ -342,33 +351,20 @@ Module simt_module(const detail::KernelInfo& k, const LaunchDims& d, int device,
 Module raw_module(const std::string& source, const std::string& entry, std::int64_t dynamic_shared, int device,
                   const std::string& name) {
   const std::string what = "raw CUDA kernel '" + name + "'";
-  return load({nullptr, source + '\0' + entry, device, 0}, device, what, dynamic_shared, 0, [&](const std::string& arch) {
+  return load({nullptr, source + '\0' + entry, device, 0}, device, what, dynamic_shared, 0, nullptr, [&](const std::string& arch) {
     return cached(what, arch, source + "\n// entry " + entry, [&] { return compile_raw(source, entry, arch); });
   });
 }
 }  // namespace
 
-void load_simt(const detail::KernelInfo& k, const LaunchDims& d, int device, bool checked) {
-  (void)simt_module(k, d, device, checked);
+const platform::NativeKernel& load_simt(const detail::KernelInfo& k, const LaunchDims& d, int device, bool checked,
+                                        const platform::ParamLayout& layout) {
+  return *simt_module(k, d, device, checked, layout).native;
 }
 
 void load_raw(const std::string& source, const std::string& entry, std::int64_t dynamic_shared, int device,
               const std::string& name) {
   (void)raw_module(source, entry, dynamic_shared, device, name);
-}
-
-void launch_simt(const detail::KernelInfo& k, const std::vector<std::byte>& pack, const LaunchDims& d, int device,
-                 bool checked) {
-  const std::string what = k.describe();
-  const Module m = simt_module(k, d, device, checked);
-  const cu::CurrentStream& cur = stream_of_task(what, device);
-  void* params[] = {const_cast<std::byte*>(pack.data())};
-  CTILE_CU(cuLaunchKernel,
-           (m.fn, static_cast<unsigned>(d.grid.x), static_cast<unsigned>(d.grid.y), static_cast<unsigned>(d.grid.z),
-            static_cast<unsigned>(d.block.x), static_cast<unsigned>(d.block.y), static_cast<unsigned>(d.block.z),
-            static_cast<unsigned>(d.dynamic_shared), cur.stream, params, nullptr),
-           "launching ", what, " on cuda:", device, " (grid ", d.grid.str(), ", block ", d.block.str(), ", ",
-           d.dynamic_shared, " bytes of dynamic shared memory)");
 }
 
 void launch_simt_on_host(const detail::KernelInfo& k, const std::vector<std::byte>& pack, const LaunchDims& d,

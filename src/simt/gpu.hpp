@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "../platform/kernel.hpp"
 #include "ctile/simt/contract.hpp"
 #include "ctile/simt/kernel.hpp"
 
@@ -46,16 +47,15 @@ Compiled compile_simt(const detail::KernelInfo& k, const std::string& arch, cons
 Compiled compile_raw(const std::string& source, const std::string& entry, const std::string& arch);
 
 // Compiles and loads the module of a launch of this shape on cuda:device, once (the launch glue calls
-// it before enqueueing, so compile errors come out of async_on(), and no stream waits for NVRTC).
-// `checked`: prepare() checked the launch (its requires relations hold).
-void load_simt(const detail::KernelInfo& k, const LaunchDims& d, int device, bool checked);
+// it before enqueueing, so compile errors come out of async_on(), and no stream waits for NVRTC),
+// and returns it as the platform's kernel, which CUDA streams and graphs launch with the pack as its
+// one parameter (`layout`: the kernel's parameter slots, foreign_launch.hpp). Loaded kernels stay
+// until exit. `checked`: prepare() checked the launch (its requires relations hold).
+const platform::NativeKernel& load_simt(const detail::KernelInfo& k, const LaunchDims& d, int device, bool checked,
+                                        const platform::ParamLayout& layout);
 void load_raw(const std::string& source, const std::string& entry, std::int64_t dynamic_shared, int device,
               const std::string& name);
 
-// Launches on the CUDA stream of the running stream task (docs/cuda_runtime.md). The module is
-// compiled and loaded on first use per device (and grid rank), through the disk cache.
-void launch_simt(const detail::KernelInfo& k, const std::vector<std::byte>& pack, const LaunchDims& d, int device,
-                 bool checked);
 // A race-checked launch on a GPU: runs on the CPU backend over host copies of the arguments (after
 // the stream's earlier work), then copies what it may have written back.
 void launch_simt_on_host(const detail::KernelInfo& k, const std::vector<std::byte>& pack, const LaunchDims& d,

@@ -10,6 +10,11 @@
 #include <limits>
 #include <mutex>
 
+#include <map>
+#include <memory>
+#include <span>
+
+#include "../runtime/foreign_launch.hpp"
 #include "cpu_runtime.hpp"
 #include "gpu.hpp"
 
@@ -62,6 +67,76 @@ std::string describe_arg(const KernelInfo& k, const std::byte* pack, int i) {
   std::memcpy(v, d + sizeof(void*), sizeof(std::int64_t) * (p.rank == 2 ? 3 : 1));
   if (p.rank == 2) return s + " of " + std::to_string(v[0]) + "x" + std::to_string(v[1]);
   return s + " of " + std::to_string(v[0]) + " elements";
+}
+
+// What the runtime needs to launch and capture kernel `k` (per kernel, made once, kept until exit).
+struct ForeignEntry {
+  ctile::detail::ForeignKernel kernel;
+  platform::ParamLayout layout;  // the same slots, for the platform's kernel
+};
+
+ForeignEntry make_foreign(const KernelInfo& k) {
+  ForeignEntry e;
+  e.kernel.name = k.name;
+  e.kernel.describe = k.describe();
+  for (std::size_t i = 0; i < k.params.size(); ++i) {
+    const ParamInfo& pi = k.params[i];
+    platform::ParamSlot s;
+    s.kind = pi.kind == ParamKind::Value ? platform::ParamSlot::Kind::Scalar : platform::ParamSlot::Kind::Tensor;
+    s.dtype = pi.dtype;
+    s.rank = static_cast<std::uint8_t>(pi.rank);
+    s.offset = static_cast<std::uint32_t>(k.desc_offsets[i]);  // a tensor's descriptor starts with its data pointer
+    e.kernel.slots.push_back(s);
+  }
+  e.layout.bytes = static_cast<std::uint32_t>(k.pack_bytes);
+  e.layout.slots = e.kernel.slots;
+  return e;
+}
+
+const ForeignEntry& foreign_entry(const KernelInfo& k) {
+  static std::mutex mu;
+  static auto* entries = new std::map<const KernelInfo*, std::unique_ptr<ForeignEntry>>();  // never freed: kernels outlive main
+  std::lock_guard lk(mu);
+  std::unique_ptr<ForeignEntry>& e = (*entries)[&k];
+  if (!e) e = std::make_unique<ForeignEntry>(make_foreign(k));
+  return *e;
+}
+
+platform::LaunchShape launch_shape(const KernelInfo& k, const LaunchDims& d) {
+  const std::int64_t v[7] = {d.grid.x, d.grid.y, d.grid.z, d.block.x, d.block.y, d.block.z, d.dynamic_shared};
+  for (std::int64_t x : v)
+    if (x < 0 || x > 0xffffffffLL)
+      throw UserError("launch of " + k.describe() + ": the grid " + d.grid.str() + " and block " + d.block.str() +
+                      " do not fit a GPU launch (32-bit extents)");
+  platform::LaunchShape s;
+  for (int i = 0; i < 3; ++i) {
+    s.grid[i] = static_cast<std::uint32_t>(v[i]);
+    s.block[i] = static_cast<std::uint32_t>(v[3 + i]);
+  }
+  s.smem = static_cast<std::uint32_t>(d.dynamic_shared);
+  return s;
+}
+
+// A race-checked launch on a GPU: on the CPU backend over copies of the arguments, as a task in
+// stream order (gpu::launch_simt_on_host).
+Event enqueue_race_checked_on_gpu(const Prepared& p, const Stream& stream) {
+  std::vector<Event> deps;
+  for (const auto& c : p.reads)
+    for (Event& e : c->storage->deps_for_read()) deps.push_back(std::move(e));
+  for (const auto& c : p.writes)
+    for (Event& e : c->storage->deps_for_write()) deps.push_back(std::move(e));
+  // The task keeps every view alive until it has run (and drops them before its event completes).
+  std::vector<std::shared_ptr<const TensorCore>> keep = p.reads;
+  keep.insert(keep.end(), p.writes.begin(), p.writes.end());
+  Stream target = stream;
+  Event done = target.enqueue(
+      [kp = p.kernel, dims = p.dims, dev = p.device.index, pack = p.pack, keep = std::move(keep)]() {
+        gpu::launch_simt_on_host(*kp, pack, dims, dev);
+      },
+      std::move(deps));
+  for (const auto& c : p.reads) c->storage->record_read(done);
+  for (const auto& c : p.writes) c->storage->record_write(done);
+  return done;
 }
 
 }  // namespace
@@ -174,36 +249,30 @@ Event enqueue(const Prepared& p, const Stream& stream) {
     });
   }
 
-  // Compile and load for the GPU first, outside the stream task (errors come out of async_on).
-  if (p.device.kind == DeviceKind::Cuda && !race) gpu::load_simt(k, p.dims, p.device.index, p.checked);
-
-  std::vector<Event> deps;
-  for (const auto& c : p.reads)
-    for (Event& e : c->storage->deps_for_read()) deps.push_back(std::move(e));
-  for (const auto& c : p.writes)
-    for (Event& e : c->storage->deps_for_write()) deps.push_back(std::move(e));
-
-  // The task keeps every view alive until it has run (and drops them before its event completes).
-  std::vector<std::shared_ptr<const TensorCore>> keep = p.reads;
-  keep.insert(keep.end(), p.writes.begin(), p.writes.end());
-  const KernelInfo* kp = &k;
-  const LaunchDims dims = p.dims;
-  const Device dev = p.device;
-  const bool checked = p.checked;
-  Stream target = stream;
-  Event done = target.enqueue(
-      [kp, dims, dev, race, checked, pack = p.pack, keep = std::move(keep)]() {
-        if (dev.kind == DeviceKind::Cpu)
-          cpu::run(*kp, pack.data(), dims, race);
-        else if (race)
-          gpu::launch_simt_on_host(*kp, pack, dims, dev.index);
-        else
-          gpu::launch_simt(*kp, pack, dims, dev.index, checked);
-      },
-      std::move(deps));
-  for (const auto& c : p.reads) c->storage->record_read(done);
-  for (const auto& c : p.writes) c->storage->record_write(done);
-  return done;
+  if (race && p.device.kind == DeviceKind::Cuda) {
+    // On the CPU backend over copies of the arguments, in stream order: not a kernel a graph can hold.
+    if (stream.capturing())
+      throw UserError("launch of " + k.describe() + ": a race-checked launch on a GPU runs on the CPU backend over "
+                      "copies of its arguments and cannot be captured into a graph (capture it without race_check)");
+    return enqueue_race_checked_on_gpu(p, stream);
+  }
+  const ForeignEntry& fk = foreign_entry(k);
+  ctile::detail::ForeignLaunch l;
+  l.kernel = &fk.kernel;
+  l.params = std::span<const std::byte>(p.pack.data(), p.pack.size());
+  if (p.device.kind == DeviceKind::Cuda) {
+    // Compile and load first (errors come out of async_on, and no stream waits for NVRTC).
+    l.native = &gpu::load_simt(k, p.dims, p.device.index, p.checked, fk.layout);
+    l.shape = launch_shape(k, p.dims);
+  } else {
+    l.host = [kp = &k, dims = p.dims, race](const std::byte* pack) { cpu::run(*kp, pack, dims, race); };
+  }
+  std::vector<ctile::detail::ForeignLaunch::Arg> args;
+  args.reserve(p.reads.size() + p.writes.size());
+  for (std::size_t i = 0; i < p.reads.size(); ++i) args.push_back({p.reads[i], p.read_arg[i], false});
+  for (std::size_t i = 0; i < p.writes.size(); ++i) args.push_back({p.writes[i], p.write_arg[i], true});
+  l.args = args;
+  return ctile::detail::submit_foreign(l, stream);
 }
 
 }  // namespace ctile::simt::detail

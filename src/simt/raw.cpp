@@ -49,6 +49,12 @@ Event raw_enqueue(const RawPrepared& p, const Stream& stream) {
   if (!(stream.device() == p.device))
     throw UserError("launch_raw of raw CUDA kernel '" + p.name + "': its arguments live on " + p.device.str() +
                     " but the stream runs on " + stream.device().str());
+  if (stream.capturing())
+    throw UserError("launch_raw of raw CUDA kernel '" + p.name + "': a raw kernel cannot be captured into a graph (ctile "
+                    "does not know the layout of its parameters); write it with CTILE_SIMT_KERNEL, whose launches can be");
+  // A tensor a graph uses is that graph's (docs/host_api.md, "Graphs").
+  for (const auto& c : p.reads) check_free_for(*c->storage, false, "launch_raw of raw CUDA kernel '" + p.name + "'");
+  for (const auto& c : p.writes) check_free_for(*c->storage, true, "launch_raw of raw CUDA kernel '" + p.name + "'");
   gpu::load_raw(p.source, p.entry, p.dims.dynamic_shared, p.device.index, p.name);  // errors come out here
 
   std::vector<Event> deps;

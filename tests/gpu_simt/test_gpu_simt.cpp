@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "../../examples/simt_kernels.hpp"
+#include "../unit/simt/interop.hpp"
 #include "../unit/simt/kernels.hpp"
 
 namespace {
@@ -314,8 +315,6 @@ SIMT_GPU_TEST(raw_kernel) {
   expect_close(got, want, 1e-6, "raw axpy");
 }
 
-void tile_twice(ct::Mut<float, 1> z, ct::Ref<float, 1> x) { z.store(ct::load_like(x, z) * 2.0f); }
-
 SIMT_GPU_TEST(tile_and_simt_across_streams) {
   // tile (stream 1) -> SIMT, slow (stream 2) -> tile (stream 1): each step waits for the one before
   // through the tensors' events, on the device.
@@ -323,7 +322,7 @@ SIMT_GPU_TEST(tile_and_simt_across_streams) {
   auto run = [&](ct::Device d) {
     auto x = ct::rand<float>({n}, seed(15), d).share();
     ct::Stream s1 = ct::Stream::create(d), s2 = ct::Stream::create(d);
-    auto f = ct::launch(tile_twice, ct::zeros<float>({n}, d).partition({1024}), x)
+    auto f = ct::launch(tile_double, ct::zeros<float>({n}, d).partition({1024}), x)
                  .async_on(s1)
                  .then_on(s2,
                           [&](auto&& r) {
@@ -334,12 +333,36 @@ SIMT_GPU_TEST(tile_and_simt_across_streams) {
                           })
                  .then_on(s1, [&](auto&& r) {
                    auto& [w, z, spins, scale] = r;
-                   return ct::launch(tile_twice, ct::zeros<float>({n}, d).partition({1024}), std::move(w).share());
+                   return ct::launch(tile_double, ct::zeros<float>({n}, d).partition({1024}), std::move(w).share());
                  });
     auto [u, w] = std::move(f).get();
     return std::move(u).unpartition().to_host();
   };
   expect_equal(run(kGpu), run(kCpu), "tile -> SIMT -> tile");
+}
+
+SIMT_GPU_TEST(graph_of_tile_and_simt_launches) {
+  // The graph of a tile and a SIMT kernel (two kernel nodes), replayed with a Uniform changed and
+  // the output swapped between replays, on the GPU and on the CPU with the same input.
+  const std::int64_t n = (1 << 20) + 3;
+  auto run = [&](ct::Device d) {
+    auto g = capture_tile_then_simt(d, n, ct::rand<float>({n}, seed(21), d).share(), ct::zeros<float>({n}, d));
+    CHECK(g.kernel_nodes() == 2, "%zu kernel nodes", g.kernel_nodes());
+    ct::Stream s = ct::Stream::create(d);
+    g = std::move(g).replay(s).get();
+    std::vector<float> first = g.read<0>();
+    g.set_scalar(1, 3, -0.75f);
+    ct::Tensor<float> old = g.swap<0>(ct::zeros<float>({n}, d));
+    g = std::move(g).replay(s).get();
+    std::vector<float> second = g.read<0>();
+    CHECK(old.to_host() == first, "the swapped-out output keeps the first replay's result");
+    first.insert(first.end(), second.begin(), second.end());
+    return first;
+  };
+  const std::uint64_t before = ct::cuda_launch_count(0);
+  const std::vector<float> gpu = run(kGpu);
+  CHECK(ct::cuda_launch_count(0) - before >= 4, "the graph's kernels ran on the GPU");
+  expect_equal(gpu, run(kCpu), "graph of tile + SIMT kernels");
 }
 
 SIMT_GPU_TEST(race_checked_gpu_launches) {

@@ -56,7 +56,7 @@ class CpuGraphExec final : public GraphExec {
 
 class CpuGraphBuilder final : public GraphBuilder {
  public:
-  NodeId add_kernel(const NativeKernel&, std::int64_t, const std::byte*, std::span<const NodeId>) override {
+  NodeId add_kernel(const NativeKernel&, std::int64_t, const LaunchShape&, const std::byte*, std::span<const NodeId>) override {
     throw InternalError("cpu graph: the CPU platform has no native kernels (CPU kernels are host nodes)");
   }
   NodeId add_copy(std::byte* dst, const std::byte* src, std::int64_t bytes, std::span<const NodeId> deps) override {

@@ -43,18 +43,28 @@ class CudaGraphBuilder final : public GraphBuilder {
   CudaGraphBuilder(const CudaGraphBuilder&) = delete;
   CudaGraphBuilder& operator=(const CudaGraphBuilder&) = delete;
 
-  NodeId add_kernel(const NativeKernel& nk, std::int64_t tile_blocks, const std::byte* params,
+  NodeId add_kernel(const NativeKernel& nk, std::int64_t tile_blocks, const LaunchShape& shape, const std::byte* params,
                     std::span<const NodeId> deps) override {
     const auto& k = static_cast<const CudaKernel&>(nk);
     CTILE_CHECK(k.device_index() == dc_.index(), "cuda graph: a kernel of cuda:", k.device_index());
     CudaGraphExec::Node n;
     n.is_kernel = true;
     n.kernel.func = k.fn();
-    n.kernel.gridDimX = static_cast<unsigned>(k.blocks_for(tile_blocks));
-    n.kernel.gridDimY = n.kernel.gridDimZ = 1;
-    n.kernel.blockDimX = k.threads();
-    n.kernel.blockDimY = n.kernel.blockDimZ = 1;
-    n.kernel.sharedMemBytes = k.smem();
+    if (shape.given()) {
+      n.kernel.gridDimX = shape.grid[0];
+      n.kernel.gridDimY = shape.grid[1];
+      n.kernel.gridDimZ = shape.grid[2];
+      n.kernel.blockDimX = shape.block[0];
+      n.kernel.blockDimY = shape.block[1];
+      n.kernel.blockDimZ = shape.block[2];
+      n.kernel.sharedMemBytes = shape.smem;
+    } else {
+      n.kernel.gridDimX = static_cast<unsigned>(k.blocks_for(tile_blocks));
+      n.kernel.gridDimY = n.kernel.gridDimZ = 1;
+      n.kernel.blockDimX = k.threads();
+      n.kernel.blockDimY = n.kernel.blockDimZ = 1;
+      n.kernel.sharedMemBytes = k.smem();
+    }
     KernelNodeParams p = n.kernel;
     void* kp[] = {const_cast<std::byte*>(params)};
     p.kernelParams = kp;  // copied into the node by the driver

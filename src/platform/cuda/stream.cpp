@@ -520,18 +520,28 @@ class CudaStream final : public StreamImpl {
           throw InternalError(detail::cat("cuda stream: kernel '", cmd.name, "' loaded on cuda:", k.device_index(),
                                           " launched on a stream of cuda:", dc_.index()));
         void* params[] = {const_cast<std::byte*>(cmd.params)};
-        const auto blocks = static_cast<unsigned>(k.blocks_for(cmd.tile_blocks));
-        CUresult r = drv_unchecked().cuLaunchKernel(k.fn(), blocks, 1u, 1u, k.threads(), 1u, 1u, k.smem(), s_, params, nullptr);
+        LaunchShape sh = cmd.shape;
+        if (!sh.given()) {  // a tile kernel: a 1-D grid of its blocks for the tile blocks
+          sh.grid[0] = static_cast<unsigned>(k.blocks_for(cmd.tile_blocks));
+          sh.block[0] = k.threads();
+          sh.smem = k.smem();
+        }
+        auto launch = [&] {
+          return drv_unchecked().cuLaunchKernel(k.fn(), sh.grid[0], sh.grid[1], sh.grid[2], sh.block[0], sh.block[1],
+                                                sh.block[2], sh.smem, s_, params, nullptr);
+        };
+        CUresult r = launch();
         if (r == abi::CUDA_ERROR_INVALID_CONTEXT) {
           // The thread's current context changed behind ctile's back: make ours current and retry.
           forget_current_context();
           ScopedContext again(dc_.ctx());
-          r = drv_unchecked().cuLaunchKernel(k.fn(), blocks, 1u, 1u, k.threads(), 1u, 1u, k.smem(), s_, params, nullptr);
+          r = launch();
         }
         if (r != 0)
           throw_cuda_error(r, "cuLaunchKernel",
-                           detail::cat("launching kernel '", cmd.name, "' on cuda:", dc_.index(), " (", blocks,
-                                       " blocks of ", k.threads(), " threads, ", k.smem(), " bytes of dynamic shared memory)"));
+                           detail::cat("launching kernel '", cmd.name, "' on cuda:", dc_.index(), " (grid ", sh.grid[0], "x",
+                                       sh.grid[1], "x", sh.grid[2], ", block ", sh.block[0], "x", sh.block[1], "x",
+                                       sh.block[2], ", ", sh.smem, " bytes of dynamic shared memory)"));
         count_kernel_launches(dc_.index(), 1);
         return;
       }

@@ -16,6 +16,7 @@
 // test that inspects the parameters of kernel nodes says how many bytes to keep
 // (fake_cuda_set_param_bytes).
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -562,6 +563,15 @@ void drain(CUstream s) {
   t->wait();
 }
 
+// The launch shape (grid x, y, z, block x, y, z, dynamic shared memory) of the latest
+// cuLaunchKernel or kernel node added to a graph (fake_cuda_last_kernel_shape).
+std::mutex g_shape_mu;
+std::array<unsigned, 7> g_last_shape{};
+void note_shape(const std::array<unsigned, 7>& s) {
+  std::lock_guard lk(g_shape_mu);
+  g_last_shape = s;
+}
+
 }  // namespace
 
 extern "C" {
@@ -569,6 +579,10 @@ extern "C" {
 // Test hooks (found with dlsym by the tests).
 int fake_cuda_violations() { return g_violations.load(); }
 int fake_cuda_launches() { return g_launches.load(); }
+void fake_cuda_last_kernel_shape(unsigned* out) {
+  std::lock_guard lk(g_shape_mu);
+  std::copy(g_last_shape.begin(), g_last_shape.end(), out);
+}
 int fake_cuda_graph_launches() { return g_graph_launches.load(); }
 int fake_cuda_node_updates() { return g_node_updates.load(); }
 int fake_cuda_host_calls() { return g_host_calls.load(); }
@@ -1202,6 +1216,7 @@ CUresult cuLaunchKernel(CUfunction fn, unsigned int grid_x, unsigned int grid_y,
   }
   // The kernel's memory, as far as its parameter block shows it (the stream-order check).
   order_use_params("cuLaunchKernel", stream, static_cast<const unsigned char*>(params[0]), fn->param_bytes);
+  note_shape({grid_x, grid_y, grid_z, block_x, block_y, block_z, smem_bytes});
   ++g_launches;
   stream->push([] {});
   return kSuccess;
@@ -1248,7 +1263,9 @@ bool kernel_node_ok(const KernelNodeParams* p, const char* what) {
     violation("%s without a function or a parameter buffer", what);
     return false;
   }
-  if (p->gridDimX == 0 || p->gridDimY != 1 || p->gridDimZ != 1 || p->blockDimX == 0 || p->blockDimX > 1024) return false;
+  if (p->gridDimX == 0 || p->gridDimY == 0 || p->gridDimZ == 0 || p->gridDimY > 65535 || p->gridDimZ > 65535) return false;
+  const unsigned long long threads = 1ull * p->blockDimX * p->blockDimY * p->blockDimZ;
+  if (threads == 0 || threads > 1024) return false;
   if (p->sharedMemBytes > static_cast<unsigned>(p->func->max_dynamic_smem)) return false;
   return true;
 }
@@ -1302,6 +1319,8 @@ CUresult cuGraphAddKernelNode_v2(CUgraphNode* node, CUgraph graph, const CUgraph
   FAKE_ENTRY("cuGraphAddKernelNode_v2");
   if (!need_ctx("cuGraphAddKernelNode")) return kInvalidContext;
   if (!kernel_node_ok(params, "cuGraphAddKernelNode")) return kInvalidValue;
+  note_shape({params->gridDimX, params->gridDimY, params->gridDimZ, params->blockDimX, params->blockDimY, params->blockDimZ,
+              params->sharedMemBytes});
   FakeNode n;
   n.kind = FakeNode::Kernel;
   n.fn = params->func;

@@ -3,6 +3,12 @@
 // NVRTC + nvJitLink compile, module load, launch parameters and shared-memory opt-in, and
 // race-checked launches, which run on the CPU backend over copies of the device memory, so their
 // results are real. (The fake driver does not run kernels.)
+#include <dlfcn.h>
+
+#include <array>
+#include <cstdlib>
+#include <stdexcept>
+
 #include "../../../examples/simt_kernels.hpp"
 #include "helpers.hpp"
 #include "kernels.hpp"
@@ -82,6 +88,44 @@ TEST(SimtFakeGpu, ArgumentsOnTwoDevices) {
                     "argument 1 (Span<f32> a): the tensor lives on cpu:0 but earlier arguments live on cuda:0");
 }
 
+// The launch shape of the fake driver's latest kernel launch or graph kernel node: grid x, y, z,
+// block x, y, z, dynamic shared memory.
+std::array<unsigned, 7> last_kernel_shape() {
+  void* h = ::dlopen(std::getenv("CTILE_LIBCUDA"), RTLD_NOW | RTLD_NOLOAD);
+  void* f = h ? ::dlsym(h, "fake_cuda_last_kernel_shape") : nullptr;
+  if (!f) throw std::runtime_error("the fake driver's fake_cuda_last_kernel_shape is missing");
+  std::array<unsigned, 7> out{};
+  reinterpret_cast<void (*)(unsigned*)>(f)(out.data());
+  return out;
+}
+
+TEST(SimtFakeGpu, GraphsCaptureSimtLaunchesAsKernelNodes) {
+  // Eager: one cuLaunchKernel with the 2-D grid and block and the dynamic shared memory.
+  auto m = ct::ones<float>({100, 70}, gpu).share();
+  auto [t, m2] = cs::prepare(simt_examples::simt_transpose, cs::grid(3, 4), ct::zeros<float>({70, 100}, gpu), m).sync();
+  const std::array<unsigned, 7> shape{3, 4, 1, 32, 8, 1, 32 * 33 * 4};
+  EXPECT_EQ(last_kernel_shape(), shape);
+  // Captured: a kernel node of the same shape, replayed; Uniforms and tensors update the node.
+  auto g = ct::capture(gpu, [&](ct::Capture& cap) {
+    return cs::prepare(simt_examples::simt_transpose, cs::grid(3, 4), std::move(t), m).async_on(cap.stream());
+  });
+  EXPECT_EQ(last_kernel_shape(), shape);
+  EXPECT_EQ(g.kernel_nodes(), 1u);
+  EXPECT_EQ(g.kernel_name(0), "simt_transpose");
+  g = std::move(g).replay(ct::default_stream(gpu)).get();
+  ct::Tensor<float> old = g.swap<0>(ct::zeros<float>({70, 100}, gpu));
+  g = std::move(g).replay(ct::default_stream(gpu)).get();
+  // A race-checked launch on a GPU runs on the CPU over copies: not a node a graph can hold.
+  EXPECT_USER_ERROR((void)ct::capture(gpu,
+                                      [&](ct::Capture& cap) {
+                                        return cs::prepare(simt_examples::simt_transpose, cs::grid(3, 4), std::move(old), m)
+                                            .race_check()
+                                            .async_on(cap.stream());
+                                      }),
+                    "a race-checked launch on a GPU runs on the CPU backend over copies of its arguments and cannot be "
+                    "captured into a graph");
+}
+
 TEST(SimtFakeGpu, RawKernelsLaunchOnGpus) {
   const auto k = cs::RawKernel::from_source(ct::unchecked, R"(
     extern "C" __global__ void scale(float* y, const float* x, float a, long n) {
@@ -92,6 +136,14 @@ TEST(SimtFakeGpu, RawKernelsLaunchOnGpus) {
   auto [y, x2, a, n] =
       cs::launch_raw(ct::unchecked, k, cs::grid(4), cs::Dims{256}, 0, ct::zeros<float>({1000}, gpu), x, 2.0f, 1000L).sync();
   EXPECT_EQ(y.device(), gpu);
+  // Its parameters are not a ctile parameter block: a graph cannot hold it.
+  EXPECT_USER_ERROR((void)ct::capture(gpu,
+                                      [&](ct::Capture& cap) {
+                                        return cs::launch_raw(ct::unchecked, k, cs::grid(4), cs::Dims{256}, 0, std::move(y),
+                                                              x, 2.0f, 1000L)
+                                            .async_on(cap.stream());
+                                      }),
+                    "launch_raw of raw CUDA kernel 'scale': a raw kernel cannot be captured into a graph");
   // The launch shape is checked against the device.
   EXPECT_USER_ERROR((void)cs::launch_raw(ct::unchecked, k, cs::grid(4), cs::Dims{2048}, 0, ct::zeros<float>({1000}, gpu),
                                          x, 2.0f, 1000L),

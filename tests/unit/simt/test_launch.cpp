@@ -1,16 +1,14 @@
 // SIMT launches and the host API's ownership rules: argument checks, futures, streams and their
-// dependencies, chaining with tile kernels in both directions, and raw CUDA kernels.
+// dependencies, chaining with tile kernels in both directions, graphs, and raw CUDA kernels.
 #include <chrono>
 #include <thread>
 
 #include "helpers.hpp"
+#include "interop.hpp"
 #include "kernels.hpp"
 
 namespace simt_test {
 namespace {
-
-// A tile kernel for the interop tests: z = 2 * x.
-void tile_double(ct::Mut<float, 1> z, ct::Ref<float, 1> x) { z.store(ct::load_like(x, z) * 2.0f); }
 
 TEST(SimtLaunch, MovedFromArguments) {
   ct::Tensor<std::int32_t> gone = ct::zeros<std::int32_t>({4});
@@ -126,6 +124,61 @@ TEST(SimtInterop, ASharedInputStaysReadableWhileASimtKernelReadsIt) {
   EXPECT_USER_ERROR((void)std::move(copy).unshare(), "other holder");
   auto [o, x2, s, sc] = std::move(f).get();
   EXPECT_EQ(o.to_host()[63], 63.0f);
+}
+
+TEST(SimtGraph, ASimtLaunchIsAKernelNodeOfAGraph) {
+  const std::int64_t n = 1000;
+  auto g = capture_tile_then_simt(ct::cpu(), n, ct::arange<float>(n).share(), ct::zeros<float>({n}));
+  EXPECT_EQ(g.nodes(), 2u);
+  EXPECT_EQ(g.kernel_nodes(), 2u);
+  EXPECT_EQ(g.kernel_name(1), "k_slow_scale");
+  for (float v : g.read<0>()) ASSERT_EQ(v, 0.0f);  // nothing ran during the capture
+  auto s = ct::Stream::create(ct::cpu());
+  g = std::move(g).replay(s).get();
+  auto out = g.read<0>();
+  for (std::int64_t i = 0; i < n; ++i) ASSERT_EQ(out[static_cast<std::size_t>(i)], 3.0f * static_cast<float>(i)) << i;
+  // A Uniform changes between replays.
+  g.set_scalar(1, 3, 2.5f);
+  g = std::move(g).replay(s).get();
+  out = g.read<0>();
+  for (std::int64_t i = 0; i < n; ++i) ASSERT_EQ(out[static_cast<std::size_t>(i)], 5.0f * static_cast<float>(i)) << i;
+  EXPECT_USER_ERROR(g.set_scalar(1, 0, 1.0f), "argument 0: not a Uniform");
+  EXPECT_USER_ERROR(g.set_scalar(1, 3, 1), "an integer value for a parameter of the other kind");
+  EXPECT_USER_ERROR(g.set_scalar(1, 2, 1.5), "a floating-point value for a parameter of the other kind");
+  EXPECT_USER_ERROR(g.set_scalar(1, 4, 1.0f), "argument 4 does not exist; SIMT kernel 'k_slow_scale'");
+  // Another output tensor of the same spec: the old one comes back with what the graph wrote.
+  ct::Tensor<float> old = g.swap<0>(ct::zeros<float>({n}));
+  EXPECT_EQ(old.to_host()[7], 35.0f);
+  g = std::move(g).replay(s).get();
+  EXPECT_EQ(g.read<0>()[7], 35.0f);
+  // The handles come back and launch eagerly.
+  auto [w, z, spins, scale] = std::move(g).unwrap();
+  EXPECT_EQ(z.to_host()[7], 14.0f);
+  auto [w2, z2, spins2, scale2] = cs::prepare(k_slow_scale, cs::cover(n), std::move(w), z, spins, 1.0f).sync();
+  EXPECT_EQ(w2.to_host()[7], 14.0f);
+}
+
+TEST(SimtGraph, TheGraphOwnsWhatItsSimtNodesUse) {
+  const std::int64_t n = 64;
+  auto x = ct::arange<float>(n).share();
+  auto g = capture_tile_then_simt(ct::cpu(), n, x, ct::zeros<float>({n}));
+  // x is read by the graph: it stays readable outside, but cannot be made mutable under it.
+  auto copy = x;
+  EXPECT_USER_ERROR((void)std::move(copy).unshare(), "the tensor is owned by a ctile::Graph (a graph reads it)");
+  // A SIMT launch outside the capture cannot wait for captured work; a capture cannot allocate.
+  ct::Tensor<float> w = ct::zeros<float>({n});
+  EXPECT_USER_ERROR((void)ct::capture(ct::cpu(),
+                                      [&](ct::Capture& cap) {
+                                        return cs::prepare(k_slow_scale, cs::cover(n), ct::zeros<float>({n}), x,
+                                                           std::int64_t{1}, 1.0f)
+                                            .async_on(cap.stream());
+                                      }),
+                    "inside a graph capture");
+  auto g2 = ct::capture(ct::cpu(), [&](ct::Capture& cap) {
+    return cs::prepare(k_slow_scale, cs::cover(n), std::move(w), x, std::int64_t{1}, 2.0f).async_on(cap.stream());
+  });
+  g2 = std::move(g2).replay(ct::Stream::create(ct::cpu())).get();
+  EXPECT_EQ(g2.read<0>()[5], 10.0f);
 }
 
 TEST(SimtRaw, FromSourceChecksItsArguments) {
