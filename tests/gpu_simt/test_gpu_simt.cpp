@@ -365,6 +365,11 @@ SIMT_GPU_TEST(graph_of_tile_and_simt_launches) {
   expect_equal(gpu, run(kCpu), "graph of tile + SIMT kernels");
 }
 
+SIMT_GPU_TEST(small_integer_reads) {
+  // i8, u8, i16 and u16 elements, every value of each (the GPU's own widening loads).
+  expect_equal(run_small_ints(kGpu, 65536), run_small_ints(kCpu, 65536), "8- and 16-bit integer reads");
+}
+
 SIMT_GPU_TEST(race_checked_gpu_launches) {
   std::string m = user_error([&] {
     (void)cs::prepare(k_race_ww, cs::grid(1), ct::zeros<std::int32_t>({64}, kGpu)).race_check().sync();

@@ -3,7 +3,9 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <utility>
+#include <vector>
 
 #include <ctile/ctile.hpp>
 
@@ -28,6 +30,30 @@ inline auto capture_tile_then_simt(ctile::Device d, std::int64_t n, ctile::Share
                                       std::int64_t{10}, 1.5f);
         });
   });
+}
+
+// k_small_ints over n elements on device `d`: a = i % 256 - 128 (i8), b = i % 256 (u8),
+// c = (257 i) % 65536 - 32768 (i16), d = (263 i) % 65536 (u16): at n = 65536 every value of each.
+inline std::vector<std::int64_t> run_small_ints(ctile::Device d, std::int64_t n) {
+  std::vector<std::int8_t> a(static_cast<std::size_t>(n));
+  std::vector<std::uint8_t> b(a.size());
+  std::vector<std::int16_t> c(a.size());
+  std::vector<std::uint16_t> e(a.size());
+  for (std::int64_t i = 0; i < n; ++i) {
+    const auto k = static_cast<std::size_t>(i);
+    a[k] = static_cast<std::int8_t>(i % 256 - 128);
+    b[k] = static_cast<std::uint8_t>(i % 256);
+    c[k] = static_cast<std::int16_t>((257 * i) % 65536 - 32768);
+    e[k] = static_cast<std::uint16_t>((263 * i) % 65536);
+  }
+  auto [out, a2, b2, c2, e2] =
+      ctile::simt::prepare(k_small_ints, ctile::simt::cover(n), ctile::zeros<std::int64_t>({n}, d),
+                           ctile::from_host(std::span<const std::int8_t>(a), {n}, d).share(),
+                           ctile::from_host(std::span<const std::uint8_t>(b), {n}, d).share(),
+                           ctile::from_host(std::span<const std::int16_t>(c), {n}, d).share(),
+                           ctile::from_host(std::span<const std::uint16_t>(e), {n}, d).share())
+          .sync();
+  return out.to_host();
 }
 
 }  // namespace simt_test

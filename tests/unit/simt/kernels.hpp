@@ -60,6 +60,16 @@ CTILE_SIMT_KERNEL(k_vec4, (DisjointSpan<float> out, Span<float> x), Contract().b
   out.get_mut(q).set(v.x + v.y + v.z + v.w);
 })
 
+// Reads of 8- and 16-bit integers (on the GPU widened into 32-bit registers with their range
+// known to the compiler): every value of each type, sign and zero extension included.
+CTILE_SIMT_KERNEL(k_small_ints, (DisjointSpan<i64> out, Span<i8> a, Span<u8> b, Span<i16> c, Span<u16> d),
+                  Contract().block(128),
+                  (out.size() == a.size(), out.size() == b.size(), out.size() == c.size(), out.size() == d.size()), {
+  auto i = index_1d();
+  const i64 v = (i64)a.get_or(i, 0) + 256 * ((i64)b.get_or(i, 0) + 256 * ((i64)c.get_or(i, 0) + 65536 * (i64)d.get_or(i, 0)));
+  out.get_mut(i).set(v);
+})
+
 // A strided 2-D input (a column slice of a wider matrix): out = in + 1.
 CTILE_SIMT_KERNEL(k_plus_one_2d, (DisjointSpan2D<float> out, Span2D<float> in), Contract().block(16, 4),
                   (out.rows() == in.rows(), out.cols() == in.cols()), {

@@ -9,6 +9,7 @@
 
 #include "../../../examples/simt_kernels.hpp"
 #include "helpers.hpp"
+#include "interop.hpp"
 #include "kernels.hpp"
 
 namespace simt_test {
@@ -91,6 +92,15 @@ TEST(SimtSpan, UniformsAndFallbacks) {
   }
   EXPECT_EQ(a, 1.5);
   EXPECT_EQ(k, 7);
+}
+
+TEST(SimtSpan, SmallIntegersKeepTheirValues) {
+  const std::int64_t n = 65536;
+  const std::vector<std::int64_t> v = run_small_ints(ct::cpu(), n);
+  for (std::int64_t i = 0; i < n; ++i) {
+    const std::int64_t a = i % 256 - 128, b = i % 256, c = (257 * i) % 65536 - 32768, d = (263 * i) % 65536;
+    ASSERT_EQ(v[static_cast<std::size_t>(i)], a + 256 * (b + 256 * (c + 65536 * d))) << i;
+  }
 }
 
 TEST(SimtSpan, Vec4LoadsNeedAlignment) {

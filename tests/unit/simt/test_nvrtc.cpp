@@ -72,6 +72,7 @@ TEST(SimtNvrtc, TestKernels) {
   check(k_leaders);
   check(k_uniform_and_fallbacks);
   check(k_vec4);
+  check(k_small_ints);
   check(k_plus_one_2d);
   check(k_double_own);
   check(k_neighbours);
