@@ -37,6 +37,9 @@ struct GraphState;
 // "<what>: the tensor is used by a graph capture ..." (a UserError): work outside a capture that
 // would depend on captured work, or host access to what a capture writes.
 [[noreturn]] void throw_captured_use(std::string_view what);
+// Work submitted outside a capture (`capturing` false) must not wait for captured work: throws
+// throw_captured_use("<what> outside the capture") when one of `deps` is a captured event.
+void reject_captured_deps(std::span<const Event> deps, bool capturing, std::string_view what);
 
 // Event::when_all of events among which some are captured: the capture running on this thread
 // learns which nodes `join` stands for, so that work waiting for the join depends on those nodes

@@ -30,9 +30,7 @@ Event submit_foreign(const ForeignLaunch& l, const Stream& s) {
     if (a.writes) a.core->storage->deps_for_write(deps, order);
     else a.core->storage->deps_for_read(deps, order);
   }
-  if (!cap)
-    for (const Event& e : deps)
-      if (e.captured()) throw_captured_use(head + " outside the capture");
+  reject_captured_deps(std::span<const Event>(deps.data(), deps.size()), cap != nullptr, head);
 
   Event done;
   if (cap) {

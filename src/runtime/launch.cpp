@@ -893,7 +893,7 @@ Event submit_record(const std::string& name, const LaunchRecord& rec, PackedBloc
     else a.core->storage->deps_for_read(deps, order);
   }
   if (after && !(after->done() && !after->error())) deps.push_back(*after);
-  if (!cap)
+  if (!cap)  // (inline: the message is made only on the error, never on the launch path)
     for (const Event& e : deps)
       if (e.captured())
         throw_captured_use("launch of kernel '" + name + "' outside the capture");
@@ -1058,9 +1058,7 @@ Event submit_copy(const std::shared_ptr<const TensorCore>& dst, const std::share
   const std::uint64_t order = impl.order();
   src->storage->deps_for_read(deps, order);
   dst->storage->deps_for_write(deps, order);
-  if (!cap)
-    for (const Event& e : deps)
-      if (e.captured()) throw_captured_use(head + " outside the capture");
+  reject_captured_deps(std::span<const Event>(deps.data(), deps.size()), cap != nullptr, head);
   Event done;
   if (cap) {
     CapturedNode n;

@@ -17,6 +17,7 @@
 #include "../runtime/foreign_launch.hpp"
 #include "cpu_runtime.hpp"
 #include "gpu.hpp"
+#include "stream_task.hpp"
 
 namespace ctile::simt::detail {
 
@@ -120,23 +121,9 @@ platform::LaunchShape launch_shape(const KernelInfo& k, const LaunchDims& d) {
 // A race-checked launch on a GPU: on the CPU backend over copies of the arguments, as a task in
 // stream order (gpu::launch_simt_on_host).
 Event enqueue_race_checked_on_gpu(const Prepared& p, const Stream& stream) {
-  std::vector<Event> deps;
-  for (const auto& c : p.reads)
-    for (Event& e : c->storage->deps_for_read()) deps.push_back(std::move(e));
-  for (const auto& c : p.writes)
-    for (Event& e : c->storage->deps_for_write()) deps.push_back(std::move(e));
-  // The task keeps every view alive until it has run (and drops them before its event completes).
-  std::vector<std::shared_ptr<const TensorCore>> keep = p.reads;
-  keep.insert(keep.end(), p.writes.begin(), p.writes.end());
-  Stream target = stream;
-  Event done = target.enqueue(
-      [kp = p.kernel, dims = p.dims, dev = p.device.index, pack = p.pack, keep = std::move(keep)]() {
-        gpu::launch_simt_on_host(*kp, pack, dims, dev);
-      },
-      std::move(deps));
-  for (const auto& c : p.reads) c->storage->record_read(done);
-  for (const auto& c : p.writes) c->storage->record_write(done);
-  return done;
+  return enqueue_ordered("launch of " + p.kernel->describe(), p.reads, p.writes, stream, [kp = p.kernel, dims = p.dims, dev = p.device.index, pack = p.pack] {
+    gpu::launch_simt_on_host(*kp, pack, dims, dev);
+  });
 }
 
 }  // namespace

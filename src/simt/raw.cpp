@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "gpu.hpp"
+#include "stream_task.hpp"
 
 namespace ctile::simt {
 
@@ -52,30 +53,15 @@ Event raw_enqueue(const RawPrepared& p, const Stream& stream) {
   if (stream.capturing())
     throw UserError("launch_raw of raw CUDA kernel '" + p.name + "': a raw kernel cannot be captured into a graph (ctile "
                     "does not know the layout of its parameters); write it with CTILE_SIMT_KERNEL, whose launches can be");
-  // A tensor a graph uses is that graph's (docs/host_api.md, "Graphs").
-  for (const auto& c : p.reads) check_free_for(*c->storage, false, "launch_raw of raw CUDA kernel '" + p.name + "'");
-  for (const auto& c : p.writes) check_free_for(*c->storage, true, "launch_raw of raw CUDA kernel '" + p.name + "'");
   gpu::load_raw(p.source, p.entry, p.dims.dynamic_shared, p.device.index, p.name);  // errors come out here
 
-  std::vector<Event> deps;
-  for (const auto& c : p.reads)
-    for (Event& e : c->storage->deps_for_read()) deps.push_back(std::move(e));
-  for (const auto& c : p.writes)
-    for (Event& e : c->storage->deps_for_write()) deps.push_back(std::move(e));
-  std::vector<std::shared_ptr<const TensorCore>> keep = p.reads;
-  keep.insert(keep.end(), p.writes.begin(), p.writes.end());
-  Stream target = stream;
-  Event done = target.enqueue(
-      [source = p.source, entry = p.entry, name = p.name, dims = p.dims, dev = p.device.index, slots = p.slots,
-       keep = std::move(keep)]() mutable {
-        std::vector<void*> params(slots.size());
-        for (std::size_t i = 0; i < slots.size(); ++i) params[i] = &slots[i];
-        gpu::launch_raw(source, entry, dims, params.data(), dev, name);
-      },
-      std::move(deps));
-  for (const auto& c : p.reads) c->storage->record_read(done);
-  for (const auto& c : p.writes) c->storage->record_write(done);
-  return done;
+  return enqueue_ordered("launch_raw of raw CUDA kernel '" + p.name + "'", p.reads, p.writes, stream,
+                         [source = p.source, entry = p.entry, name = p.name, dims = p.dims, dev = p.device.index,
+                          slots = p.slots]() mutable {
+                           std::vector<void*> params(slots.size());
+                           for (std::size_t i = 0; i < slots.size(); ++i) params[i] = &slots[i];
+                           gpu::launch_raw(source, entry, dims, params.data(), dev, name);
+                         });
 }
 
 }  // namespace detail
