@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Summarises ncu text reports (bench/row_profile.sh): per kernel name, grid and block, the median
 duration, registers per thread, theoretical and achieved occupancy, DRAM throughput, warp cycles
-per issued instruction, and the two largest stall reasons ncu's WarpStateStats rule names."""
+per issued instruction, and the two largest stall reasons (the smsp__average_warps_issue_stalled_*
+metrics row_profile.sh asks for: warps stalled per issued instruction)."""
 import re
 import statistics
 import sys
@@ -16,7 +17,7 @@ METRICS = {
     "DRAM Throughput": "dram %",
     "Warp Cycles Per Issued Instruction": "cyc/inst",
 }
-STALL = re.compile(r"spends ([\d.]+) cycles being stalled (?:waiting for|on) (.*?)\.")
+STALL = re.compile(r"smsp__average_warps_issue_stalled_(\w+?)_per_issue_active\.ratio\s+\S*\s+([\d.,]+)\s*$")
 
 
 def parse(path):
@@ -46,14 +47,15 @@ def parse(path):
                     if label == "Duration" and len(parts) >= 2 and parts[-2] in ("ns", "nsecond"):
                         v /= 1000.0
                     cur[col] = v
-            for sm in STALL.finditer(line):
-                cur["stalls"].append((float(sm.group(1)), sm.group(2)[:60]))
+            sm = STALL.search(s)
+            if sm:
+                cur["stalls"].append((float(sm.group(2).replace(",", "")), sm.group(1)))
     return runs
 
 
 def main():
     cols = list(METRICS.values())
-    print("| source | kernel | grid | block | calls | " + " | ".join(cols) + " | top stalls (cycles) |")
+    print("| source | kernel | grid | block | calls | " + " | ".join(cols) + " | top stalls (warps per issue) |")
     print("|---|---|---|---|---|" + "---|" * len(cols) + "---|")
     for path in sys.argv[1:]:
         src = path.rsplit("/", 1)[-1].split(".")[0]
