@@ -6,13 +6,7 @@
 // scatters, atomics, control flow), and loads of memory the kernel writes kept on their side of
 // every side effect (loads of read-only inputs move freely). Ready ops that feed a load (through
 // the values it uses) go first, otherwise the original order decides.
-//
-// CTILE_LATE_LOADS=1 (an experiment, off by default): in the kernel's top-level region a load stays
-// after the reductions that come before it in trace order (LayerNorm's w and b are then not held in
-// registers across the row's reductions, as in Triton's code for the same kernel).
 #include <algorithm>
-#include <cstdlib>
-#include <string_view>
 #include <map>
 #include <set>
 
@@ -31,15 +25,7 @@ bool has_effect(const ir::Op& op) {
   return e == ir::Effect::WriteMemory || e == ir::Effect::Control;
 }
 
-bool late_loads() {
-  static const bool on = [] {
-    const char* v = std::getenv("CTILE_LATE_LOADS");
-    return v && *v && std::string_view(v) != "0";
-  }();
-  return on;
-}
-
-void schedule(const ir::Kernel& k, ir::Region& r, bool top_level) {
+void schedule(const ir::Kernel& k, ir::Region& r) {
   if (r.ops.empty()) return;
   std::unique_ptr<ir::Op> yield = std::move(r.ops.back());
   r.ops.pop_back();
@@ -57,13 +43,9 @@ void schedule(const ir::Kernel& k, ir::Region& r, bool top_level) {
     }
   };
   std::size_t last_effect = n;
-  std::size_t last_reduction = n;
-  const bool fence_loads = top_level && late_loads();
   std::vector<std::size_t> mutable_loads_since;
   for (std::size_t i = 0; i < n; ++i) {
     const ir::Op& op = *r.ops[i];
-    if (fence_loads && is_load(op.kind) && last_reduction != n) deps[i].push_back(last_reduction);
-    if (is_reduction(op)) last_reduction = i;
     for (ir::ValueId v : op.operands) use(i, v);
     for (const ir::Region& sub : op.regions)
       ir::walk(sub, [&](const ir::Op& inner) {
@@ -118,7 +100,7 @@ class Schedule : public Pass {
  public:
   std::string_view name() const override { return "schedule"; }
   void run(ir::Kernel& k, const PassContext&) override {
-    for_each_region(k.body, [&](ir::Region& r) { schedule(k, r, &r == &k.body); });
+    for_each_region(k.body, [&](ir::Region& r) { schedule(k, r); });
   }
 };
 
