@@ -194,6 +194,7 @@ std::string facts_str(const TensorFacts& f) {
   if (f.aligned16) item("align16");
   if (f.contiguous_last) item("contig");
   if (f.extent_div16) item("div16=" + axes(f.extent_div16));
+  if (const std::uint32_t d8 = f.extent_div8 & ~f.extent_div16) item("div8=" + axes(d8));
   if (f.stride_div16) item("stride16=" + axes(f.stride_div16));
   if (f.small) item("small");
   return r + "}";

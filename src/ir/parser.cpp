@@ -395,6 +395,10 @@ class Parser {
         } else if (f == "div16") {
           expect('=');
           p.facts.extent_div16 = parse_axes();
+          p.facts.extent_div8 = static_cast<std::uint8_t>(p.facts.extent_div8 | p.facts.extent_div16);  // div16 implies div8
+        } else if (f == "div8") {
+          expect('=');
+          p.facts.extent_div8 = static_cast<std::uint8_t>(p.facts.extent_div8 | parse_axes());
         } else if (f == "stride16") {
           expect('=');
           p.facts.stride_div16 = parse_axes();

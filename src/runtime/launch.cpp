@@ -144,6 +144,7 @@ ir::TensorFacts tensor_facts(bool aligned16, const Shape& shape, const Shape& st
   for (std::size_t d = 0; d < rank; ++d) {
     const std::uint32_t bit = std::uint32_t{1} << d;
     if (shape[d] % 16 == 0) f.extent_div16 |= bit;
+    if (shape[d] % 8 == 0) f.extent_div8 = static_cast<std::uint8_t>(f.extent_div8 | bit);
     if (d + 1 < rank && (strides[d] % 16 == 0 || shape[d] == 1)) f.stride_div16 |= bit;
   }
   if (rank > 0) f.contiguous_last = strides[rank - 1] == 1 || shape[rank - 1] == 1;
@@ -170,7 +171,7 @@ ir::TensorFacts tensor_facts(bool aligned16, const Shape& shape, const Shape& st
 
 ir::TensorFacts tensor_facts(const TensorCore& c) {
   // A view never changes, so its facts are computed once (packed: valid, aligned16, contiguous_last,
-  // small, 6 bits of extents and 6 of strides divisible by 16).
+  // small, 6 bits of extents and 6 of strides divisible by 16, 6 of extents divisible by 8).
   std::uint32_t b = c.facts_cache.load(std::memory_order_relaxed);
   if (b & 1u) {
     ir::TensorFacts f;
@@ -179,10 +180,12 @@ ir::TensorFacts tensor_facts(const TensorCore& c) {
     f.small = (b & 8u) != 0;
     f.extent_div16 = (b >> 8) & 0x3fu;
     f.stride_div16 = (b >> 16) & 0x3fu;
+    f.extent_div8 = static_cast<std::uint8_t>((b >> 24) & 0x3fu);
     return f;
   }
   const ir::TensorFacts f = tensor_facts(reinterpret_cast<std::uintptr_t>(c.data()) % 16 == 0, c.shape, c.strides);
-  b = 1u | (f.aligned16 ? 2u : 0u) | (f.contiguous_last ? 4u : 0u) | (f.small ? 8u : 0u) | (f.extent_div16 & 0x3fu) << 8 | (f.stride_div16 & 0x3fu) << 16;
+  b = 1u | (f.aligned16 ? 2u : 0u) | (f.contiguous_last ? 4u : 0u) | (f.small ? 8u : 0u) | (f.extent_div16 & 0x3fu) << 8 | (f.stride_div16 & 0x3fu) << 16 |
+      (f.extent_div8 & 0x3fu) << 24;
   c.facts_cache.store(b, std::memory_order_relaxed);
   return f;
 }
@@ -459,6 +462,7 @@ ParamKey param_key(const ParamSpec& s) {
                                       (s.const_value.is_float ? 4 : 0) | (s.facts.small ? 8 : 0));
   k.extent_div16 = s.facts.extent_div16;
   k.stride_div16 = s.facts.stride_div16;
+  k.extent_div8 = s.facts.extent_div8;
   for (std::size_t i = 0; i < s.tile_shape.size() && i < static_cast<std::size_t>(kMaxRank); ++i) k.tile[i] = s.tile_shape[i];
   if (s.kind == ParamSpec::Kind::Const)
     k.const_bits = s.const_value.is_float ? std::bit_cast<std::uint64_t>(s.const_value.f) : static_cast<std::uint64_t>(s.const_value.i);
@@ -481,7 +485,7 @@ std::uint64_t key_hash(const void* fn, const Device& d, int grid_rank, const Par
     const ParamKey& k = key[i];
     h = mix(h, static_cast<std::uint64_t>(k.kind) | static_cast<std::uint64_t>(k.dtype) << 8 |
                    static_cast<std::uint64_t>(k.rank) << 16 | static_cast<std::uint64_t>(k.flags) << 24 |
-                   static_cast<std::uint64_t>(k.extent_div16 ^ k.stride_div16 << 8) << 32);
+                   static_cast<std::uint64_t>(k.extent_div16 ^ k.stride_div16 << 8 ^ std::uint32_t{k.extent_div8} << 16) << 32);
     for (std::int64_t j = 0; j < k.rank && j < kMaxRank; ++j) h = mix(h, static_cast<std::uint64_t>(k.tile[j]));
     if (k.const_bits) h = mix(h, k.const_bits);
   }
@@ -636,7 +640,7 @@ using Keys = SmallVec<ParamKey, 8>;
 
 // A fact added to ir::TensorFacts must also go into a view's packed facts (tensor_facts of a
 // TensorCore), param_key and arg_key, or views that differ in it would share a specialisation.
-static_assert(sizeof(ir::TensorFacts) == 16, "ir::TensorFacts changed: pack the new fact in tensor_facts(TensorCore), param_key, arg_key");
+static_assert(sizeof(ir::TensorFacts) == 16 && sizeof(ir::TensorFacts::extent_div8) == 1, "ir::TensorFacts changed: pack the new fact in tensor_facts(TensorCore), param_key, arg_key");
 
 ParamKey arg_key(const LaunchArg& a) {
   ParamKey k;
@@ -648,6 +652,7 @@ ParamKey arg_key(const LaunchArg& a) {
     k.flags = static_cast<std::uint8_t>((f.aligned16 ? 1 : 0) | (f.contiguous_last ? 2 : 0) | (f.small ? 8 : 0));
     k.extent_div16 = f.extent_div16;
     k.stride_div16 = f.stride_div16;
+    k.extent_div8 = f.extent_div8;
     if (a.tile)
       for (std::size_t i = 0; i < a.tile->size() && i < static_cast<std::size_t>(kMaxRank); ++i) k.tile[i] = (*a.tile)[i];
   } else if (a.kind == ParamSpec::Kind::Const) {

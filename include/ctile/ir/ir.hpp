@@ -244,6 +244,8 @@ struct Op {
 //   aligned16        the address of element 0 is a multiple of 16 bytes.
 //   contiguous_last  the last axis has stride 1 or extent 1 (elements along it are adjacent).
 //   extent_div16     bit d: extent_d % 16 == 0 (an extent of 0 counts as divisible).
+//   extent_div8      bit d: extent_d % 8 == 0 (set wherever extent_div16 is: a bf16 / f16 row of
+//                    whole 16-byte vectors, such as 1000 columns).
 //   stride_div16     bit d, for every axis but the last: stride_d % 16 == 0 in elements (a stride
 //                    of 0, a broadcast axis, counts), or extent_d == 1 (the stride is never used).
 //                    The last axis's bit is never set (contiguous_last describes it).
@@ -256,14 +258,18 @@ struct TensorFacts {
   std::uint32_t extent_div16 = 0;
   std::uint32_t stride_div16 = 0;
   bool small = false;
+  std::uint8_t extent_div8 = 0;
 
-  bool any() const { return aligned16 || contiguous_last || extent_div16 != 0 || stride_div16 != 0 || small; }
+  bool any() const {
+    return aligned16 || contiguous_last || extent_div16 != 0 || stride_div16 != 0 || small || extent_div8 != 0;
+  }
   friend bool operator==(const TensorFacts&, const TensorFacts&) = default;
   friend auto operator<=>(const TensorFacts&, const TensorFacts&) = default;
 };
 
-// The printed form: "" when no fact holds, else e.g. "{align16, contig, div16=[0,1], stride16=[0], small}"
-// (only the facts that hold, in this order; axis lists ascending).
+// The printed form: "" when no fact holds, else e.g. "{align16, contig, div16=[0,1], div8=[2], stride16=[0], small}"
+// (only the facts that hold, in this order; axis lists ascending; div8 lists the axes divisible by 8
+// and not by 16, since div16 implies it).
 std::string facts_str(const TensorFacts& f);
 
 // One kernel parameter as the IR sees it. Trace-time constants are folded away during tracing and

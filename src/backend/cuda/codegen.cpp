@@ -883,12 +883,14 @@ class Emitter {
     return true;
   }
   // The facts prove every window of this tile whole vectors along the last axis (dist.h, WHOLE):
-  // aligned vectors, and the last extent of the tensor a multiple of 16 elements, so of VM.
+  // aligned vectors, and the last extent of the tensor a multiple of 16 elements, or of 8 for
+  // vectors of at most 8, so of VM. (Then the element-by-element path is not compiled.)
   bool whole_by_facts(const ir::Param& p, ValueId tensor, const Shape& tile, int vm, bool aligned) const {
     if (!aligned || vm <= 1 || 16 % vm != 0 || tile.empty()) return false;
     const int rank = type(tensor).rank;
     if (rank != static_cast<int>(tile.size())) return false;
-    return ((p.facts.extent_div16 >> (rank - 1)) & 1u) != 0;
+    if ((p.facts.extent_div16 >> (rank - 1)) & 1u) return true;
+    return vm <= 8 && ((p.facts.extent_div8 >> (rank - 1)) & 1u) != 0;
   }
   std::string window_of(const ir::Op& op, ValueId tensor, const Shape& sh, int vb, int mb) {
     std::string ti;

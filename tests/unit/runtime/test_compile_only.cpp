@@ -140,12 +140,16 @@ TEST(CompileOnly, WholeVectorWindowsDropTheElementPath) {
     return ct::compile_only(k, ct::CompileOptions{.arch = "sm_90a"}, spec::partition<ct::bf16>({64, cols}, {1, 8192}),
                             spec::shared<ct::bf16>({64, cols}), spec::shared<ct::bf16>({cols}), 1e-5f);
   };
-  const auto whole = compile(5120), ragged = compile(1000);
+  // 5120 columns: a multiple of 16; 1000: of 8, one 16-byte bf16 vector (the div8 fact); 1004: of 4.
+  const auto whole = compile(5120), whole8 = compile(1000), ragged = compile(1004);
   expect_sane(whole, "sm_90a");
+  expect_sane(whole8, "sm_90a");
   expect_sane(ragged, "sm_90a");
   EXPECT_TRUE(has(whole.cuda_source, ", ct::bf16, true>(")) << whole.cuda_source;
+  EXPECT_TRUE(has(whole8.cuda_source, ", ct::bf16, true>(")) << whole8.cuda_source;
   EXPECT_FALSE(has(ragged.cuda_source, ", ct::bf16, true>(")) << ragged.cuda_source;
   EXPECT_LT(whole.ptx.size(), ragged.ptx.size());
+  EXPECT_LT(whole8.ptx.size(), ragged.ptx.size());
 }
 
 TEST(CompileOnly, PlainSm90IsNotSm90a) {
