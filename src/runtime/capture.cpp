@@ -59,12 +59,6 @@ class CaptureLane final : public StreamImpl {
 
 void throw_captured_use(std::string_view what) { throw UserError(cat(what, ": ", kCapturedHint)); }
 
-void reject_captured_deps(std::span<const Event> deps, bool capturing, std::string_view what) {
-  if (capturing) return;
-  for (const Event& e : deps)
-    if (e.captured()) throw_captured_use(cat(what, " outside the capture"));
-}
-
 CaptureState::CaptureState(Device d) : device_(d), thread_(std::this_thread::get_id()) {}
 
 CaptureState::~CaptureState() { end(); }

@@ -38,8 +38,14 @@ struct GraphState;
 // would depend on captured work, or host access to what a capture writes.
 [[noreturn]] void throw_captured_use(std::string_view what);
 // Work submitted outside a capture (`capturing` false) must not wait for captured work: throws
-// throw_captured_use("<what> outside the capture") when one of `deps` is a captured event.
-void reject_captured_deps(std::span<const Event> deps, bool capturing, std::string_view what);
+// throw_captured_use("<what()> outside the capture") when one of `deps` is a captured event.
+// `what` makes the message only then (launch paths call this for every launch).
+template <class What>
+void reject_captured_deps(std::span<const Event> deps, bool capturing, const What& what) {
+  if (capturing) return;
+  for (const Event& e : deps)
+    if (e.captured()) throw_captured_use(std::string(what()) + " outside the capture");
+}
 
 // Event::when_all of events among which some are captured: the capture running on this thread
 // learns which nodes `join` stands for, so that work waiting for the join depends on those nodes

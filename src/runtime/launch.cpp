@@ -835,7 +835,7 @@ Checked validate(const std::string& name, const LaunchArgs& args, const std::opt
     const LaunchArg& a = args[w];
     if (!a.core) continue;
     const Storage& st = *a.core->storage;
-    if (st.graph_writers.load(std::memory_order_relaxed) != 0 || (a.writes && st.graph_readers.load(std::memory_order_relaxed) != 0))
+    if (graph_forbids(st, a.writes))
       check_free_for(st, a.writes,
                      "launch of kernel '" + name + "', argument " + std::to_string(a.index) + " (" +
                          param_desc(ParamSpec(a.kind, a.dtype, a.rank), a.rank) + ")");
@@ -898,10 +898,8 @@ Event submit_record(const std::string& name, const LaunchRecord& rec, PackedBloc
     else a.core->storage->deps_for_read(deps, order);
   }
   if (after && !(after->done() && !after->error())) deps.push_back(*after);
-  if (!cap)  // (inline: the message is made only on the error, never on the launch path)
-    for (const Event& e : deps)
-      if (e.captured())
-        throw_captured_use("launch of kernel '" + name + "' outside the capture");
+  reject_captured_deps(std::span<const Event>(deps.data(), deps.size()), cap != nullptr,
+                       [&] { return "launch of kernel '" + name + "'"; });
 
   Event done;
   if (cap) {
@@ -1063,7 +1061,7 @@ Event submit_copy(const std::shared_ptr<const TensorCore>& dst, const std::share
   const std::uint64_t order = impl.order();
   src->storage->deps_for_read(deps, order);
   dst->storage->deps_for_write(deps, order);
-  reject_captured_deps(std::span<const Event>(deps.data(), deps.size()), cap != nullptr, head);
+  reject_captured_deps(std::span<const Event>(deps.data(), deps.size()), cap != nullptr, [&] { return head; });
   Event done;
   if (cap) {
     CapturedNode n;

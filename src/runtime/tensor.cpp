@@ -179,10 +179,9 @@ void Storage::restore_state(State st) {
 }
 
 void check_free_for(const Storage& s, bool writes, std::string_view what) {
-  const int w = s.graph_writers.load(std::memory_order_acquire);
-  const int r = s.graph_readers.load(std::memory_order_acquire);
-  if (w == 0 && (r == 0 || !writes)) return;
-  throw UserError(cat(what, ": the tensor is owned by a ctile::Graph (", w > 0 ? "the graph writes it" : "a graph reads it",
+  if (!graph_forbids(s, writes)) return;
+  const bool w = s.graph_writers.load(std::memory_order_acquire) != 0;
+  throw UserError(cat(what, ": the tensor is owned by a ctile::Graph (", w ? "the graph writes it" : "a graph reads it",
                       "); a tensor a graph uses is used only by that graph until the graph is dropped or unwrapped "
                       "(std::move(graph).unwrap())"));
 }

@@ -121,7 +121,7 @@ platform::LaunchShape launch_shape(const KernelInfo& k, const LaunchDims& d) {
 // A race-checked launch on a GPU: on the CPU backend over copies of the arguments, as a task in
 // stream order (gpu::launch_simt_on_host).
 Event enqueue_race_checked_on_gpu(const Prepared& p, const Stream& stream) {
-  return enqueue_ordered("launch of " + p.kernel->describe(), p.reads, p.writes, stream, [kp = p.kernel, dims = p.dims, dev = p.device.index, pack = p.pack] {
+  return enqueue_ordered([&p] { return "launch of " + p.kernel->describe(); }, p.reads, p.writes, stream, [kp = p.kernel, dims = p.dims, dev = p.device.index, pack = p.pack] {
     gpu::launch_simt_on_host(*kp, pack, dims, dev);
   });
 }

@@ -55,7 +55,7 @@ Event raw_enqueue(const RawPrepared& p, const Stream& stream) {
                     "does not know the layout of its parameters); write it with CTILE_SIMT_KERNEL, whose launches can be");
   gpu::load_raw(p.source, p.entry, p.dims.dynamic_shared, p.device.index, p.name);  // errors come out here
 
-  return enqueue_ordered("launch_raw of raw CUDA kernel '" + p.name + "'", p.reads, p.writes, stream,
+  return enqueue_ordered([&p] { return "launch_raw of raw CUDA kernel '" + p.name + "'"; }, p.reads, p.writes, stream,
                          [source = p.source, entry = p.entry, name = p.name, dims = p.dims, dev = p.device.index,
                           slots = p.slots]() mutable {
                            std::vector<void*> params(slots.size());

@@ -1,7 +1,7 @@
 // A SIMT-side launch that runs as a task in stream order (a race-checked launch on a GPU, a raw
 // CUDA kernel): its tensors checked against graph ownership (a tensor a graph uses is that
 // graph's), ordered after the work they depend on, kept alive until it has run, and recorded on
-// them. `what` names the launch in errors. Private to src/simt.
+// them. `what()` names the launch in errors (made only then). Private to src/simt.
 #pragma once
 
 #include <memory>
@@ -14,11 +14,13 @@
 
 namespace ctile::simt::detail {
 
-template <class F>
-Event enqueue_ordered(const std::string& what, const std::vector<std::shared_ptr<const TensorCore>>& reads,
+template <class What, class F>
+Event enqueue_ordered(const What& what, const std::vector<std::shared_ptr<const TensorCore>>& reads,
                       const std::vector<std::shared_ptr<const TensorCore>>& writes, const Stream& stream, F&& fn) {
-  for (const auto& c : reads) check_free_for(*c->storage, false, what);
-  for (const auto& c : writes) check_free_for(*c->storage, true, what);
+  for (const auto& c : reads)
+    if (graph_forbids(*c->storage, false)) check_free_for(*c->storage, false, what());
+  for (const auto& c : writes)
+    if (graph_forbids(*c->storage, true)) check_free_for(*c->storage, true, what());
   std::vector<Event> deps;
   for (const auto& c : reads)
     for (Event& e : c->storage->deps_for_read()) deps.push_back(std::move(e));

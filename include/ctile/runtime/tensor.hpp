@@ -132,8 +132,14 @@ struct Storage {
   void restore_state(State st);
 };
 
-// Throws UserError when a ctile::Graph owns `s` in a way that forbids this use: a write while a
-// graph reads or writes it, or a read while a graph writes it. `what` starts the message.
+// Whether a ctile::Graph owns `s` in a way that forbids this use: a write while a graph reads or
+// writes it, or a read while a graph writes it. (Cheap: launch paths test it before they make the
+// message of check_free_for.)
+[[nodiscard]] inline bool graph_forbids(const Storage& s, bool writes) {
+  return s.graph_writers.load(std::memory_order_acquire) != 0 ||
+         (writes && s.graph_readers.load(std::memory_order_acquire) != 0);
+}
+// Throws UserError when graph_forbids(s, writes). `what` starts the message.
 void check_free_for(const Storage& s, bool writes, std::string_view what);
 
 // A view of a Storage: element offset, extents, strides (elements) and element type. Immutable
