@@ -3,6 +3,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 
 #include "ctile/core/error.hpp"
 
@@ -21,6 +22,16 @@ int env_int(const char* name, int lo, int hi, bool pow2) {
   return static_cast<int>(n);
 }
 
+// -1, 0 or 1 from the environment; nullopt when unset.
+std::optional<int> env_tristate(const char* name, const char* meaning) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return std::nullopt;
+  char* end = nullptr;
+  const long n = std::strtol(v, &end, 10);
+  if (*end != '\0' || n < -1 || n > 1) throw UserError(detail::cat(name, "='", v, "' is not ", meaning));
+  return static_cast<int>(n);
+}
+
 }  // namespace
 
 std::string KernelOptions::str() const {
@@ -35,6 +46,7 @@ std::string KernelOptions::str() const {
   if (loop_prefetch) add("loop_prefetch=" + std::to_string(loop_prefetch));
   if (min_ctas_per_sm) add("min_ctas_per_sm=" + std::to_string(min_ctas_per_sm));
   if (tma) add("tma=" + std::to_string(tma));
+  if (warp_specialize) add("warp_specialize=" + std::to_string(warp_specialize));
   return s;
 }
 
@@ -49,6 +61,8 @@ void KernelOptions::validate(const std::string& kernel) const {
   if (min_ctas_per_sm < 0 || min_ctas_per_sm > 8)
     bad(detail::cat("min_ctas_per_sm = ", min_ctas_per_sm, " is not in 1..8 (0: no occupancy target)"));
   if (tma < -1 || tma > 1) bad(detail::cat("tma = ", tma, " is not 1 (TMA), -1 (cp.async) or 0 (the compiler chooses)"));
+  if (warp_specialize < -1 || warp_specialize > 1)
+    bad(detail::cat("warp_specialize = ", warp_specialize, " is not 1 (a producer warpgroup), -1 (off) or 0 (the compiler chooses)"));
   if (blocks_per_cta != 0 && !pow2_in(blocks_per_cta, 1, 32))
     bad(detail::cat("blocks_per_cta = ", blocks_per_cta, " is not a power of two from 1 to 32"));
   if (warps > 1 && blocks_per_cta > 8)
@@ -66,13 +80,9 @@ KernelOptions KernelOptions::with_env_overrides() const {
   if (int v = env_int("CTILE_BLOCKS_PER_CTA", 1, 32, true); v > 0) o.blocks_per_cta = v;
   if (int v = env_int("CTILE_LOOP_PREFETCH", 1, 3, false); v > 0) o.loop_prefetch = v;
   if (int v = env_int("CTILE_MIN_CTAS", 1, 8, false); v > 0) o.min_ctas_per_sm = v;
-  if (const char* v = std::getenv("CTILE_TMA"); v && *v) {
-    char* end = nullptr;
-    const long n = std::strtol(v, &end, 10);
-    if (*end != '\0' || n < -1 || n > 1)
-      throw UserError(detail::cat("CTILE_TMA='", v, "' is not 1 (TMA), -1 (cp.async) or 0 (the compiler chooses)"));
-    o.tma = static_cast<int>(n);
-  }
+  if (auto v = env_tristate("CTILE_TMA", "1 (TMA), -1 (cp.async) or 0 (the compiler chooses)")) o.tma = *v;
+  if (auto v = env_tristate("CTILE_WARP_SPECIALIZE", "1 (a producer warpgroup), -1 (off) or 0 (the compiler chooses)"))
+    o.warp_specialize = *v;
   if (const char* v = std::getenv("CTILE_FAST_MATH"); v && *v) o.fast_math = std::strcmp(v, "0") != 0;
   if (const char* v = std::getenv("CTILE_SIMT_MMA"); v && *v) o.simt_mma = std::strcmp(v, "0") != 0;
   if (const char* v = std::getenv("CTILE_SYNC_MMA"); v && *v) o.sync_mma = std::strcmp(v, "0") != 0;

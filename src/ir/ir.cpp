@@ -1,9 +1,13 @@
 // Names of IR entities, type spelling and constant handling.
 #include <charconv>
 #include <cmath>
+#include <functional>
 #include <limits>
+#include <map>
+#include <set>
 
 #include "ctile/ir/ir.hpp"
+#include "ctile/ir/op_info.hpp"
 
 namespace ctile::ir {
 
@@ -152,6 +156,67 @@ std::vector<TensorMapUse> tensor_maps(const Kernel& k) {
   });
   for (std::size_t m = 0; m < seen.size(); ++m) CTILE_CHECK(seen[m], "ir: tensor map ", m, " has no copy");
   return maps;
+}
+
+bool producer_ops(const Kernel& k, std::vector<const Op*>* ops) {
+  std::map<ValueId, const Op*> def;          // value -> the op that makes it
+  std::map<ValueId, const Op*> arg_of;       // region argument -> the op owning the region
+  std::map<const Op*, const Op*> parent;     // op -> the op whose region holds it (nullptr: the body)
+  std::vector<const Op*> copies;
+  std::function<void(const Region&, const Op*)> index = [&](const Region& r, const Op* owner) {
+    for (const auto& op : r.ops) {
+      parent[op.get()] = owner;
+      for (ValueId v : op->results) def[v] = op.get();
+      if (op->tma_map >= 0) copies.push_back(op.get());
+      for (const Region& sub : op->regions) {
+        for (ValueId a : sub.args) arg_of[a] = op.get();
+        index(sub, op.get());
+      }
+    }
+  };
+  index(k.body, nullptr);
+  if (copies.empty()) return false;
+  std::set<const Op*> in;
+  std::vector<const Op*> work;
+  auto add = [&](const Op* op) {
+    if (in.insert(op).second) work.push_back(op);
+  };
+  for (const Op* c : copies) {
+    add(c);
+    for (const Op* p = parent[c]; p; p = parent[p]) {
+      if (p->kind != OpKind::For) return false;
+      add(p);
+    }
+  }
+  // A value the producer needs: a parameter, the induction variable of a loop it runs, or the
+  // result of a pure op without tiles of more than one element.
+  auto need = [&](ValueId v) {
+    if (auto a = arg_of.find(v); a != arg_of.end())
+      return a->second->kind == OpKind::For && a->second->regions[0].args[0] == v && in.count(a->second) > 0;
+    auto d = def.find(v);
+    if (d == def.end()) return true;  // a kernel parameter
+    const Op& op = *d->second;
+    if (op.kind != OpKind::MakePartition && !is_pure(op)) return false;
+    if (!op.regions.empty()) return false;
+    for (ValueId r : op.results)
+      if (k.type(r).is_tile() && numel(k.type(r).shape) != 1) return false;
+    add(&op);
+    return true;
+  };
+  while (!work.empty()) {
+    const Op* op = work.back();
+    work.pop_back();
+    const std::size_t n = op->kind == OpKind::For ? 3 : op->operands.size();
+    for (std::size_t i = 0; i < n; ++i)
+      if (!need(op->operands[i])) return false;
+  }
+  if (ops) {
+    ops->clear();
+    walk(k.body, [&](const Op& op) {
+      if (in.count(&op)) ops->push_back(&op);
+    });
+  }
+  return true;
 }
 
 Kernel clone(const Kernel& k) {

@@ -332,6 +332,8 @@ class Parser {
       else if (key == "smem") t.smem_bytes = v;
       else if (key == "group_rows") t.group_rows = static_cast<int>(v);
       else if (key == "min_ctas") t.min_ctas = static_cast<int>(v);
+      else if (key == "producer_warps") t.producer_warps = static_cast<int>(v);
+      else if (key == "producer_bar") t.producer_bar = v;
       else fail(cat("unknown target attribute '", key, "'"));
     } while (try_char(','));
     expect('}');
@@ -362,6 +364,7 @@ class Parser {
       else if (key == "loop_prefetch") o.loop_prefetch = v;
       else if (key == "min_ctas_per_sm") o.min_ctas_per_sm = v;
       else if (key == "tma") o.tma = v;
+      else if (key == "warp_specialize") o.warp_specialize = v;
       else fail(cat("unknown kernel option '", key, "'"));
     } while (try_char(','));
     expect('}');

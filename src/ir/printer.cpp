@@ -29,7 +29,11 @@ class Printer {
       os_ << " target {sm = " << t.sm << ", warps = " << t.warps << ", blocks_per_cta = " << t.blocks_per_cta
           << ", smem = " << t.smem_bytes << (t.persistent ? ", persistent" : "")
           << (t.group_rows > 0 ? ", group_rows = " + std::to_string(t.group_rows) : std::string())
-          << (t.min_ctas > 0 ? ", min_ctas = " + std::to_string(t.min_ctas) : std::string()) << "}";
+          << (t.min_ctas > 0 ? ", min_ctas = " + std::to_string(t.min_ctas) : std::string())
+          << (t.producer_warps > 0 ? ", producer_warps = " + std::to_string(t.producer_warps) +
+                                         ", producer_bar = " + std::to_string(t.producer_bar)
+                                   : std::string())
+          << "}";
     }
     os_ << " (";
     for (std::size_t i = 0; i < k_.params.size(); ++i) {

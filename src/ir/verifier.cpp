@@ -245,6 +245,15 @@ class Verifier {
     if (t.blocks_per_cta < 1 || t.warps * t.blocks_per_cta > 32)
       kfail(cat("target blocks_per_cta ", t.blocks_per_cta, " with ", t.warps, " warps does not fit a CTA"));
     if (t.min_ctas < 0 || t.min_ctas > 32) kfail(cat("target min_ctas ", t.min_ctas, " is not in 0..32"));
+    if (t.producer_warps != 0) {
+      if (t.producer_warps != 4 || t.warps % 4 != 0 || t.blocks_per_cta != 1 || t.warps + t.producer_warps > 32)
+        kfail(cat("target producer_warps ", t.producer_warps, " with ", t.warps, " warps and ", t.blocks_per_cta,
+                  " tile blocks per CTA: a producer is one warpgroup beside whole consumer warpgroups of one tile block"));
+      if (t.producer_bar <= 0 || t.producer_bar % 8 != 0 || t.producer_bar >= t.smem_bytes)
+        kfail(cat("target producer_bar ", t.producer_bar, " is not an 8-byte aligned offset in the tile block's ",
+                  t.smem_bytes, " bytes of shared memory"));
+      if (!producer_ops(k_)) kfail("target producer_warps is set, but the TMA copies cannot run on a producer of their own");
+    }
     if (t.group_rows < 0 || (t.group_rows > 0 && k_.grid_rank != 2))
       kfail(cat("target group_rows ", t.group_rows, " needs a grid of rank 2 (this one has rank ", k_.grid_rank, ")"));
     if (k_.layouts.size() != k_.values.size())

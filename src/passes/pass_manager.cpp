@@ -31,6 +31,7 @@ const Entry kPasses[] = {
     {"remat", make_remat},
     {"schedule", make_schedule},
     {"smem-alloc", make_smem_alloc},
+    {"warp-specialize", make_warp_specialize},
 };
 
 std::string file_safe(const std::string& s) {
@@ -110,8 +111,9 @@ PassManager cuda_pipeline() {
   // Batched products as rank-2 ones; K loops' loads one iteration ahead; to the GPU-level IR: layouts, then conversions that
   // cancel, then the accesses the facts prove in bounds, the order of each region, and the shared
   // memory of what remains; before that, tiles kept across a reduction that are cheaper to compute
-  // again are computed again (remat), and the occupancy target follows from the registers left.
-  pm.add("batch-mma").add("loop-prefetch").add("layout-assignment").add("canonicalize").add("cse").add("dce").add("bounds").add("schedule").add("remat").add("occupancy").add("smem-alloc");
+  // again are computed again (remat), and the occupancy target follows from the registers left;
+  // last, TMA copies may move to a producer warpgroup of their own (warp-specialize).
+  pm.add("batch-mma").add("loop-prefetch").add("layout-assignment").add("canonicalize").add("cse").add("dce").add("bounds").add("schedule").add("remat").add("occupancy").add("smem-alloc").add("warp-specialize");
   return pm;
 }
 

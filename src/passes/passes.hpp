@@ -18,5 +18,6 @@ std::unique_ptr<Pass> make_schedule();
 std::unique_ptr<Pass> make_remat();
 std::unique_ptr<Pass> make_occupancy();
 std::unique_ptr<Pass> make_batch_mma();
+std::unique_ptr<Pass> make_warp_specialize();
 
 }  // namespace ctile::passes

@@ -12,4 +12,5 @@ list(APPEND CTILE_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/dead_code.cpp
   ${CMAKE_CURRENT_LIST_DIR}/layout_assignment.cpp
   ${CMAKE_CURRENT_LIST_DIR}/loop_prefetch.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/precision.cpp)
+  ${CMAKE_CURRENT_LIST_DIR}/precision.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/warp_specialize.cpp)

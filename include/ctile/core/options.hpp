@@ -41,6 +41,12 @@ struct KernelOptions {
   // TMA applies to tiles of read-only rank-2 tensors whose facts prove 16-byte aligned rows and
   // whose padding is zero; other tiles keep cp.async.
   int tma = 0;
+  // On sm_90, a K loop whose operand tiles all come by TMA run by warp specialisation: 1 = a
+  // producer warpgroup (registers given back with setmaxnreg) issues the copies, each as soon as
+  // the consumers have handed its ring slot back through an mbarrier, and the tile block's warps
+  // only wait for copies and multiply (no barrier of the tile block per iteration); -1 = off;
+  // 0: the compiler chooses (docs/compiler.md, "Warp specialisation").
+  int warp_specialize = 0;
 
   friend bool operator==(const KernelOptions&, const KernelOptions&) = default;
   friend auto operator<=>(const KernelOptions&, const KernelOptions&) = default;
@@ -50,7 +56,7 @@ struct KernelOptions {
   // Throws UserError naming `kernel` and the option when an option is out of range.
   void validate(const std::string& kernel) const;
   // These options with the environment's overrides applied (CTILE_WARPS, CTILE_STAGES,
-  // CTILE_BLOCKS_PER_CTA, CTILE_FAST_MATH, CTILE_SIMT_MMA, CTILE_SYNC_MMA, CTILE_LOOP_PREFETCH, CTILE_MIN_CTAS, CTILE_TMA; a malformed
+  // CTILE_BLOCKS_PER_CTA, CTILE_FAST_MATH, CTILE_SIMT_MMA, CTILE_SYNC_MMA, CTILE_LOOP_PREFETCH, CTILE_MIN_CTAS, CTILE_TMA, CTILE_WARP_SPECIALIZE; a malformed
   // value is a UserError).
   KernelOptions with_env_overrides() const;
 };

@@ -18,6 +18,22 @@ CT_DEV void bar_sync(int id, int threads) {
   asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
 #endif
 }
+// setmaxnreg (sm_90a): the warpgroup's registers per thread become N (a multiple of 8 from 24 to
+// 256); a warp-specialised kernel's producer gives registers back, its consumers take them.
+template <int N>
+CT_DEV void setmaxnreg_dec() {
+  static_assert(N % 8 == 0 && N >= 24 && N <= 256, "setmaxnreg: 24..256, a multiple of 8");
+#if defined(__CUDA_ARCH__)
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(N));
+#endif
+}
+template <int N>
+CT_DEV void setmaxnreg_inc() {
+  static_assert(N % 8 == 0 && N >= 24 && N <= 256, "setmaxnreg: 24..256, a multiple of 8");
+#if defined(__CUDA_ARCH__)
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(N));
+#endif
+}
 CT_DEV void warp_sync() {
 #if defined(CTILE_DEVICE_EMULATION)
   ::ct_emu::warp_barrier();

@@ -55,14 +55,16 @@ struct Regs<T, R, true> {
 };
 
 // The threads that run one tile block: W warps; B tile blocks share a CTA, each on its own warps.
-// sync() is the barrier of this tile block only (a whole-CTA barrier when B == 1).
-template <int W, int B>
+// sync() is the barrier of this tile block only (a whole-CTA barrier when B == 1, unless the CTA
+// also runs a producer warpgroup (P): then named barrier 1 of the W consumer warps).
+template <int W, int B, bool P = false>
 struct Team {
   static constexpr int warps = W;
   static constexpr int threads = 32 * W;
   int lane, warp, tid, sub;  // lane, warp within the tile block, thread within it, tile block within the CTA
   CT_DEV void sync() const {
-    if constexpr (B == 1) __syncthreads();
+    if constexpr (P) bar_sync(1, threads);
+    else if constexpr (B == 1) __syncthreads();
     else if constexpr (W == 1) warp_sync();
     else bar_sync(1 + sub, threads);
   }

@@ -60,6 +60,19 @@ CT_DEV bool mbar_try_wait(u64* bar, unsigned parity) {
   return true;
 #endif
 }
+// Waits until the phase of parity `parity` has completed.
+CT_DEV void mbar_wait(u64* bar, unsigned parity) {
+  while (!mbar_try_wait(bar, parity)) {
+  }
+}
+// This thread's arrival, with no bytes (a consumer handing a slot back to the producer).
+CT_DEV void mbar_arrive(u64* bar) {
+#if defined(__CUDA_ARCH__)
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(smem_addr(bar)) : "memory");
+#elif defined(CTILE_DEVICE_EMULATION)
+  ::ct_emu::mbar_arrive(bar);
+#endif
+}
 // One box of the map at (column c0, row c1) into dst, completing its bytes on bar.
 CT_DEV void tma_load_2d(void* dst, const TensorMap* map, int c0, int c1, u64* bar) {
 #if defined(__CUDA_ARCH__)
@@ -74,11 +87,16 @@ CT_DEV void tma_load_2d(void* dst, const TensorMap* map, int c0, int c1, u64* ba
 }
 
 // The phases of the S barriers of one ring as this thread has seen them (bit s: the parity of the
-// next phase of slot s to wait for), and the slots with a copy not yet waited for.
+// next phase of slot s to wait for), and the slots with a copy not yet waited for. In a
+// warp-specialised kernel (a producer warpgroup issues the copies) a consumer also hands every
+// slot back once the products that read it are done: one arrival per consumer warp on the slot's
+// `empty` barrier (`arrive`: this thread is its warp's lane 0). `reading` holds the slots of the
+// product issued last, `retiring` those of the product before it (still in flight until the
+// next wgmma.wait_group 1).
 template <int S>
 struct TmaRing {
   static_assert(S > 0 && S <= 32, "TmaRing: 1 to 32 slots");
-  unsigned phase = 0, pending = 0;
+  unsigned phase = 0, pending = 0, reading = 0, retiring = 0;
   CT_DEV void issued(int slot) { pending |= 1u << slot; }
   CT_DEV void wait(u64* bars, int slot) {
     const unsigned parity = (phase >> slot) & 1u;
@@ -92,6 +110,50 @@ struct TmaRing {
 #pragma unroll
     for (int s = 0; s < S; ++s)
       if ((pending >> s) & 1u) wait(bars, s);
+  }
+  // ---- consumers of a warp-specialised kernel ----
+  // Every lane of the warp calls it (the slots are the same in all): the warp's lanes have all
+  // seen the slots' copies land before its lane 0 hands them back.
+  CT_DEV static void release(u64* empty, unsigned slots, bool arrive) {
+    if (slots == 0) return;
+    warp_sync();
+    if (!arrive) return;
+#pragma unroll
+    for (int s = 0; s < S; ++s)
+      if ((slots >> s) & 1u) mbar_arrive(empty + s);
+  }
+  // A product reading `slot` was issued.
+  CT_DEV void read(int slot) { reading |= 1u << slot; }
+  // After wgmma.wait_group 1: the products before the last one are done, their slots go back.
+  CT_DEV void retire(u64* empty, bool arrive) {
+    release(empty, retiring, arrive);
+    retiring = reading;
+    reading = 0;
+  }
+  // After wgmma.wait_group 0 (or a product waited for at once): every slot read goes back.
+  CT_DEV void retire_all(u64* empty, bool arrive) {
+    release(empty, retiring | reading, arrive);
+    retiring = reading = 0;
+  }
+  // drain(), handing the drained slots back (nothing reads them).
+  CT_DEV void drain_release(u64* bars, u64* empty, bool arrive) {
+    const unsigned drained = pending;
+    drain(bars);
+    release(empty, drained, arrive);
+  }
+};
+
+// The producer's side of a ring: before a copy into slot s it waits until the consumers have
+// handed the slot back (the `empty` barrier's phase of the slot's previous copy). Bit s of `phase`
+// is the parity to wait for; a fresh barrier counts its (odd) previous phase as complete, so each
+// slot's first copy does not wait.
+template <int S>
+struct TmaProducer {
+  static_assert(S > 0 && S <= 32, "TmaProducer: 1 to 32 slots");
+  unsigned phase = ~0u;
+  CT_DEV void acquire(u64* empty, int slot) {
+    mbar_wait(empty + slot, (phase >> slot) & 1u);
+    phase ^= 1u << slot;
   }
 };
 

@@ -297,6 +297,13 @@ struct KernelTarget {
   // The occupancy target the occupancy pass chose (CTAs per SM: the __launch_bounds__ minimum, so
   // ptxas fits the registers to it); 0: none. KernelOptions::min_ctas_per_sm, when set, wins.
   int min_ctas = 0;
+  // Warp specialisation (the warp-specialize pass): a producer warpgroup of `producer_warps` (4)
+  // warps beside the tile block's `warps` issues the TMA copies (ir::producer_ops); 0: none. Its
+  // mbarriers start at `producer_bar` in shared memory: one per TMA ring slot, at the offsets of
+  // the slots' own barriers (relative to the first), where the consumers hand the slot back, then
+  // one where they say the tile block's shared memory is free for the next tile block's copies.
+  int producer_warps = 0;
+  std::int64_t producer_bar = 0;
   friend bool operator==(const KernelTarget&, const KernelTarget&) = default;
 };
 
@@ -351,6 +358,13 @@ int tensor_param_of(const Kernel& k, ValueId v);
 // through: its parameter, element type, box and swizzle.
 TensorMapUse tensor_map_use(const Kernel& k, const Op& load);
 std::vector<TensorMapUse> tensor_maps(const Kernel& k);
+
+// What the producer warpgroup of a warp-specialised kernel runs (KernelTarget::producer_warps):
+// every TMA copy (tma_map >= 0), the ct.for loops around them, and the pure scalar ops that their
+// coordinates and those loops' bounds need. False when that is not a program of its own: a copy
+// under a branch or a while loop, or a coordinate or bound that needs a tile, a loop-carried value,
+// a branch's or loop's result or a memory read. `ops` gets the set (for the code generator).
+bool producer_ops(const Kernel& k, std::vector<const Op*>* ops = nullptr);
 
 struct PrintOptions {
   bool locations = false;  // each op's source location as `loc("file":line)`

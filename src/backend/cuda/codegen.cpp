@@ -225,7 +225,7 @@ class Emitter {
     GeneratedKernel g;
     g.entry = entry_;
     const ir::KernelTarget& t = k_.target;
-    g.threads = 32 * t.warps * t.blocks_per_cta;
+    g.threads = 32 * (t.warps * t.blocks_per_cta + t.producer_warps);
     g.blocks_per_cta = t.blocks_per_cta;
     g.prefetches = t.persistent;
     g.notes = k_.notes;
@@ -287,6 +287,22 @@ class Emitter {
   std::vector<ir::TensorMapUse> maps_;            // ir::tensor_maps: p.m[i]
   std::map<std::int64_t, const ir::Op*> tma_rings_;  // a TMA ring's barrier offset -> one of its loads
   std::map<ValueId, const ir::Op*> tma_of_;       // a value of a TMA ring's chain -> one of the ring's loads
+  // Warp specialisation (KernelTarget::producer_warps): the producer's ops (ir::producer_ops), and
+  // the offset of the first TMA ring barrier (the producer's barriers sit at the same distances
+  // from target.producer_bar).
+  std::set<const ir::Op*> producer_;
+  std::set<const ir::Op*> producer_only_;  // of those, the scalar ops only the producer's copies need
+  std::int64_t first_bar_ = 0;
+  bool ws() const { return k_.target.producer_warps > 0; }
+  // The barrier where the consumers hand slots of ring `bar` back, and the tile block's.
+  std::string empty_bar(std::int64_t bar) const {
+    return "(ct::u64*)(ct_smem + " + std::to_string(k_.target.producer_bar + bar - first_bar_) + ")";
+  }
+  std::string free_bar() const {
+    std::int64_t end = 0;
+    for (const auto& [bar, ld] : tma_rings_) end = std::max(end, bar + 8 * ld->ring_slots);
+    return "(ct::u64*)(ct_smem + " + std::to_string(k_.target.producer_bar + end - first_bar_) + ")";
+  }
 
   // ---- values ----
   const Type& type(ValueId v) const { return k_.type(v); }
@@ -429,6 +445,34 @@ class Emitter {
           }
       });
     }
+    if (ws()) {
+      std::vector<const ir::Op*> ops;
+      CTILE_CHECK(ir::producer_ops(k_, &ops) && !tma_rings_.empty(), "cuda codegen: a producer warpgroup without TMA copies of its own");
+      producer_.insert(ops.begin(), ops.end());
+      first_bar_ = tma_rings_.begin()->first;
+      // The consumers skip the scalar ops whose results only the copies (and such ops) read.
+      std::map<ValueId, std::vector<const ir::Op*>> users;
+      ir::walk(k_.body, [&](const ir::Op& op) {
+        for (ValueId v : op.operands) users[v].push_back(&op);
+      });
+      for (const ir::Op* op : producer_)
+        if (op->kind != OpKind::For && op->tma_map < 0) producer_only_.insert(op);
+      for (bool shrank = true; shrank;) {
+        shrank = false;
+        for (auto it = producer_only_.begin(); it != producer_only_.end();) {
+          bool consumer_needs = false;
+          for (ValueId r : (*it)->results)
+            for (const ir::Op* u : users[r])
+              consumer_needs = consumer_needs || (u->tma_map < 0 && !producer_only_.count(u));
+          if (consumer_needs) {
+            it = producer_only_.erase(it);
+            shrank = true;
+          } else {
+            ++it;
+          }
+        }
+      }
+    }
     entry_ = "ctile_" + sanitize(k_.name.empty() ? std::string("kernel") : k_.name);
     if (entry_.size() > 80) entry_.resize(80);
   }
@@ -478,8 +522,10 @@ class Emitter {
     const ir::KernelTarget& t = k_.target;
     const int W = t.warps, B = t.blocks_per_cta;
     // An occupancy target (the user's option, else the occupancy pass's): ptxas fits the registers to it.
-    const int min_ctas = k_.options.min_ctas_per_sm > 0 ? k_.options.min_ctas_per_sm : t.min_ctas;
-    open("extern \"C\" __global__ void __launch_bounds__(" + std::to_string(32 * W * B) +
+    // A producer warpgroup's setmaxnreg needs the register count at entry: one CTA per SM.
+    const int min_ctas = k_.options.min_ctas_per_sm > 0 ? k_.options.min_ctas_per_sm : t.producer_warps > 0 ? 1 : t.min_ctas;
+    const int P = t.producer_warps;
+    open("extern \"C\" __global__ void __launch_bounds__(" + std::to_string(32 * (W * B + P)) +
          (min_ctas > 0 ? ", " + std::to_string(min_ctas) : std::string()) + ") " + entry_ +
          "(const __grid_constant__ " + entry_ + "_params p) {");
     if (swizzled_) {
@@ -488,11 +534,12 @@ class Emitter {
     } else {
       line("CT_DYNAMIC_SMEM(ct_smem_cta);");
     }
-    line("ct::Team<" + std::to_string(W) + ", " + std::to_string(B) + "> team;");
+    line("ct::Team<" + std::to_string(W) + ", " + std::to_string(B) + (P ? ", true" : "") + "> team;");
     line("team.lane = (int)threadIdx.x & 31;");
     line("team.tid = (int)threadIdx.x & " + std::to_string(32 * W - 1) + ";");
     line("team.warp = team.tid >> 5;");
-    line("team.sub = (int)threadIdx.x >> " + std::to_string(5 + log2i(W)) + ";");
+    if (P) line("team.sub = 0;  // one tile block, and the producer warpgroup after its warps");
+    else line("team.sub = (int)threadIdx.x >> " + std::to_string(5 + log2i(W)) + ";");
     if (smem_per_block_ > 0) line("unsigned char* ct_smem = ct_smem_cta + team.sub * " + std::to_string(smem_per_block_) + ";");
     else line("(void)ct_smem_cta;");
     for (std::size_t i = 0; i < layouts_.size(); ++i) {
@@ -509,10 +556,20 @@ class Emitter {
         line("ct::u64* const tb" + b + " = (ct::u64*)(ct_smem + " + b + ");  // the barriers of a TMA ring of " + n + " slots");
         line("ct::TmaRing<" + n + "> tr" + b + ";");
         line("if (team.tid == 0) for (int s = 0; s < " + n + "; ++s) ct::mbar_init(tb" + b + " + s, 1);");
+        if (P) {
+          line("ct::u64* const te" + b + " = " + empty_bar(bar) + ";  // where the consumers hand its slots back");
+          line("if (threadIdx.x == 0) for (int s = 0; s < " + n + "; ++s) ct::mbar_init(te" + b + " + s, " + std::to_string(W) +
+               ");");
+        }
+      }
+      if (P) {
+        line("ct::u64* const tfree = " + free_bar() + ";  // the tile block's shared memory is free for the next copies");
+        line("if (threadIdx.x == 0) ct::mbar_init(tfree, 1);");
       }
       line("ct::mbar_init_fence();");
       line("__syncthreads();");
     }
+    if (P) emit_producer();
     std::string total = "p.grid[0]";
     for (int d = 1; d < k_.grid_rank; ++d) total += " * p.grid[" + std::to_string(d) + "]";
     line("const long long nblocks = " + total + ";");
@@ -529,6 +586,96 @@ class Emitter {
     emit_region(k_.body);
     close();
     close();
+  }
+
+  // ---- warp specialisation: the producer warpgroup ----
+  // Registers per thread of the producer (it only computes coordinates) and of the consumers (the
+  // rest of the SM's 64K for one CTA).
+  static constexpr int kProducerRegs = 40;
+  int consumer_regs() const {
+    const int W = k_.target.warps;
+    return std::min(256, (65536 - 32 * k_.target.producer_warps * kProducerRegs) / (32 * W) / 8 * 8);
+  }
+  void emit_producer() {
+    const int W = k_.target.warps;
+    open("if ((int)threadIdx.x >= " + std::to_string(32 * W) + ") {  // the producer warpgroup: the TMA copies");
+    line("ct::setmaxnreg_dec<" + std::to_string(kProducerRegs) + ">();");
+    open("if ((int)threadIdx.x == " + std::to_string(32 * W) + ") {");
+    for (const auto& [bar, ld] : tma_rings_)
+      line("ct::TmaProducer<" + std::to_string(ld->ring_slots) + "> tq" + std::to_string(bar) + ";");
+    line("unsigned free_phase = 0;");
+    std::string total = "p.grid[0]";
+    for (int d = 1; d < k_.grid_rank; ++d) total += " * p.grid[" + std::to_string(d) + "]";
+    line("const long long nblocks = " + total + ";");
+    open("for (long long lin = blockIdx.x; lin < nblocks; lin += gridDim.x) {");
+    open("if (lin != blockIdx.x) {  // the previous tile block's shared memory is free");
+    line("ct::mbar_wait(tfree, free_phase);");
+    line("free_phase ^= 1u;");
+    close();
+    emit_block_ids("lin");
+    for (const ir::Param& p : k_.params) {
+      if (p.type.kind != ir::TypeKind::Tile) continue;
+      const ValueId v = p.value;
+      line("const " + ct(v) + " " + name(v) + " = ct::from_word<" + ct(v) + ">(p.s[" +
+           std::to_string(scalar_param_[static_cast<std::size_t>(v)]) + "]);  // '" + p.name + "'");
+      line("(void)" + name(v) + ";");
+    }
+    emit_producer_region(k_.body);
+    close();
+    close();
+    line("return;");
+    close();
+    line("ct::setmaxnreg_inc<" + std::to_string(consumer_regs()) + ">();  // the consumers");
+  }
+  void emit_producer_region(const ir::Region& r) {
+    for (const auto& op : r.ops) {
+      if (!producer_.count(op.get())) continue;
+      if (op->kind == OpKind::For) emit_producer_for(*op);
+      else if (op->tma_map >= 0) emit_producer_copy(*op);
+      else emit_op(*op);
+    }
+  }
+  void emit_producer_for(const ir::Op& op) {
+    const std::string us = std::to_string(uid_++);
+    open("{" + comment(op));
+    line("const long long lb" + us + " = " + name(op.operands[0]) + ", ub" + us + " = " + name(op.operands[1]) + ", st" + us +
+         " = " + name(op.operands[2]) + ";");
+    const ir::Region& body = op.regions[0];
+    bool rotating = false;
+    for (const auto& o : body.ops) rotating = rotating || (o->ring_slots > 0 && o->ring_slot < 0);
+    if (rotating) {
+      line("int it" + us + " = 0;");
+      iters_.push_back("it" + us);
+    }
+    // A step the consumers trap on ends the producer's loop.
+    open("for (long long iv" + us + " = lb" + us + "; iv" + us + " < ub" + us + " && st" + us + " > 0;) {");
+    line("const long long " + name(body.args[0]) + " = iv" + us + ";");
+    line("(void)" + name(body.args[0]) + ";");
+    emit_producer_region(body);
+    if (rotating) line("++it" + us + ";");
+    line("if (iv" + us + " > ct::kI64Max - st" + us + ") break;");
+    line("iv" + us + " += st" + us + ";");
+    close();
+    if (rotating) iters_.pop_back();
+    close();
+  }
+  // The copy into its slot once the consumers have handed the slot back.
+  void emit_producer_copy(const ir::Op& op) {
+    const ValueId t = op.operands[0], r0 = op.results[0];
+    const Shape& sh = type(r0).shape;
+    const std::string b = std::to_string(op.tma_bar), sv = "s" + name(r0);
+    line("const int " + sv + " = " + ring_slot(op) + ";");
+    line("tq" + b + ".acquire(te" + b + ", " + sv + ");" + comment(op) + " (TMA copy)");
+    line("ct::tma_load<" + std::to_string(sh[0]) + ", " + std::to_string(sh[1]) + ", " + std::to_string(lay(r0).swizzle) +
+         ">((" + ct(r0) + "*)(ct_smem + " + std::to_string(op.smem_offset) + " + " + sv + " * " +
+         std::to_string(op.smem_bytes / op.ring_slots) + "), &p.m[" + std::to_string(op.tma_map) + "], " + td(t) + ", " +
+         name(op.operands[1]) + ", " + name(op.operands[2]) + ", tb" + b + " + " + sv + ");");
+  }
+  // The slot a load into a ring writes (smem-alloc's ring_slot, or the rotation of its loop).
+  std::string ring_slot(const ir::Op& op) const {
+    if (op.ring_slot >= 0) return std::to_string(op.ring_slot);
+    CTILE_CHECK(!iters_.empty(), "cuda codegen: a rotating load into shared memory outside a loop at ", loc_str(op.loc));
+    return "((" + iters_.back() + " + " + std::to_string(op.ring_ahead) + ") % " + std::to_string(op.ring_slots) + ")";
   }
 
   void emit_block_ids(const std::string& lin) {
@@ -580,9 +727,11 @@ class Emitter {
         // The next tile block's TMA copies may land where this one wrote its scratch.
         if (op->sync_after && !tma_rings_.empty() && &r == &k_.body)
           line("ct::wgmma_smem_fence();  // this tile block's shared stores, before the next one's TMA copies");
-        if (op->sync_after) line("team.sync();  // scratch of the next iteration");
+        if (op->sync_after || (ws() && &r == &k_.body)) line("team.sync();  // scratch of the next iteration");
+        if (ws() && &r == &k_.body) line("if (team.tid == 0) ct::mbar_arrive(tfree);  // to the producer: this tile block is done");
         break;
       }
+      if (producer_only_.count(op.get())) continue;  // the producer warpgroup computes it
       emit_op(*op);
       if (op->async_wait >= 0 && (op->kind == OpKind::For || op->kind == OpKind::While))
         line("ct::cp_async_wait<" + std::to_string(op->async_wait) + ">();  // the loop's copies, before its slots are reused");
@@ -1011,19 +1160,14 @@ class Emitter {
     CTILE_CHECK(op.smem_offset >= 0 && op.ring_slots > 0, "cuda codegen: load into shared memory at ", loc_str(op.loc),
                 " has no slot");
     const std::int64_t slot_bytes = op.smem_bytes / op.ring_slots;
-    std::string slot;
-    if (op.ring_slot >= 0) {
-      slot = std::to_string(op.ring_slot);
-    } else {
-      CTILE_CHECK(!iters_.empty(), "cuda codegen: a rotating load into shared memory outside a loop at ", loc_str(op.loc));
-      slot = "((" + iters_.back() + " + " + std::to_string(op.ring_ahead) + ") % " + std::to_string(op.ring_slots) + ")";
-    }
+    const std::string slot = ring_slot(op);
     if (op.tma_map >= 0) {
       const std::string b = std::to_string(op.tma_bar), sv = "s" + name(r0);
       line("const int " + sv + " = " + slot + ";");
       line(ct(r0) + "* const " + name(r0) + " = (" + ct(r0) + "*)(ct_smem + " + std::to_string(op.smem_offset) + " + " + sv +
            " * " + std::to_string(slot_bytes) + ");" + comment(op) + " (TMA copy)");
       line("tr" + b + ".issued(" + sv + ");");
+      if (ws()) return;  // the producer warpgroup copies it
       line("if (team.tid == 0) ct::tma_load<" + std::to_string(sh[0]) + ", " + std::to_string(sh[1]) + ", " +
            std::to_string(lay(r0).swizzle) + ">(" + name(r0) + ", &p.m[" + std::to_string(op.tma_map) + "], " + td(t) + ", " +
            name(op.operands[1]) + ", " + name(op.operands[2]) + ", tb" + b + " + " + sv + ");");
@@ -1400,6 +1544,7 @@ class Emitter {
     open("{");
     if (op.async_wait >= 0) line("ct::cp_async_wait<" + std::to_string(op.async_wait) + ">();");
     bool async_copies = false;
+    std::vector<std::string> read, retire;  // warp specialisation: the slots this product reads, handed back when done
     for (ValueId v : {a, b}) {
       if (!shared(v)) continue;
       const auto it = tma_of_.find(v);
@@ -1408,18 +1553,26 @@ class Emitter {
         continue;
       }
       const ir::Op& ld = *it->second;
-      const std::string bar = std::to_string(ld.tma_bar);
-      line("tr" + bar + ".wait(tb" + bar + ", (int)(((const unsigned char*)" + name(v) + " - (ct_smem + " +
-           std::to_string(ld.smem_offset) + ")) / " + std::to_string(ld.smem_bytes / ld.ring_slots) + "));  // its TMA copy");
+      const std::string bar = std::to_string(ld.tma_bar), q = "q" + name(v);
+      line("const int " + q + " = (int)(((const unsigned char*)" + name(v) + " - (ct_smem + " + std::to_string(ld.smem_offset) +
+           ")) / " + std::to_string(ld.smem_bytes / ld.ring_slots) + ");");
+      line("tr" + bar + ".wait(tb" + bar + ", " + q + ");  // its TMA copy");
+      if (ws()) read.push_back("tr" + bar + ".read(" + q + ");");
+      if (ws()) retire.push_back("tr" + bar + ".retire" + std::string(op.in_flight ? "" : "_all") + "(te" + bar +
+                                 ", team.lane == 0);  // slots whose products are done, back to the producer");
     }
     if (async_copies) line("ct::wgmma_smem_fence();  // the copies, visible to the async proxy");
-    line("team.sync();");
+    // Without a producer the barrier keeps the copies of the next iterations off the slots the
+    // other warpgroups' products may still read; with one, the slots' empty barriers do.
+    if (!ws() || async_copies) line("team.sync();");
     if (op.in_flight) {
       line(issue + targs + ">(" + name(r) + ", " + name(a) + ", " + name(b) + ", team.tid);");
       line("ct::wgmma_wait<1>();  // the previous iteration's products are done");
     } else {
       line(fn + targs + ">(" + name(r) + ", " + name(c) + ", " + name(a) + ", " + name(b) + ", team.tid);");
     }
+    for (const std::string& s : read) line(s);
+    for (const std::string& s : retire) line(s);
     close();
   }
 
@@ -1489,12 +1642,21 @@ class Emitter {
     close();
     if (rotating) iters_.pop_back();
     for (const auto& o : body.ops)
-      if (o->tma_map >= 0 && o->ring_slot < 0)
-        line("tr" + std::to_string(o->tma_bar) + ".drain(tb" + std::to_string(o->tma_bar) +
-             ");  // the TMA copies issued ahead past the last iteration");
+      if (o->tma_map >= 0 && o->ring_slot < 0) {
+        const std::string b = std::to_string(o->tma_bar);
+        if (ws()) line("tr" + b + ".drain_release(tb" + b + ", te" + b + ", team.lane == 0);  // the copies issued ahead past the last iteration");
+        else line("tr" + b + ".drain(tb" + b + ");  // the TMA copies issued ahead past the last iteration");
+      }
     for (const auto& o : body.ops)
       if (o->in_flight) {
         line("ct::wgmma_wait<0>();  // the last iteration's products");
+        if (ws()) {
+          std::set<std::int64_t> rings;
+          for (int j = 0; j < 2; ++j)
+            if (auto it = tma_of_.find(o->operands[static_cast<std::size_t>(j)]); it != tma_of_.end()) rings.insert(it->second->tma_bar);
+          for (std::int64_t bar : rings)
+            line("tr" + std::to_string(bar) + ".retire_all(te" + std::to_string(bar) + ", team.lane == 0);");
+        }
         break;
       }
     for (std::size_t i = 0; i < nc; ++i)
@@ -1583,6 +1745,7 @@ ir::Kernel lower(const ir::Kernel& k, const CodegenOptions& opt) {
   if (opt.options.loop_prefetch) o.loop_prefetch = opt.options.loop_prefetch;
   if (opt.options.min_ctas_per_sm) o.min_ctas_per_sm = opt.options.min_ctas_per_sm;
   if (opt.options.tma) o.tma = opt.options.tma;
+  if (opt.options.warp_specialize) o.warp_specialize = opt.options.warp_specialize;
   o.fast_math = o.fast_math || opt.options.fast_math;
   o.simt_mma = o.simt_mma || opt.options.simt_mma;
   o.sync_mma = o.sync_mma || opt.options.sync_mma;

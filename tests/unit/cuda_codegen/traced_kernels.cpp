@@ -302,9 +302,11 @@ void add_tma_cases(std::vector<Case>& out) {
   std::vector<Case> more;
   for (const Case& c : out) {
     if (std::find(names.begin(), names.end(), c.name) == names.end()) continue;
-    more.push_back({c.name + "_tma", [make = c.make] {
+    for (int ws : {0, 1})
+      more.push_back({c.name + (ws ? "_tma_ws" : "_tma"), [make = c.make, ws] {
                       auto k = std::make_shared<ir::Kernel>(ir::clone(*make()));
                       k->options.tma = 1;
+                      k->options.warp_specialize = ws;
                       for (ir::Param& p : k->params)
                         if (p.type.kind == ir::TypeKind::Tensor && p.type.access == ir::Access::Read && p.type.rank == 2) {
                           p.facts.aligned16 = true;

@@ -251,6 +251,7 @@ inline void mbar_arrive_expect_tx(void* bar, unsigned bytes) {
   --b.arrivals;
   b.tx += bytes;
 }
+inline void mbar_arrive(void* bar) { mbar_arrive_expect_tx(bar, 0); }
 inline bool mbar_try_wait(void* bar, unsigned parity) {
   {
     std::lock_guard<std::mutex> g(g_mbar_mu);

@@ -1,0 +1,58 @@
+// warp-specialize: on sm_90, a kernel whose wgmma operand tiles all come by TMA (smem-alloc's
+// rings) gets a producer warpgroup (KernelTarget::producer_warps = 4) that runs only the copies
+// (ir::producer_ops: the TMA loads, the loops around them, the scalar ops of their coordinates),
+// each as soon as the consumers have handed its ring slot back. The tile block's own warps become
+// the consumers: they wait for each copy on its slot's barrier, multiply, and hand the slot back
+// (one arrival per warp on the slot's `empty` barrier) once the products that read it are done;
+// the barrier of the whole tile block before each product goes away, and the producer runs as far
+// ahead as the ring has slots. Between tile blocks the consumers say when their shared memory
+// (the epilogue's scratch lies over the rings) is free for the next tile block's copies.
+//
+// The pass only decides and places the producer's barriers (after everything else: one per ring
+// slot, then the tile block's); the code generator writes both programs. Option warp_specialize:
+// 1 = where it applies, -1 or 0 = never (the compiler's choice stays off until it is measured
+// faster; docs/compiler.md, "Warp specialisation").
+#include <algorithm>
+
+#include "passes.hpp"
+
+namespace ctile::passes {
+namespace {
+
+using ir::OpKind;
+
+class WarpSpecialize : public Pass {
+ public:
+  std::string_view name() const override { return "warp-specialize"; }
+  void run(ir::Kernel& k, const PassContext& ctx) override {
+    if (!k.gpu_level() || k.target.sm < 90 || ctx.options.warp_specialize != 1) return;
+    if (k.target.blocks_per_cta != 1 || k.target.warps % 4 != 0 || k.target.warps + 4 > 32) return;
+    // Every tile copied into shared memory comes by TMA (a cp.async copy needs the tile block's
+    // barrier before its product), and the copies can run on their own.
+    bool all_tma = true;
+    std::int64_t slots = 0;
+    ir::walk(k.body, [&](const ir::Op& op) {
+      if ((op.kind == OpKind::Load || op.kind == OpKind::LoadPiece) && k.layout(op.results[0]).is_shared()) {
+        all_tma = all_tma && op.tma_map >= 0;
+      }
+    });
+    if (!all_tma || !ir::producer_ops(k)) return;
+    // The rings' barriers: contiguous from the first, 8 bytes a slot (smem-alloc).
+    std::int64_t first = -1, end = 0;
+    ir::walk(k.body, [&](const ir::Op& op) {
+      if (op.tma_map < 0) return;
+      first = first < 0 ? op.tma_bar : std::min(first, op.tma_bar);
+      end = std::max(end, op.tma_bar + 8 * op.ring_slots);
+    });
+    slots = (end - first) / 8;
+    k.target.producer_warps = 4;
+    k.target.producer_bar = (k.target.smem_bytes + 7) / 8 * 8;
+    k.target.smem_bytes = k.target.producer_bar + 8 * slots + 8;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Pass> make_warp_specialize() { return std::make_unique<WarpSpecialize>(); }
+
+}  // namespace ctile::passes
