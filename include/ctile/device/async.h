@@ -69,9 +69,10 @@ CT_DEV void cp_async_wait() {
 // outside the tensor as `pad`. A tile of higher rank has extent 1 along its leading axes (a
 // [1, 1, R0, ROW] block of attention's [batch, heads, seq, dim] tensors): their coordinates move
 // the base, and a window outside along them is all padding. D: the blocked layout that splits the
-// work; VM, FULL, ALIGNED, O32 as for load (dist.h). A vector of VM elements stays contiguous under
-// both placements (it never crosses a 16-byte chunk of the swizzle). Commits one group.
-template <class D, class Sh, int VM, bool FULL, bool ALIGNED, bool O32, class P, class T>
+// work; VM, FULL, ALIGNED, O32, WHOLE as for load (dist.h: with WHOLE the element-by-element path
+// is not compiled). A vector of VM elements stays contiguous under both placements (it never
+// crosses a 16-byte chunk of the swizzle). Commits one group.
+template <class D, class Sh, int VM, bool FULL, bool ALIGNED, bool O32, class P, class T, bool WHOLE = false>
 CT_DEV void load_async(T* s, const TensorDesc& td, const Win<Sh::rank>& wn, T pad, int tp) {
   typedef typename Traits<T>::Mem M;
   constexpr int X = Sh::rank - 2, Y = Sh::rank - 1;  // the tile's rows and columns
@@ -104,7 +105,7 @@ CT_DEV void load_async(T* s, const TensorDesc& td, const Win<Sh::rank>& wn, T pa
       cp_async_commit();
       return;
     }
-    if ((ALIGNED || wn.vec_ok) && w.lo[Y] % VM == 0 && w.hi[Y] % VM == 0) {
+    if ((WHOLE && ALIGNED) || ((ALIGNED || wn.vec_ok) && w.lo[Y] % VM == 0 && w.hi[Y] % VM == 0)) {
       // A partial tile whose window along the rows is whole vectors: each vector inside or outside.
 #pragma unroll
       for (int g = 0; g < D::regs / VM; ++g) {
@@ -124,13 +125,15 @@ CT_DEV void load_async(T* s, const TensorDesc& td, const Win<Sh::rank>& wn, T pa
     }
   }
   // Strided or misaligned views, element by element (plain loads and shared stores).
+  if constexpr (!(WHOLE && ALIGNED && VM > 1 && VM * sizeof(M) >= 4)) {
 #pragma unroll
-  for (int e = 0; e < D::regs; ++e) {
-    const int r = coord_of<Sh>(X, tp, D::reg(e)), c = coord_of<Sh>(Y, tp, D::reg(e));
-    const bool in = lead_in && r >= w.lo[X] && r < w.hi[X] && c >= w.lo[Y] && c < w.hi[Y];
-    dst[P::at(r, c)] = in ? base[(w.base[X] + r) * td.stride[X] + (w.base[Y] + c) * td.stride[Y]] : to_mem<T>(pad);
+    for (int e = 0; e < D::regs; ++e) {
+      const int r = coord_of<Sh>(X, tp, D::reg(e)), c = coord_of<Sh>(Y, tp, D::reg(e));
+      const bool in = lead_in && r >= w.lo[X] && r < w.hi[X] && c >= w.lo[Y] && c < w.hi[Y];
+      dst[P::at(r, c)] = in ? base[(w.base[X] + r) * td.stride[X] + (w.base[Y] + c) * td.stride[Y]] : to_mem<T>(pad);
+    }
+    cp_async_commit();
   }
-  cp_async_commit();
 }
 
 }  // namespace ct

@@ -1180,10 +1180,11 @@ class Emitter {
     const ir::Param& p = param_of(t);
     const bool aligned = vm > 1 && aligned_by_facts(p, sh, vm, mb);
     const std::string w = window_of(op, t, sh, vm > 1 && !aligned ? vm * mb : 0, mb);
+    const bool whole = whole_by_facts(p, t, sh, vm, aligned) && vm * mb >= 4;
     line("if (" + own(r0) + ") ct::load_async<" + D(r0) + ", " + shape_t(sh) + ", " + std::to_string(vm) + ", " +
          (op.in_bounds ? "true" : "false") + ", " + (aligned ? "true" : "false") + ", " + (p.facts.small ? "true" : "false") +
-         ", " + placement(r0) + ">(" + name(r0) + ", " + td(t) + ", " + w + ", " + literal(type(r0).dtype, op.value) +
-         ", " + tp(r0) + ");");
+         ", " + placement(r0) + (whole ? ", " + ct(r0) + ", true" : std::string()) + ">(" + name(r0) + ", " + td(t) + ", " + w +
+         ", " + literal(type(r0).dtype, op.value) + ", " + tp(r0) + ");");
     line("else ct::cp_async_commit();  // a copy holds these elements: an empty group keeps the counts");
   }
 

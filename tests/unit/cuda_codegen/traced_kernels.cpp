@@ -302,16 +302,22 @@ void add_tma_cases(std::vector<Case>& out) {
   std::vector<Case> more;
   for (const Case& c : out) {
     if (std::find(names.begin(), names.end(), c.name) == names.end()) continue;
-    for (int ws : {0, 1})
-      more.push_back({c.name + (ws ? "_tma_ws" : "_tma"), [make = c.make, ws] {
+    // variant 0: TMA; 1: TMA and a producer warpgroup; 2: cp.async with the last extents also
+    // divisible by 16 (whole vectors in every tile: no element-by-element copy is compiled)
+    for (int variant : {0, 1, 2})
+      more.push_back({c.name + (variant == 0 ? "_tma" : variant == 1 ? "_tma_ws" : "_whole"), [make = c.make, variant] {
                       auto k = std::make_shared<ir::Kernel>(ir::clone(*make()));
-                      k->options.tma = 1;
-                      k->options.warp_specialize = ws;
+                      k->options.tma = variant == 2 ? -1 : 1;
+                      k->options.warp_specialize = variant == 1 ? 1 : 0;
                       for (ir::Param& p : k->params)
                         if (p.type.kind == ir::TypeKind::Tensor && p.type.access == ir::Access::Read && p.type.rank == 2) {
                           p.facts.aligned16 = true;
                           p.facts.contiguous_last = true;
                           p.facts.stride_div16 |= 1u;
+                          if (variant == 2) {
+                            p.facts.extent_div16 |= 2u;
+                            p.facts.extent_div8 |= 2u;
+                          }
                         }
                       return std::shared_ptr<const ir::Kernel>(k);
                     }});
