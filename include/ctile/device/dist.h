@@ -284,11 +284,72 @@ CT_DEV void store(const Regs<T, D::regs>& x, const TensorDesc& td, const Win<Sh:
 }
 
 // ---- shared memory: a tile by linear element index ------------------------------------------------------
-template <class D, class T>
+// How many consecutive registers of layout D hold consecutive elements (D's first register bits
+// are the element index's lowest bits), up to 16 bytes of M: stage and unstage move them as one
+// shared-memory access (a wgmma accumulator's pairs: 4 bytes of bf16; a row layout's vectors: 16)
+// instead of one access per element. The scratch is 16-byte aligned (smem-alloc).
+template <class D, class M>
+CT_DEV constexpr int smem_run() {
+  int v = 1;
+  while (2 * v <= D::regs && 2 * v * (int)sizeof(M) <= 16 && D::reg(v) == v) v *= 2;
+  return v;
+}
+// Where element e of a tile lies in scratch: in place, or (RC >= 8: rows of RC 16-byte chunks of
+// E elements) with each chunk's index within its row XORed with the row's low 3 bits, so that the
+// 8 rows one warp's store of a row-split layout (a wgmma accumulator: 8 rows, 16 bytes each) meets
+// fall in different banks; chunks stay whole, so vectors of up to 16 bytes stay contiguous.
+template <int RC, int E>
+CT_DEV constexpr int scratch_at(int e) {
+  if constexpr (RC < 8) {
+    return e;
+  } else {
+    const int c = e / E;
+    return (c ^ ((c / RC) & 7)) * E + e % E;
+  }
+}
+template <class D, class T, int RC = 0>
 CT_DEV void stage(T* s, const Regs<T, D::regs>& x, int tp, bool owner) {
   if (!owner) return;
+  typedef typename Traits<T>::Mem M;
+  constexpr int V = smem_run<D, M>(), E = 16 / (int)sizeof(M) > 0 ? 16 / (int)sizeof(M) : 1;
+  if constexpr (V > 1 && VecOf<M, V>::ok) {
+    typedef VecOf<M, V> VO;
 #pragma unroll
-  for (int r = 0; r < D::regs; ++r) s[tp + D::reg(r)] = x.get(r);
+    for (int g = 0; g < D::regs / V; ++g) {
+      typename VO::U u;
+#pragma unroll
+      for (int j = 0; j < V; ++j) u.m[j] = to_mem<T>(x.get(g * V + j));
+      Chunk<VO::W>* p = (Chunk<VO::W>*)((M*)s + scratch_at<RC, E>(tp + D::reg(g * V)));
+      CT_CHECK_ALIGNED(p, VO::W);
+#pragma unroll
+      for (int c = 0; c < VO::C; ++c) p[c] = u.c[c];
+    }
+  } else {
+#pragma unroll
+    for (int r = 0; r < D::regs; ++r) s[scratch_at<RC, E>(tp + D::reg(r))] = x.get(r);
+  }
+}
+// The elements of layout D back from the scratch stage wrote (or any tile by element index).
+template <class D, class T, int RC = 0>
+CT_DEV void unstage(Regs<T, D::regs>& out, const T* s, int tp) {
+  typedef typename Traits<T>::Mem M;
+  constexpr int V = smem_run<D, M>(), E = 16 / (int)sizeof(M) > 0 ? 16 / (int)sizeof(M) : 1;
+  if constexpr (V > 1 && VecOf<M, V>::ok) {
+    typedef VecOf<M, V> VO;
+#pragma unroll
+    for (int g = 0; g < D::regs / V; ++g) {
+      typename VO::U u;
+      const Chunk<VO::W>* p = (const Chunk<VO::W>*)((const M*)s + scratch_at<RC, E>(tp + D::reg(g * V)));
+      CT_CHECK_ALIGNED(p, VO::W);
+#pragma unroll
+      for (int c = 0; c < VO::C; ++c) u.c[c] = p[c];
+#pragma unroll
+      for (int j = 0; j < V; ++j) out.set(g * V + j, from_mem<T>(u.m[j]));
+    }
+  } else {
+#pragma unroll
+    for (int r = 0; r < D::regs; ++r) out.set(r, s[scratch_at<RC, E>(tp + D::reg(r))]);
+  }
 }
 template <class D, class T, class F>
 CT_DEV void gen(Regs<T, D::regs>& out, int tp, F f) {
@@ -297,13 +358,14 @@ CT_DEV void gen(Regs<T, D::regs>& out, int tp, F f) {
 }
 
 // ct.convert_layout through shared memory: owners in A write, the team syncs, every thread reads
-// its elements of B.
-template <class DA, class DB, class Team, class T>
+// its elements of B. RC: the tile's rows in 16-byte chunks (its last extent's bytes / 16): from 8
+// on the scratch is swizzled (scratch_at).
+template <class DA, class DB, int RC = 0, class Team, class T>
 CT_DEV void relayout(Regs<T, DB::regs>& out, const Regs<T, DA::regs>& x, T* s, int tpa, bool owner_a, int tpb,
                      const Team& team) {
-  stage<DA>(s, x, tpa, owner_a);
+  stage<DA, T, RC>(s, x, tpa, owner_a);
   team.sync();
-  gen<DB>(out, tpb, [&](int e) { return s[e]; });
+  unstage<DB, T, RC>(out, s, tpb);
 }
 
 // ---- reductions -------------------------------------------------------------------------------------------
@@ -517,7 +579,7 @@ CT_DEV void scan(Regs<T, D::regs>& out, const Regs<T, D::regs>& x, T* s, int tp,
     }
   }
   team.sync();
-  gen<D>(out, tp, [&](int e) { return s[e]; });
+  unstage<D>(out, s, tp);
 }
 
 // The same walk over tiles staged as [OUTER, LEN, INNER] for a combine function (combine.h): get(e)

@@ -570,11 +570,21 @@ class Emitter {
       line("__syncthreads();");
     }
     if (P) emit_producer();
+    emit_block_count();
+    open("for (long long lin = (long long)blockIdx.x * " + std::to_string(B) + " + team.sub; lin < nblocks; lin += (long long)gridDim.x * " +
+         std::to_string(B) + ") {");
+    emit_tile_block_start();
+    emit_region(k_.body);
+    close();
+    close();
+  }
+  void emit_block_count() {
     std::string total = "p.grid[0]";
     for (int d = 1; d < k_.grid_rank; ++d) total += " * p.grid[" + std::to_string(d) + "]";
     line("const long long nblocks = " + total + ";");
-    open("for (long long lin = (long long)blockIdx.x * " + std::to_string(B) + " + team.sub; lin < nblocks; lin += (long long)gridDim.x * " +
-         std::to_string(B) + ") {");
+  }
+  // A tile block's ids (from `lin`) and the kernel's scalar parameters.
+  void emit_tile_block_start() {
     emit_block_ids("lin");
     for (const ir::Param& p : k_.params) {
       if (p.type.kind != ir::TypeKind::Tile) continue;
@@ -583,9 +593,6 @@ class Emitter {
            std::to_string(scalar_param_[static_cast<std::size_t>(v)]) + "]);  // '" + p.name + "'");
       line("(void)" + name(v) + ";");
     }
-    emit_region(k_.body);
-    close();
-    close();
   }
 
   // ---- warp specialisation: the producer warpgroup ----
@@ -604,22 +611,13 @@ class Emitter {
     for (const auto& [bar, ld] : tma_rings_)
       line("ct::TmaProducer<" + std::to_string(ld->ring_slots) + "> tq" + std::to_string(bar) + ";");
     line("unsigned free_phase = 0;");
-    std::string total = "p.grid[0]";
-    for (int d = 1; d < k_.grid_rank; ++d) total += " * p.grid[" + std::to_string(d) + "]";
-    line("const long long nblocks = " + total + ";");
+    emit_block_count();
     open("for (long long lin = blockIdx.x; lin < nblocks; lin += gridDim.x) {");
     open("if (lin != blockIdx.x) {  // the previous tile block's shared memory is free");
     line("ct::mbar_wait(tfree, free_phase);");
     line("free_phase ^= 1u;");
     close();
-    emit_block_ids("lin");
-    for (const ir::Param& p : k_.params) {
-      if (p.type.kind != ir::TypeKind::Tile) continue;
-      const ValueId v = p.value;
-      line("const " + ct(v) + " " + name(v) + " = ct::from_word<" + ct(v) + ">(p.s[" +
-           std::to_string(scalar_param_[static_cast<std::size_t>(v)]) + "]);  // '" + p.name + "'");
-      line("(void)" + name(v) + ";");
-    }
+    emit_tile_block_start();
     emit_producer_region(k_.body);
     close();
     close();
@@ -1249,8 +1247,11 @@ class Emitter {
       return close();
     }
     line(decl(r0) + ";" + comment(op));
-    line("ct::relayout<" + D(x) + ", " + D(r0) + ">(" + name(r0) + ", " + name(x) + ", " + smem(op, ct(x)) + ", " + tp(x) + ", " +
-         own(x) + ", " + tp(r0) + ", team);");
+    // Rows of at least 128 bytes: the scratch is swizzled by 16-byte chunks (dist.h scratch_at).
+    const Shape& xs = type(x).shape;
+    const std::int64_t row_chunks = xs.size() >= 2 ? xs.back() * dtype_size(type(x).dtype) / 16 : 0;
+    line("ct::relayout<" + D(x) + ", " + D(r0) + (row_chunks >= 8 ? ", " + std::to_string(row_chunks) : std::string()) + ">(" +
+         name(r0) + ", " + name(x) + ", " + smem(op, ct(x)) + ", " + tp(x) + ", " + own(x) + ", " + tp(r0) + ", team);");
   }
 
   // ---- reductions, scans, mma ----
