@@ -130,10 +130,15 @@ TensorMapUse tensor_map_use(const Kernel& k, const Op& load) {
   u.param = tensor_param_of(k, load.operands[0]);
   const Type& t = k.type(load.results[0]);
   const Layout& l = k.layout(load.results[0]);
-  CTILE_CHECK(u.param >= 0 && t.shape.size() == 2 && l.is_swizzled(), "ir: a TMA copy at ", load.loc.str(),
-              " does not load a parameter's tensor into a swizzled tile");
+  const std::size_t r = t.shape.size();
+  bool lead_ones = r >= 2 && r <= 5;
+  for (std::size_t d = 0; d + 2 < r; ++d) lead_ones = lead_ones && t.shape[d] == 1;
+  CTILE_CHECK(u.param >= 0 && lead_ones && l.is_swizzled() &&
+                  k.params[static_cast<std::size_t>(u.param)].type.rank == static_cast<int>(r),
+              "ir: a TMA copy at ", load.loc.str(), " does not load a parameter's tensor into a swizzled tile");
   u.dtype = t.dtype;
-  u.box_rows = t.shape[0];
+  u.rank = static_cast<int>(r);
+  u.box_rows = t.shape[r - 2];
   u.box_cols = l.swizzle / dtype_size(t.dtype);
   u.swizzle = l.swizzle;
   return u;

@@ -306,11 +306,17 @@ class Verifier {
       if (shared(r) && op.kind != OpKind::Load && op.kind != OpKind::LoadPiece && op.kind != OpKind::For &&
           op.kind != OpKind::Permute && !(op.kind == OpKind::Reshape && shared(op.operands[0])))
         fail(op, cat("result %", r, " has a shared layout: only a load, a transpose, a reshape or a loop may make one"));
-    if (op.tma_map >= 0 &&
-        (op.kind != OpKind::Load || !shared(op.results[0]) || !L(op.results[0]).is_swizzled() || op.ring_slots <= 0 ||
-         op.tma_bar < 0 || op.tma_bar % 8 != 0 || k_.type(op.operands[0]).rank != 2 || k_.type(op.operands[0]).access != Access::Read))
-      fail(op, "a TMA copy (tma = [map, barrier]) is a load of a read-only rank-2 tensor into a swizzled ring slot, "
-               "its barriers at a multiple of 8 bytes");
+    if (op.tma_map >= 0) {
+      // A rank-2 tile, or one of rank 3 to 5 with leading extents 1, of a read-only tensor of its rank.
+      const Shape& ts = k_.type(op.results[0]).shape;
+      bool lead_ones = ts.size() >= 2 && ts.size() <= 5;
+      for (std::size_t d = 0; d + 2 < ts.size(); ++d) lead_ones = lead_ones && ts[d] == 1;
+      if (op.kind != OpKind::Load || !shared(op.results[0]) || !L(op.results[0]).is_swizzled() || op.ring_slots <= 0 ||
+          op.tma_bar < 0 || op.tma_bar % 8 != 0 || !lead_ones ||
+          k_.type(op.operands[0]).rank != static_cast<int>(ts.size()) || k_.type(op.operands[0]).access != Access::Read)
+        fail(op, "a TMA copy (tma = [map, barrier]) is a load of a read-only tensor into a swizzled ring slot (a tile of "
+                 "rank 2, or of rank 3 to 5 with leading extents 1), its barriers at a multiple of 8 bytes");
+    }
     // A transpose of a tile in shared memory (a swizzled one) reads the same memory: the layout says so.
     if (op.kind == OpKind::Permute && (shared(op.operands[0]) || shared(op.results[0]))) {
       Layout want = L(op.operands[0]);

@@ -386,8 +386,9 @@ class SmemAlloc : public Pass {
 
   // ---- TMA copies (option tma = 1 on sm_90) ----
   // A ring (the loads at one smem_offset) copies with TMA when every load of it reads a read-only
-  // rank-2 tensor parameter whose facts prove what a tensor map needs (16-byte aligned base and
-  // rows, unit inner stride) into a swizzled tile, pads with +0 (TMA fills zeros), and every tile
+  // tensor parameter of rank 2 (or of rank 3 to 5 in blocks with leading extents 1) whose facts
+  // prove what a tensor map needs (16-byte aligned base and strides, unit inner stride) into a
+  // swizzled tile, pads with +0 (TMA fills zeros), and every tile
   // of the ring is read by exactly one mma of its own region (each copy is waited for once: a
   // thread flips its slot's phase at each wait). The ring's barriers go after everything else
   // (they live as long as the kernel), one per slot; tensor maps are shared by the loads of one
@@ -425,9 +426,17 @@ class SmemAlloc : public Pass {
     if (ld.kind != OpKind::Load || !k.layout(ld.results[0]).is_swizzled()) return false;
     const int pi = ir::tensor_param_of(k, ld.operands[0]);
     const ir::Param* p = pi >= 0 ? &k.params[static_cast<std::size_t>(pi)] : nullptr;
-    if (!p || p->type.access != ir::Access::Read || p->type.rank != 2) return false;
+    // A rank-2 tensor, or one of rank 3 to 5 read in blocks with extent 1 along the leading axes
+    // (attention's [1, 1, S, D] blocks of [B, H, S, D]); every stride but the last in 16 elements.
+    const int rank = p ? p->type.rank : 0;
+    if (!p || p->type.access != ir::Access::Read || rank < 2 || rank > 5) return false;
+    const Shape& sh = k.type(ld.results[0]).shape;
+    if (static_cast<int>(sh.size()) != rank) return false;
+    for (int d = 0; d + 2 < rank; ++d)
+      if (sh[static_cast<std::size_t>(d)] != 1) return false;
     const ir::TensorFacts& f = p->facts;
-    if (!f.aligned16 || !f.contiguous_last || !(f.stride_div16 & 1u)) return false;
+    const std::uint32_t strides = (1u << (rank - 1)) - 1;
+    if (!f.aligned16 || !f.contiguous_last || (f.stride_div16 & strides) != strides) return false;
     return ld.value.i == 0 && ld.value.f == 0.0 && !std::signbit(ld.value.f);
   }
   // Every value of the ring's chain (the loads' results and the loop arguments that carry them) is
@@ -452,13 +461,26 @@ class SmemAlloc : public Pass {
       });
     }
     bool ok = true;
-    // Direct reads of v by mmas of r (A or B).
-    auto mma_reads = [](const ir::Region& r, ir::ValueId v) {
-      int n = 0;
-      for (const auto& op : r.ops)
-        if (op->kind == OpKind::Mma)
-          for (std::size_t j = 0; j < 2; ++j) n += op->operands[j] == v ? 1 : 0;
-      return n;
+    // Reads of view v (a transpose or reshape of a chain value: the same memory) by mmas of r,
+    // directly or through further views; -1 when anything else uses it.
+    std::function<int(const ir::Region&, ir::ValueId)> view_reads = [&](const ir::Region& r, ir::ValueId v) {
+      int n = 0, seen = 0;
+      for (const auto& m : r.ops)
+        for (std::size_t j = 0; j < m->operands.size(); ++j) {
+          if (m->operands[j] != v) continue;
+          ++seen;
+          if (m->kind == OpKind::Mma && j < 2) {
+            ++n;
+            numel = std::max(numel, static_cast<int>(ctile::numel(k.type(m->results[0]).shape)));
+          } else if (m->kind == OpKind::Permute || m->kind == OpKind::Reshape) {
+            const int x = view_reads(r, m->results[0]);
+            if (x < 0) return -1;
+            n += x;
+          } else {
+            return -1;
+          }
+        }
+      return seen == uses_in(r, v) ? n : -1;
     };
     std::function<void(const ir::Region&)> check = [&](const ir::Region& r) {
       std::set<ir::ValueId> here(r.args.begin(), r.args.end());
@@ -472,13 +494,10 @@ class SmemAlloc : public Pass {
           if (op->kind == OpKind::Mma && j < 2) {
             ++mmas[v];
             numel = std::max(numel, static_cast<int>(ctile::numel(k.type(op->results[0]).shape)));
-          } else if (op->kind == OpKind::Permute) {
-            const int n = mma_reads(r, op->results[0]);
-            for (const auto& m : r.ops)
-              if (m->kind == OpKind::Mma && (m->operands[0] == op->results[0] || m->operands[1] == op->results[0]))
-                numel = std::max(numel, static_cast<int>(ctile::numel(k.type(m->results[0]).shape)));
-            if (n != uses_in(r, op->results[0])) ok = false;
-            mmas[v] += n;
+          } else if (op->kind == OpKind::Permute || op->kind == OpKind::Reshape) {
+            const int n = view_reads(r, op->results[0]);
+            if (n < 0) ok = false;
+            else mmas[v] += n;
           } else if (!(op->kind == OpKind::For && j >= 3) && op->kind != OpKind::Yield) ok = false;
         }
       for (const auto& [v, n] : mmas) ok = ok && n <= 1;

@@ -33,7 +33,8 @@ TensorMapEncoding tensor_map_encoding(const TensorMapSlot& m, const void* data, 
     e.error = std::move(why);
     return e;
   };
-  if (rank != 2) return fail(detail::cat("a TMA copy reads rank-2 tensors, this one has rank ", rank));
+  if (rank != static_cast<int>(m.rank) || rank < 2 || rank > 5)
+    return fail(detail::cat("the kernel's TMA copies read tensors of rank ", m.rank, ", this one has rank ", rank));
   const std::int64_t es = dtype_size(m.dtype);
   switch (m.dtype) {
     case DType::f16: e.data_type = 6; break;   // CU_TENSOR_MAP_DATA_TYPE_FLOAT16
@@ -48,25 +49,40 @@ TensorMapEncoding tensor_map_encoding(const TensorMapSlot& m, const void* data, 
     case 128: e.swizzle = 3; break;
     default: return fail(detail::cat("a TMA swizzle of ", m.swizzle, " bytes"));
   }
+  e.rank = static_cast<std::uint32_t>(rank);
   e.box[0] = m.box_cols;
   e.box[1] = m.box_rows;
-  if (shape[0] <= 0 || shape[1] <= 0) {
+  for (int i = 2; i < rank; ++i) e.box[i] = 1;
+  std::string shape_s, strides_s;
+  bool empty = false, big = false;
+  for (int d = 0; d < rank; ++d) {
+    shape_s += (d ? "x" : "") + std::to_string(shape[d]);
+    strides_s += (d ? ", " : "") + std::to_string(strides[d]);
+    empty = empty || shape[d] <= 0;
+    big = big || shape[d] > kTensorMapMaxExtent;
+  }
+  if (empty) {
     e.empty = true;
     return e;
   }
-  if (shape[0] > kTensorMapMaxExtent || shape[1] > kTensorMapMaxExtent)
-    return fail(detail::cat("its shape ", shape[0], "x", shape[1], " has an extent above 2^30, the most a TMA copy of "
+  if (big)
+    return fail(detail::cat("its shape ", shape_s, " has an extent above 2^30, the most a TMA copy of "
                             "this kernel addresses (compile it with the option tma = -1 for cp.async copies)"));
-  // One row or one column: that axis's stride is never stepped along.
-  const std::int64_t row = shape[0] == 1 ? (shape[1] * es + 15) / 16 * 16 : strides[0] * es;
-  if ((strides[1] != 1 && shape[1] != 1) || row < shape[1] * es || row % 16 != 0 ||
-      reinterpret_cast<std::uintptr_t>(data) % 16 != 0)
-    return fail(detail::cat("the view (shape ", shape[0], "x", shape[1], ", strides ", strides[0], ", ", strides[1],
+  // Row-major with 16-byte aligned strides. An axis of extent 1 is never stepped along: its stride
+  // is taken as the span of the axes inside it (rounded up to 16 bytes).
+  bool ok = (strides[rank - 1] == 1 || shape[rank - 1] == 1) && reinterpret_cast<std::uintptr_t>(data) % 16 == 0;
+  std::int64_t span = shape[rank - 1] * es;  // bytes the axes inside the current one cover
+  for (int d = rank - 2; d >= 0; --d) {
+    const std::int64_t st = shape[d] == 1 ? (span + 15) / 16 * 16 : strides[d] * es;
+    ok = ok && st >= span && st % 16 == 0;
+    e.strides_bytes[rank - 2 - d] = static_cast<std::uint64_t>(st);
+    span = st * shape[d];
+  }
+  if (!ok)
+    return fail(detail::cat("the view (shape ", shape_s, ", strides ", strides_s,
                             ") is not a row-major tensor with 16-byte aligned rows, which the kernel's TMA copies need "
                             "(compile it with the option tma = -1 for cp.async copies)"));
-  e.dims[0] = static_cast<std::uint64_t>(shape[1]);
-  e.dims[1] = static_cast<std::uint64_t>(shape[0]);
-  e.row_stride_bytes = static_cast<std::uint64_t>(row);
+  for (int i = 0; i < rank; ++i) e.dims[i] = static_cast<std::uint64_t>(shape[rank - 1 - i]);
   return e;
 }
 

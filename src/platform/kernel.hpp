@@ -39,13 +39,15 @@ struct ParamSlot {
 struct ParamLayout;
 
 // A TMA tensor map (CUtensorMap, 128 bytes at a 64-byte aligned offset) of the block: the kernel
-// copies boxes of `box_rows` x `box_cols` elements of the rank-2 tensor of slot `slot` into shared
-// memory with the given swizzle (32, 64 or 128 bytes). The platform encodes it at launch from the
-// tensor's data, shape and strides (write_tensor_arg).
+// copies boxes of `box_rows` x `box_cols` elements (extent 1 along the leading axes) of the tensor
+// of rank `rank` (2 to 5) of slot `slot` into shared memory with the given swizzle (32, 64 or 128
+// bytes). The platform encodes it at launch from the tensor's data, shape and strides
+// (write_tensor_arg).
 struct TensorMapSlot {
   std::uint32_t slot = 0;    // the tensor's index in ParamLayout::slots
   std::uint32_t offset = 0;  // bytes from the start of the block, a multiple of 64
   DType dtype = DType::bf16;
+  std::uint32_t rank = 2;
   std::uint32_t box_rows = 0, box_cols = 0;
   std::uint32_t swizzle = 128;
   friend bool operator==(const TensorMapSlot&, const TensorMapSlot&) = default;
@@ -61,7 +63,7 @@ struct ParamLayout {
 inline constexpr std::size_t kTensorSlotBytes = 104;
 inline constexpr std::size_t kTensorMapBytes = 128;
 inline constexpr std::size_t kTensorMapAlign = 64;
-// TMA coordinates are 32-bit: a tensor map covers rank-2 tensors whose extents are at most this
+// TMA coordinates are 32-bit: a tensor map covers tensors whose extents are at most this
 // (the device clamps a tile's origin into [-kTensorMapMaxExtent, kTensorMapMaxExtent], so a tile
 // index far outside the tensor still reads only padding).
 inline constexpr std::int64_t kTensorMapMaxExtent = std::int64_t{1} << 30;
@@ -70,9 +72,10 @@ inline constexpr std::int64_t kTensorMapMaxExtent = std::int64_t{1} << 30;
 // or why the tensor cannot be described by one (`error` non-empty: a user-facing reason).
 struct TensorMapEncoding {
   std::uint32_t data_type = 0;        // CUtensorMapDataType
-  std::uint64_t dims[2] = {0, 0};     // innermost first: columns, rows
-  std::uint64_t row_stride_bytes = 0;
-  std::uint32_t box[2] = {0, 0};      // columns, rows
+  std::uint32_t rank = 2;
+  std::uint64_t dims[5] = {};         // innermost first: columns, rows, then the leading axes inward out
+  std::uint64_t strides_bytes[4] = {};  // of dims 1 .. rank - 1 (the rows' first)
+  std::uint32_t box[5] = {};          // columns, rows, then 1 per leading axis
   std::uint32_t swizzle = 0;          // CUtensorMapSwizzle
   bool empty = false;                 // an extent is 0: the kernel never reads the map (no encoding)
   std::string error;

@@ -74,6 +74,34 @@ CT_DEV void mbar_arrive(u64* bar) {
 #endif
 }
 // One box of the map at (column c0, row c1) into dst, completing its bytes on bar.
+CT_DEV void tma_load_2d(void* dst, const TensorMap* map, int c0, int c1, u64* bar);
+// The same for a map of rank 2 + L: lc[0 .. L - 1] the leading coordinates, innermost first.
+template <int L>
+CT_DEV void tma_load_nd(void* dst, const TensorMap* map, int c0, int c1, const int (&lc)[L], u64* bar) {
+  static_assert(L >= 1 && L <= 3, "tma_load_nd: maps of rank 3 to 5");
+#if defined(__CUDA_ARCH__)
+  if constexpr (L == 1)
+    asm volatile(
+        "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];" ::"r"(
+            smem_addr(dst)),
+        "l"(map), "r"(c0), "r"(c1), "r"(lc[0]), "r"(smem_addr(bar))
+        : "memory");
+  else if constexpr (L == 2)
+    asm volatile(
+        "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5}], [%6];" ::"r"(
+            smem_addr(dst)),
+        "l"(map), "r"(c0), "r"(c1), "r"(lc[0]), "r"(lc[1]), "r"(smem_addr(bar))
+        : "memory");
+  else
+    asm volatile(
+        "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5, %6}], [%7];" ::"r"(
+            smem_addr(dst)),
+        "l"(map), "r"(c0), "r"(c1), "r"(lc[0]), "r"(lc[1]), "r"(lc[2]), "r"(smem_addr(bar))
+        : "memory");
+#elif defined(CTILE_DEVICE_EMULATION)
+  ::ct_emu::tma_load_nd(dst, map, c0, c1, lc, bar);
+#endif
+}
 CT_DEV void tma_load_2d(void* dst, const TensorMap* map, int c0, int c1, u64* bar) {
 #if defined(__CUDA_ARCH__)
   asm volatile(
@@ -185,6 +213,32 @@ CT_DEV void tma_load(T* s, const TensorMap* map, const TensorDesc& td, long long
   const int r0 = tma_coord(i0, R), c0 = tma_coord(i1, C);
 #pragma unroll
   for (int b = 0; b < C / BW; ++b) tma_load_2d((unsigned char*)s + b * R * SW, map, c0 + b * BW, r0, bar);
+}
+// The same for a tile of a tensor of rank 2 + L whose leading extents are 1 (a [1, 1, R, C] block
+// of a [B, H, S, D] tensor): `lead` holds its leading tile indices (outermost first), which are
+// element coordinates.
+template <int R, int C, int SW, int L, class T>
+CT_DEV void tma_load(T* s, const TensorMap* map, const TensorDesc& td, const Idx<L>& lead, long long i0, long long i1,
+                     u64* bar) {
+  constexpr int BW = SW / (int)sizeof(T);
+  static_assert(C % BW == 0 && R <= 256 && BW <= 256, "tma_load: the tile is not whole boxes");
+  bool empty = false;
+#pragma unroll
+  for (int d = 0; d < L + 2; ++d) empty = empty || td.shape[d] <= 0;
+  if (empty) {
+    typedef typename Traits<T>::Mem M;
+    for (int e = 0; e < R * C; ++e) ((M*)s)[e] = M{};
+    wgmma_smem_fence();
+    mbar_arrive_expect_tx(bar, 0);
+    return;
+  }
+  mbar_arrive_expect_tx(bar, (unsigned)(R * C * (int)sizeof(T)));
+  const int r0 = tma_coord(i0, R), c0 = tma_coord(i1, C);
+  int lc[L];
+#pragma unroll
+  for (int i = 0; i < L; ++i) lc[i] = tma_coord(lead.v[L - 1 - i], 1);
+#pragma unroll
+  for (int b = 0; b < C / BW; ++b) tma_load_nd<L>((unsigned char*)s + b * R * SW, map, c0 + b * BW, r0, lc, bar);
 }
 
 }  // namespace ct

@@ -308,10 +308,13 @@ struct KernelTarget {
 };
 
 // A TMA tensor map a GPU-level kernel copies tiles through (ops with tma_map >= 0): boxes of
-// box_rows x box_cols elements of param `param`'s rank-2 tensor with a swizzle of `swizzle` bytes.
+// box_rows x box_cols elements of param `param`'s tensor of rank `rank` (2 to 5; a box has extent
+// 1 along the leading axes: a [1, 1, S, D] block of a [B, H, S, D] tensor) with a swizzle of
+// `swizzle` bytes.
 struct TensorMapUse {
   int param = 0;  // index into Kernel::params
   DType dtype = DType::bf16;
+  int rank = 2;
   std::int64_t box_rows = 0, box_cols = 0;
   int swizzle = 128;
   friend bool operator==(const TensorMapUse&, const TensorMapUse&) = default;

@@ -437,7 +437,7 @@ class Emitter {
             grew = true;
           }
         };
-        if (op.kind == OpKind::Permute) link(op.operands[0], op.results[0]);
+        if (op.kind == OpKind::Permute || (op.kind == OpKind::Reshape && shared(op.results[0]))) link(op.operands[0], op.results[0]);
         if (op.kind == OpKind::For)
           for (std::size_t j = 0; j + 3 < op.operands.size(); ++j) {
             link(op.operands[3 + j], op.regions[0].args[1 + j]);
@@ -659,15 +659,28 @@ class Emitter {
   }
   // The copy into its slot once the consumers have handed the slot back.
   void emit_producer_copy(const ir::Op& op) {
-    const ValueId t = op.operands[0], r0 = op.results[0];
-    const Shape& sh = type(r0).shape;
+    const ValueId r0 = op.results[0];
     const std::string b = std::to_string(op.tma_bar), sv = "s" + name(r0);
     line("const int " + sv + " = " + ring_slot(op) + ";");
     line("tq" + b + ".acquire(te" + b + ", " + sv + ");" + comment(op) + " (TMA copy)");
-    line("ct::tma_load<" + std::to_string(sh[0]) + ", " + std::to_string(sh[1]) + ", " + std::to_string(lay(r0).swizzle) +
-         ">((" + ct(r0) + "*)(ct_smem + " + std::to_string(op.smem_offset) + " + " + sv + " * " +
-         std::to_string(op.smem_bytes / op.ring_slots) + "), &p.m[" + std::to_string(op.tma_map) + "], " + td(t) + ", " +
-         name(op.operands[1]) + ", " + name(op.operands[2]) + ", tb" + b + " + " + sv + ");");
+    line(tma_copy(op, "(" + ct(r0) + "*)(ct_smem + " + std::to_string(op.smem_offset) + " + " + sv + " * " +
+                          std::to_string(op.smem_bytes / op.ring_slots) + ")", sv) + ";");
+  }
+  // The TMA copy of load `op` into `dst` (its slot `sv`): a [R, C] tile, or one of higher rank
+  // with leading extents 1 (the leading tile indices go along).
+  std::string tma_copy(const ir::Op& op, const std::string& dst, const std::string& sv) const {
+    const ValueId t = op.operands[0], r0 = op.results[0];
+    const Shape& sh = type(r0).shape;
+    const std::size_t n = sh.size(), lead = n - 2;
+    std::string c = "ct::tma_load<" + std::to_string(sh[n - 2]) + ", " + std::to_string(sh[n - 1]) + ", " +
+                    std::to_string(lay(r0).swizzle) + (lead ? ", " + std::to_string(lead) : std::string()) + ">(" + dst +
+                    ", &p.m[" + std::to_string(op.tma_map) + "], " + td(t) + ", ";
+    if (lead) {
+      c += "ct::Idx<" + std::to_string(lead) + ">{{";
+      for (std::size_t i = 0; i < lead; ++i) c += (i ? ", " : "") + name(op.operands[1 + i]);
+      c += "}}, ";
+    }
+    return c + name(op.operands[1 + lead]) + ", " + name(op.operands[2 + lead]) + ", tb" + std::to_string(op.tma_bar) + " + " + sv + ")";
   }
   // The slot a load into a ring writes (smem-alloc's ring_slot, or the rotation of its loop).
   std::string ring_slot(const ir::Op& op) const {
@@ -1166,9 +1179,7 @@ class Emitter {
            " * " + std::to_string(slot_bytes) + ");" + comment(op) + " (TMA copy)");
       line("tr" + b + ".issued(" + sv + ");");
       if (ws()) return;  // the producer warpgroup copies it
-      line("if (team.tid == 0) ct::tma_load<" + std::to_string(sh[0]) + ", " + std::to_string(sh[1]) + ", " +
-           std::to_string(lay(r0).swizzle) + ">(" + name(r0) + ", &p.m[" + std::to_string(op.tma_map) + "], " + td(t) + ", " +
-           name(op.operands[1]) + ", " + name(op.operands[2]) + ", tb" + b + " + " + sv + ");");
+      line("if (team.tid == 0) " + tma_copy(op, name(r0), sv) + ";");
       return;
     }
     line(ct(r0) + "* const " + name(r0) + " = (" + ct(r0) + "*)(ct_smem + " + std::to_string(op.smem_offset) + " + " + slot +

@@ -39,6 +39,7 @@ platform::TensorMapSlot tensor_map_slot(const GeneratedKernel::Map& m) {
   t.slot = static_cast<std::uint32_t>(m.use.param);
   t.offset = static_cast<std::uint32_t>(m.offset);
   t.dtype = m.use.dtype;
+  t.rank = static_cast<std::uint32_t>(m.use.rank);
   t.box_rows = static_cast<std::uint32_t>(m.use.box_rows);
   t.box_cols = static_cast<std::uint32_t>(m.use.box_cols);
   t.swizzle = static_cast<std::uint32_t>(m.use.swizzle);

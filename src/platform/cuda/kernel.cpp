@@ -50,15 +50,14 @@ void CudaKernel::write_tensor_maps(std::byte* block, std::size_t slot, const voi
     if (!drv().cuTensorMapEncodeTiled)
       throw UserError(detail::cat("the CUDA driver (version ", drv().version, ") lacks cuTensorMapEncodeTiled, which "
                                   "this kernel's TMA copies need (compile it with the option tma = -1)"));
-    const unsigned elem[2] = {1, 1};
-    const std::uint64_t stride[1] = {e.row_stride_bytes};
+    const unsigned elem[5] = {1, 1, 1, 1, 1};
     TensorMapBytes map;  // the driver writes an aligned CUtensorMap
     static_assert(sizeof map == kTensorMapBytes);
     CTILE_CU(cuTensorMapEncodeTiled,
-             (&map, static_cast<int>(e.data_type), 2u, const_cast<void*>(data), e.dims, stride, e.box, elem, 0,
+             (&map, static_cast<int>(e.data_type), e.rank, const_cast<void*>(data), e.dims, e.strides_bytes, e.box, elem, 0,
               static_cast<int>(e.swizzle), 3 /* L2 promotion of 256 bytes */, 0 /* out of bounds: zeros */),
-             "encoding the TMA tensor map of argument ", slot, " (", e.dims[1], "x", e.dims[0], ", boxes of ", e.box[1], "x",
-             e.box[0], ")");
+             "encoding the TMA tensor map of argument ", slot, " (rank ", e.rank, ", ", e.dims[1], " rows of ", e.dims[0],
+             ", boxes of ", e.box[1], "x", e.box[0], ")");
     std::memcpy(out, &map, kTensorMapBytes);
   }
 }

@@ -184,6 +184,9 @@ inline Inputs make_inputs(const ir::Kernel& k, bool one_block, std::uint64_t see
         // (CTILE_TEST_ALIGNED=1: always the half tile, so rows of 16-bit elements stay 16-byte multiples.)
         const bool half = ((gs() & 1) != 0 || aligned_inputs() || p.facts.any()) && t >= 16;
         b.shape[static_cast<std::size_t>(d)] = t == 0 ? 19 : half ? t + t / 2 : std::max<std::int64_t>(1, 2 * t - 3);
+        // (A tensor with facts read in blocks of extent 1 along an axis (attention's [1, 1, S, D]
+        // of [B, H, S, D]): 2 along it, so the second coordinate is read too.)
+        if (t == 1 && p.facts.any()) b.shape[static_cast<std::size_t>(d)] = 2;
         // An extent the facts promise a multiple of 16 (or 8) is one, rounded up.
         const std::int64_t m = (p.facts.extent_div16 >> d) & 1u ? 16 : (p.facts.extent_div8 >> d) & 1u ? 8 : 1;
         b.shape[static_cast<std::size_t>(d)] = (b.shape[static_cast<std::size_t>(d)] + m - 1) / m * m;

@@ -116,6 +116,8 @@ struct EmuTensorMap {
   const void* data;
   long long cols, rows, row_bytes;
   int box_cols, box_rows, swizzle, elem_bytes;
+  int rank;
+  long long lead[3], lead_bytes[3];
 };
 void write_emulated_map(std::byte* out, const ctile::backend::cuda::GeneratedKernel::Map& m, const be::TensorArg& t) {
   const auto slot = ctile::backend::cuda::tensor_map_slot(m);
@@ -125,8 +127,12 @@ void write_emulated_map(std::byte* out, const ctile::backend::cuda::GeneratedKer
   std::memset(out, 0, 128);
   if (e.empty) return;
   EmuTensorMap em{t.data, static_cast<long long>(e.dims[0]), static_cast<long long>(e.dims[1]),
-                  static_cast<long long>(e.row_stride_bytes), static_cast<int>(e.box[0]), static_cast<int>(e.box[1]),
-                  m.use.swizzle, static_cast<int>(ctile::dtype_size(m.use.dtype))};
+                  static_cast<long long>(e.strides_bytes[0]), static_cast<int>(e.box[0]), static_cast<int>(e.box[1]),
+                  m.use.swizzle, static_cast<int>(ctile::dtype_size(m.use.dtype)), static_cast<int>(e.rank), {}, {}};
+  for (std::uint32_t i = 2; i < e.rank; ++i) {
+    em.lead[i - 2] = static_cast<long long>(e.dims[i]);
+    em.lead_bytes[i - 2] = static_cast<long long>(e.strides_bytes[i - 1]);
+  }
   static_assert(sizeof em <= 128);
   std::memcpy(out, &em, sizeof em);
 }

@@ -120,13 +120,12 @@ void* load(Driver* d, const std::string& cubin, const std::string& entry, std::s
   return fn;
 }
 
-std::string encode_tensor_map(Driver* d, void* out, int data_type, void* address, const std::uint64_t* dims,
-                              std::uint64_t row_stride_bytes, const unsigned* box, int swizzle) {
+std::string encode_tensor_map(Driver* d, void* out, int data_type, unsigned rank, void* address, const std::uint64_t* dims,
+                              const std::uint64_t* strides_bytes, const unsigned* box, int swizzle) {
   if (!d->encode_tiled) return "the driver lacks cuTensorMapEncodeTiled";
   alignas(128) unsigned char map[128];
-  const unsigned elem[2] = {1, 1};
-  const std::uint64_t stride[1] = {row_stride_bytes};
-  const CUresult r = d->encode_tiled(map, data_type, 2, address, dims, stride, box, elem, 0, swizzle, 3, 0);
+  const unsigned elem[5] = {1, 1, 1, 1, 1};
+  const CUresult r = d->encode_tiled(map, data_type, rank, address, dims, strides_bytes, box, elem, 0, swizzle, 3, 0);
   if (r != 0) return "cuTensorMapEncodeTiled: " + d->err(r);
   std::memcpy(out, map, sizeof map);
   return "";

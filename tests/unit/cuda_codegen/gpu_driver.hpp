@@ -28,9 +28,9 @@ std::string launch(Driver* d, void* fn, long long blocks, int threads, std::size
 std::string launch_async(Driver* d, void* fn, long long blocks, int threads, std::size_t smem, void* params);
 std::string synchronize(Driver* d);
 int compute_capability(Driver* d);
-// cuTensorMapEncodeTiled of a rank-2 map into the 128 bytes at `out` (the platform's
+// cuTensorMapEncodeTiled of a map of rank 2 to 5 into the 128 bytes at `out` (the platform's
 // TensorMapEncoding values); the driver's error text, empty on success.
-std::string encode_tensor_map(Driver* d, void* out, int data_type, void* address, const std::uint64_t* dims,
-                              std::uint64_t row_stride_bytes, const unsigned* box, int swizzle);
+std::string encode_tensor_map(Driver* d, void* out, int data_type, unsigned rank, void* address, const std::uint64_t* dims,
+                              const std::uint64_t* strides_bytes, const unsigned* box, int swizzle);
 
 }  // namespace cuda_gpu

@@ -81,8 +81,8 @@ void gpu_map_writer(std::byte* out, const cu::GeneratedKernel::Map& m, const bac
   if (!e.error.empty()) throw std::runtime_error("tensor map: " + e.error);
   std::memset(out, 0, 128);
   if (e.empty) return;
-  const std::string err = cuda_gpu::encode_tensor_map(drv(), out, static_cast<int>(e.data_type), t.data, e.dims,
-                                                      e.row_stride_bytes, e.box, static_cast<int>(e.swizzle));
+  const std::string err = cuda_gpu::encode_tensor_map(drv(), out, static_cast<int>(e.data_type), e.rank, t.data, e.dims,
+                                                      e.strides_bytes, e.box, static_cast<int>(e.swizzle));
   if (!err.empty()) throw std::runtime_error(err);
 }
 

@@ -322,6 +322,26 @@ void add_tma_cases(std::vector<Case>& out) {
                       return std::shared_ptr<const ir::Kernel>(k);
                     }});
   }
+  // Attention prefill with its K and V blocks ([1, 1, 64, D] of [B, H, S, D]) copied by TMA
+  // through rank-4 tensor maps, q, k and v promised aligned with 16-element strides; the causal
+  // one also asks for a producer warpgroup (refused while Q, read by every iteration, keeps
+  // cp.async: the same code as without).
+  for (const Case& c : out) {
+    if (c.name != "attention_bf16" && c.name != "attention_bf16_causal") continue;
+    const int ws = c.name == "attention_bf16_causal" ? 1 : 0;
+    more.push_back({c.name + (ws ? "_tma_ws" : "_tma"), [make = c.make, ws] {
+                        auto k = std::make_shared<ir::Kernel>(ir::clone(*make()));
+                        k->options.tma = 1;
+                        k->options.warp_specialize = ws;
+                        for (ir::Param& p : k->params)
+                          if (p.type.kind == ir::TypeKind::Tensor && p.type.access == ir::Access::Read && p.type.rank == 4) {
+                            p.facts.aligned16 = true;
+                            p.facts.contiguous_last = true;
+                            p.facts.stride_div16 |= 7u;
+                          }
+                        return std::shared_ptr<const ir::Kernel>(k);
+                      }});
+  }
   out.insert(out.end(), more.begin(), more.end());
 }
 

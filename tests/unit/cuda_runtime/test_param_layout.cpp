@@ -102,3 +102,81 @@ TEST(ParamLayout, TheLaunchPathPacksLikeTheCodeGenerator) {
 }
 
 }  // namespace
+
+// ---- TMA tensor maps: what the platform hands cuTensorMapEncodeTiled (no driver needed) ----------
+namespace {
+
+ct::platform::TensorMapSlot map_slot(std::uint32_t rank, std::uint32_t rows, std::uint32_t cols) {
+  ct::platform::TensorMapSlot m;
+  m.dtype = ct::DType::bf16;
+  m.rank = rank;
+  m.box_rows = rows;
+  m.box_cols = cols;
+  m.swizzle = 128;
+  return m;
+}
+alignas(16) unsigned char g_data[64];
+
+}  // namespace
+
+TEST(TensorMapEncoding, Rank2RowMajor) {
+  const std::int64_t shape[] = {4096, 1000}, strides[] = {1024, 1};
+  const auto e = ct::platform::tensor_map_encoding(map_slot(2, 128, 64), g_data, shape, strides, 2);
+  ASSERT_EQ(e.error, "");
+  EXPECT_EQ(e.rank, 2u);
+  EXPECT_EQ(e.data_type, 9u);  // bf16
+  EXPECT_EQ(e.swizzle, 3u);    // 128 bytes
+  EXPECT_EQ(e.dims[0], 1000u);
+  EXPECT_EQ(e.dims[1], 4096u);
+  EXPECT_EQ(e.strides_bytes[0], 2048u);
+  EXPECT_EQ(e.box[0], 64u);
+  EXPECT_EQ(e.box[1], 128u);
+}
+
+TEST(TensorMapEncoding, Rank4BlocksOfAttention) {
+  // q of [B, H, S, D] = [2, 32, 4096, 128], boxes of [1, 1, 64, 64]: dims innermost first.
+  const std::int64_t shape[] = {2, 32, 4096, 128}, strides[] = {32 * 4096 * 128, 4096 * 128, 128, 1};
+  const auto e = ct::platform::tensor_map_encoding(map_slot(4, 64, 64), g_data, shape, strides, 4);
+  ASSERT_EQ(e.error, "");
+  EXPECT_EQ(e.rank, 4u);
+  const std::uint64_t dims[] = {128, 4096, 32, 2}, st[] = {256, 4096 * 256, 32ull * 4096 * 256};
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(e.dims[i], dims[i]) << i;
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(e.strides_bytes[i], st[i]) << i;
+  const unsigned box[] = {64, 64, 1, 1};
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(e.box[i], box[i]) << i;
+  // A head of its own (H = 1) is never stepped along: its stride is the span inside it.
+  const std::int64_t one[] = {2, 1, 100, 128}, one_st[] = {7 * 100 * 128, 999, 128, 1};
+  const auto o = ct::platform::tensor_map_encoding(map_slot(4, 64, 64), g_data, one, one_st, 4);
+  ASSERT_EQ(o.error, "");
+  EXPECT_EQ(o.strides_bytes[1], 100u * 256);
+  EXPECT_EQ(o.strides_bytes[2], 7u * 100 * 256);
+}
+
+TEST(TensorMapEncoding, ViewsAMapCannotDescribeAreErrorsThatNameTheFix) {
+  const auto m4 = map_slot(4, 64, 64);
+  // Rows not a multiple of 16 bytes (a padded view by 3 elements).
+  const std::int64_t shape[] = {2, 4, 64, 128}, bad_rows[] = {4 * 64 * 131, 64 * 131, 131, 1};
+  auto e = ct::platform::tensor_map_encoding(m4, g_data, shape, bad_rows, 4);
+  EXPECT_NE(e.error.find("16-byte aligned rows"), std::string::npos) << e.error;
+  EXPECT_NE(e.error.find("tma = -1"), std::string::npos) << e.error;
+  // Columns not contiguous.
+  const std::int64_t strided[] = {4 * 64 * 256, 64 * 256, 256, 2};
+  e = ct::platform::tensor_map_encoding(m4, g_data, shape, strided, 4);
+  EXPECT_NE(e.error.find("row-major"), std::string::npos) << e.error;
+  // A misaligned base.
+  const std::int64_t ok_strides[] = {4 * 64 * 128, 64 * 128, 128, 1};
+  e = ct::platform::tensor_map_encoding(m4, g_data + 2, shape, ok_strides, 4);
+  EXPECT_NE(e.error.find("16-byte aligned"), std::string::npos) << e.error;
+  // Another rank than the kernel was compiled for.
+  e = ct::platform::tensor_map_encoding(map_slot(2, 64, 64), g_data, shape, ok_strides, 4);
+  EXPECT_NE(e.error.find("rank 2, this one has rank 4"), std::string::npos) << e.error;
+  // An extent above 2^30.
+  const std::int64_t huge[] = {2, 4, std::int64_t{1} << 31, 128};
+  e = ct::platform::tensor_map_encoding(m4, g_data, huge, ok_strides, 4);
+  EXPECT_NE(e.error.find("above 2^30"), std::string::npos) << e.error;
+  // No elements: never read, nothing to encode, no error.
+  const std::int64_t none[] = {2, 0, 64, 128};
+  e = ct::platform::tensor_map_encoding(m4, g_data, none, ok_strides, 4);
+  EXPECT_EQ(e.error, "");
+  EXPECT_TRUE(e.empty);
+}

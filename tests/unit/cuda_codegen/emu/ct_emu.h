@@ -218,6 +218,8 @@ struct EmuTensorMap {
   const unsigned char* data;
   long long cols, rows, row_bytes;
   int box_cols, box_rows, swizzle, elem_bytes;
+  int rank;                  // 2 to 5: the leading axes (extent 1 in a box) after rows and columns
+  long long lead[3], lead_bytes[3];  // their extents and strides, innermost first
 };
 static_assert(sizeof(EmuTensorMap) <= 128);
 struct MBarrier {
@@ -268,8 +270,15 @@ inline bool mbar_try_wait(void* bar, unsigned parity) {
   std::this_thread::yield();
   return false;
 }
-inline void tma_load_2d(void* dst, const void* map_p, int c0, int c1, void* bar) {
+// A box at (column c0, row c1, leading coordinates lc[0 .. rank - 3], innermost first).
+inline void tma_load_nd(void* dst, const void* map_p, int c0, int c1, const int* lc, void* bar) {
   const EmuTensorMap& m = *static_cast<const EmuTensorMap*>(map_p);
+  const unsigned char* base = m.data;
+  bool lead_in = true;
+  for (int i = 0; i + 2 < m.rank; ++i) {
+    lead_in = lead_in && lc[i] >= 0 && lc[i] < m.lead[i];
+    if (lead_in) base += lc[i] * m.lead_bytes[i];
+  }
   const long long row_bytes = static_cast<long long>(m.box_cols) * m.elem_bytes;
   const uintptr_t off = static_cast<uintptr_t>(static_cast<unsigned char*>(dst) - dynamic_smem());
   if (off % static_cast<uintptr_t>(8 * m.swizzle) != 0 || row_bytes != m.swizzle) {
@@ -284,8 +293,8 @@ inline void tma_load_2d(void* dst, const void* map_p, int c0, int c1, void* bar)
       const long long gr = static_cast<long long>(c1) + r, gc = static_cast<long long>(c0) + c;
       const unsigned o = static_cast<unsigned>(r * row_bytes + c * m.elem_bytes);
       const unsigned so = o ^ (((o >> 7) & mask) << 4);
-      if (gr >= 0 && gr < m.rows && gc >= 0 && gc < m.cols)
-        memcpy(box.data() + so, m.data + gr * m.row_bytes + gc * m.elem_bytes, static_cast<size_t>(m.elem_bytes));
+      if (lead_in && gr >= 0 && gr < m.rows && gc >= 0 && gc < m.cols)
+        memcpy(box.data() + so, base + gr * m.row_bytes + gc * m.elem_bytes, static_cast<size_t>(m.elem_bytes));
     }
   memset(dst, 0xcd, box.size());  // the hardware may write any time from now
   std::lock_guard<std::mutex> g(g_mbar_mu);
@@ -293,6 +302,7 @@ inline void tma_load_2d(void* dst, const void* map_p, int c0, int c1, void* bar)
   b.copied += static_cast<long long>(box.size());
   b.copies.emplace_back(static_cast<unsigned char*>(dst), std::move(box));
 }
+inline void tma_load_2d(void* dst, const void* map_p, int c0, int c1, void* bar) { tma_load_nd(dst, map_p, c0, c1, nullptr, bar); }
 
 }  // namespace ct_emu
 
