@@ -462,26 +462,38 @@ class SmemAlloc : public Pass {
     }
     bool ok = true;
     // Reads of view v (a transpose or reshape of a chain value: the same memory) by mmas of r,
-    // directly or through further views; -1 when anything else uses it.
-    std::function<int(const ir::Region&, ir::ValueId)> view_reads = [&](const ir::Region& r, ir::ValueId v) {
+    // directly or through further views (`nested`: also in r's nested regions, for the tile of a
+    // load whose wait is hoisted); -1 when anything else uses it.
+    std::function<int(const ir::Region&, ir::ValueId, bool)> view_reads = [&](const ir::Region& r, ir::ValueId v, bool nested) {
       int n = 0, seen = 0;
-      for (const auto& m : r.ops)
-        for (std::size_t j = 0; j < m->operands.size(); ++j) {
-          if (m->operands[j] != v) continue;
-          ++seen;
-          if (m->kind == OpKind::Mma && j < 2) {
-            ++n;
-            numel = std::max(numel, static_cast<int>(ctile::numel(k.type(m->results[0]).shape)));
-          } else if (m->kind == OpKind::Permute || m->kind == OpKind::Reshape) {
-            const int x = view_reads(r, m->results[0]);
-            if (x < 0) return -1;
-            n += x;
-          } else {
-            return -1;
+      std::function<bool(const ir::Region&)> scan = [&](const ir::Region& reg) {
+        for (const auto& m : reg.ops) {
+          for (std::size_t j = 0; j < m->operands.size(); ++j) {
+            if (m->operands[j] != v) continue;
+            ++seen;
+            if (m->kind == OpKind::Mma && j < 2) {
+              ++n;
+              numel = std::max(numel, static_cast<int>(ctile::numel(k.type(m->results[0]).shape)));
+            } else if (m->kind == OpKind::Permute || m->kind == OpKind::Reshape) {
+              const int x = view_reads(reg, m->results[0], nested);
+              if (x < 0) return false;
+              n += x;
+            } else {
+              return false;
+            }
           }
+          if (nested)
+            for (const ir::Region& sub : m->regions)
+              if (!scan(sub)) return false;
         }
+        return true;
+      };
+      if (!scan(r)) return -1;
       return seen == uses_in(r, v) ? n : -1;
     };
+    std::set<ir::ValueId> outer_ok;
+    for (const ir::Op* ld : loads)
+      if (ld->ring_slots == 1 && ld->ring_slot == 0) outer_ok.insert(ld->results[0]);
     std::function<void(const ir::Region&)> check = [&](const ir::Region& r) {
       std::set<ir::ValueId> here(r.args.begin(), r.args.end());
       for (const auto& op : r.ops) here.insert(op->results.begin(), op->results.end());
@@ -490,12 +502,15 @@ class SmemAlloc : public Pass {
         for (std::size_t j = 0; j < op->operands.size(); ++j) {
           const ir::ValueId v = op->operands[j];
           if (!chain.count(v)) continue;
-          if (!here.count(v)) ok = false;  // read in a nested region: once per fill no more
+          // Read in a nested region: once per fill no more, unless it is the tile of a load outside
+          // loops (one slot), which every thread waits for once, before the first op that reads it
+          // (the code generator hoists that wait: attention's Q, read by every iteration).
+          if (!here.count(v) && !outer_ok.count(v)) ok = false;
           if (op->kind == OpKind::Mma && j < 2) {
             ++mmas[v];
             numel = std::max(numel, static_cast<int>(ctile::numel(k.type(op->results[0]).shape)));
           } else if (op->kind == OpKind::Permute || op->kind == OpKind::Reshape) {
-            const int n = view_reads(r, op->results[0]);
+            const int n = view_reads(r, op->results[0], outer_ok.count(v) > 0);
             if (n < 0) ok = false;
             else mmas[v] += n;
           } else if (!(op->kind == OpKind::For && j >= 3) && op->kind != OpKind::Yield) ok = false;

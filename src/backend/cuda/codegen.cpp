@@ -292,6 +292,11 @@ class Emitter {
   // from target.producer_bar).
   std::set<const ir::Op*> producer_;
   std::set<const ir::Op*> producer_only_;  // of those, the scalar ops only the producer's copies need
+  // TMA loads of one slot whose tile is read in a nested region (attention's Q, read by every
+  // iteration of the loop): every thread waits for the copy once, before the first op of the
+  // load's region that reads the tile (directly, through views, or in its regions), not at each
+  // product; a producer gets the slot back after the last such op.
+  std::set<const ir::Op*> hoisted_;
   std::int64_t first_bar_ = 0;
   bool ws() const { return k_.target.producer_warps > 0; }
   // The barrier where the consumers hand slots of ring `bar` back, and the tile block's.
@@ -445,6 +450,24 @@ class Emitter {
           }
       });
     }
+    // Hoisted waits: a one-slot TMA load whose chain (its views) is read inside a nested region.
+    std::function<void(const ir::Region&)> find_hoisted = [&](const ir::Region& r) {
+      for (const auto& op : r.ops) {
+        if (op->tma_map >= 0 && op->ring_slots == 1) {
+          const ir::Op* ld = op.get();
+          bool nested = false;
+          for (const auto& o : r.ops)
+            for (const ir::Region& sub : o->regions)
+              ir::walk(sub, [&](const ir::Op& x) {
+                for (ValueId v : x.operands)
+                  if (auto it = tma_of_.find(v); it != tma_of_.end() && it->second == ld) nested = true;
+              });
+          if (nested) hoisted_.insert(ld);
+        }
+        for (const ir::Region& sub : op->regions) find_hoisted(sub);
+      }
+    };
+    find_hoisted(k_.body);
     if (ws()) {
       std::vector<const ir::Op*> ops;
       CTILE_CHECK(ir::producer_ops(k_, &ops) && !tma_rings_.empty(), "cuda codegen: a producer warpgroup without TMA copies of its own");
@@ -732,8 +755,40 @@ class Emitter {
     return r == k_.grid_rank ? std::string("blk") : "blk_" + std::to_string(r);
   }
 
+  // True when `op` (or an op in its regions) reads a value of the chain of TMA load `ld`.
+  bool reads_chain(const ir::Op& op, const ir::Op* ld) const {
+    bool hit = false;
+    auto see = [&](const ir::Op& x) {
+      for (ValueId v : x.operands)
+        if (auto it = tma_of_.find(v); it != tma_of_.end() && it->second == ld && x.tma_map < 0) hit = true;
+    };
+    see(op);
+    for (const ir::Region& sub : op.regions) ir::walk(sub, see);
+    return hit;
+  }
+  // A hoisted load's slot index (from its tile's address) and ring names.
+  std::string hoisted_slot(const ir::Op& ld) const {
+    return "(int)(((const unsigned char*)" + name(ld.results[0]) + " - (ct_smem + " + std::to_string(ld.smem_offset) + ")) / " +
+           std::to_string(ld.smem_bytes / ld.ring_slots) + ")";
+  }
   void emit_region(const ir::Region& r) {
+    // The hoisted loads of this region (the load is one of its ops): the last op that reads each
+    // one's tile.
+    std::map<const ir::Op*, const ir::Op*> last_reader;
+    std::set<const ir::Op*> waited;
+    for (const auto& op : r.ops)
+      if (hoisted_.count(op.get()))
+        for (const auto& reader : r.ops)
+          if (reads_chain(*reader, op.get())) last_reader[op.get()] = reader.get();
     for (const auto& op : r.ops) {
+      for (const auto& [ld, last] : last_reader) {
+        (void)last;
+        if (waited.count(ld) || !reads_chain(*op, ld)) continue;
+        const std::string b = std::to_string(ld->tma_bar);
+        line("tr" + b + ".wait(tb" + b + ", " + hoisted_slot(*ld) + ");  // the TMA copy of " + name(ld->results[0]) +
+             ", read below");
+        waited.insert(ld);
+      }
       if (op->kind == OpKind::Yield) {
         // The next tile block's TMA copies may land where this one wrote its scratch.
         if (op->sync_after && !tma_rings_.empty() && &r == &k_.body)
@@ -744,6 +799,13 @@ class Emitter {
       }
       if (producer_only_.count(op.get())) continue;  // the producer warpgroup computes it
       emit_op(*op);
+      if (ws())
+        for (const auto& [ld, last] : last_reader)
+          if (last == op.get()) {
+            const std::string b = std::to_string(ld->tma_bar);
+            line("tr" + b + ".read(" + hoisted_slot(*ld) + ");");
+            line("tr" + b + ".retire_all(te" + b + ", team.lane == 0);  // " + name(ld->results[0]) + "'s slot, back to the producer");
+          }
       if (op->async_wait >= 0 && (op->kind == OpKind::For || op->kind == OpKind::While))
         line("ct::cp_async_wait<" + std::to_string(op->async_wait) + ">();  // the loop's copies, before its slots are reused");
       if (op->sync_after && (op->async_wait >= 0 || (op->kind != OpKind::For && op->kind != OpKind::While))) line("team.sync();");
@@ -1566,6 +1628,7 @@ class Emitter {
         continue;
       }
       const ir::Op& ld = *it->second;
+      if (hoisted_.count(&ld)) continue;  // waited for once, before the op that holds this product
       const std::string bar = std::to_string(ld.tma_bar), q = "q" + name(v);
       line("const int " + q + " = (int)(((const unsigned char*)" + name(v) + " - (ct_smem + " + std::to_string(ld.smem_offset) +
            ")) / " + std::to_string(ld.smem_bytes / ld.ring_slots) + ");");
@@ -1666,7 +1729,8 @@ class Emitter {
         if (ws()) {
           std::set<std::int64_t> rings;
           for (int j = 0; j < 2; ++j)
-            if (auto it = tma_of_.find(o->operands[static_cast<std::size_t>(j)]); it != tma_of_.end()) rings.insert(it->second->tma_bar);
+            if (auto it = tma_of_.find(o->operands[static_cast<std::size_t>(j)]); it != tma_of_.end() && !hoisted_.count(it->second))
+              rings.insert(it->second->tma_bar);
           for (std::int64_t bar : rings)
             line("tr" + std::to_string(bar) + ".retire_all(te" + std::to_string(bar) + ", team.lane == 0);");
         }

@@ -323,9 +323,8 @@ void add_tma_cases(std::vector<Case>& out) {
                     }});
   }
   // Attention prefill with its K and V blocks ([1, 1, 64, D] of [B, H, S, D]) copied by TMA
-  // through rank-4 tensor maps, q, k and v promised aligned with 16-element strides; the causal
-  // one also asks for a producer warpgroup (refused while Q, read by every iteration, keeps
-  // cp.async: the same code as without).
+  // through rank-4 tensor maps (Q too, its wait hoisted before the loop), q, k and v promised
+  // aligned with 16-element strides; the causal one with a producer warpgroup issuing them.
   for (const Case& c : out) {
     if (c.name != "attention_bf16" && c.name != "attention_bf16_causal") continue;
     const int ws = c.name == "attention_bf16_causal" ? 1 : 0;
