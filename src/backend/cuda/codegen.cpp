@@ -656,18 +656,27 @@ class Emitter {
       else emit_op(*op);
     }
   }
-  void emit_producer_for(const ir::Op& op) {
-    const std::string us = std::to_string(uid_++);
+  // A ct.for's block and its bounds lb<us>, ub<us>, st<us>.
+  void open_loop(const ir::Op& op, const std::string& us) {
     open("{" + comment(op));
     line("const long long lb" + us + " = " + name(op.operands[0]) + ", ub" + us + " = " + name(op.operands[1]) + ", st" + us +
          " = " + name(op.operands[2]) + ";");
-    const ir::Region& body = op.regions[0];
+  }
+  // Loads into rotating ring slots count the iterations from 0 (it<us>): true when the body has one.
+  bool begin_rotation(const ir::Region& body, const std::string& us) {
     bool rotating = false;
     for (const auto& o : body.ops) rotating = rotating || (o->ring_slots > 0 && o->ring_slot < 0);
     if (rotating) {
       line("int it" + us + " = 0;");
       iters_.push_back("it" + us);
     }
+    return rotating;
+  }
+  void emit_producer_for(const ir::Op& op) {
+    const std::string us = std::to_string(uid_++);
+    open_loop(op, us);
+    const ir::Region& body = op.regions[0];
+    const bool rotating = begin_rotation(body, us);
     // A step the consumers trap on ends the producer's loop.
     open("for (long long iv" + us + " = lb" + us + "; iv" + us + " < ub" + us + " && st" + us + " > 0;) {");
     line("const long long " + name(body.args[0]) + " = iv" + us + ";");
@@ -1687,9 +1696,7 @@ class Emitter {
     const std::string us = std::to_string(u);
     const std::size_t nc = op.results.size();
     declare_results(op);
-    open("{" + comment(op));
-    line("const long long lb" + us + " = " + name(op.operands[0]) + ", ub" + us + " = " + name(op.operands[1]) + ", st" + us +
-         " = " + name(op.operands[2]) + ";");
+    open_loop(op, us);
     line("if (st" + us + " <= 0) ct::trap_step_t(" + c_string(loc_str(op.loc)) + ", st" + us + ", team.leader());");
     std::vector<std::string> state;
     std::vector<ValueId> types;
@@ -1699,13 +1706,7 @@ class Emitter {
       line(decl_type(op.results[i]) + " " + state.back() + " = " + name(op.operands[3 + i]) + ";");
     }
     const ir::Region& body = op.regions[0];
-    // Loads into rotating ring slots count the iterations from 0.
-    bool rotating = false;
-    for (const auto& o : body.ops) rotating = rotating || (o->ring_slots > 0 && o->ring_slot < 0);
-    if (rotating) {
-      line("int it" + us + " = 0;");
-      iters_.push_back("it" + us);
-    }
+    const bool rotating = begin_rotation(body, us);
     open("for (long long iv" + us + " = lb" + us + "; iv" + us + " < ub" + us + ";) {");
     line("const long long " + name(body.args[0]) + " = iv" + us + ";");
     line("(void)" + name(body.args[0]) + ";");
