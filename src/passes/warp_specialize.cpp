@@ -30,7 +30,6 @@ class WarpSpecialize : public Pass {
     // Every tile copied into shared memory comes by TMA (a cp.async copy needs the tile block's
     // barrier before its product), and the copies can run on their own.
     bool all_tma = true;
-    std::int64_t slots = 0;
     ir::walk(k.body, [&](const ir::Op& op) {
       if ((op.kind == OpKind::Load || op.kind == OpKind::LoadPiece) && k.layout(op.results[0]).is_shared()) {
         all_tma = all_tma && op.tma_map >= 0;
@@ -44,10 +43,9 @@ class WarpSpecialize : public Pass {
       first = first < 0 ? op.tma_bar : std::min(first, op.tma_bar);
       end = std::max(end, op.tma_bar + 8 * op.ring_slots);
     });
-    slots = (end - first) / 8;
     k.target.producer_warps = 4;
     k.target.producer_bar = (k.target.smem_bytes + 7) / 8 * 8;
-    k.target.smem_bytes = k.target.producer_bar + 8 * slots + 8;
+    k.target.smem_bytes = k.target.producer_bar + (end - first) + 8;  // a barrier per slot, then the tile block's
   }
 };
 

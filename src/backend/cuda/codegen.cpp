@@ -781,23 +781,24 @@ class Emitter {
            std::to_string(ld.smem_bytes / ld.ring_slots) + ")";
   }
   void emit_region(const ir::Region& r) {
-    // The hoisted loads of this region (the load is one of its ops): the last op that reads each
-    // one's tile.
-    std::map<const ir::Op*, const ir::Op*> last_reader;
-    std::set<const ir::Op*> waited;
+    // The hoisted loads of this region (the load is one of its ops): the first and the last op
+    // that read each one's tile (the wait goes before the first, the slot back after the last).
+    std::map<const ir::Op*, std::pair<const ir::Op*, const ir::Op*>> readers;
     for (const auto& op : r.ops)
       if (hoisted_.count(op.get()))
         for (const auto& reader : r.ops)
-          if (reads_chain(*reader, op.get())) last_reader[op.get()] = reader.get();
+          if (reads_chain(*reader, op.get())) {
+            auto& [first, last] = readers[op.get()];
+            if (!first) first = reader.get();
+            last = reader.get();
+          }
     for (const auto& op : r.ops) {
-      for (const auto& [ld, last] : last_reader) {
-        (void)last;
-        if (waited.count(ld) || !reads_chain(*op, ld)) continue;
-        const std::string b = std::to_string(ld->tma_bar);
-        line("tr" + b + ".wait(tb" + b + ", " + hoisted_slot(*ld) + ");  // the TMA copy of " + name(ld->results[0]) +
-             ", read below");
-        waited.insert(ld);
-      }
+      for (const auto& [ld, fl] : readers)
+        if (fl.first == op.get()) {
+          const std::string b = std::to_string(ld->tma_bar);
+          line("tr" + b + ".wait(tb" + b + ", " + hoisted_slot(*ld) + ");  // the TMA copy of " + name(ld->results[0]) +
+               ", read below");
+        }
       if (op->kind == OpKind::Yield) {
         // The next tile block's TMA copies may land where this one wrote its scratch.
         if (op->sync_after && !tma_rings_.empty() && &r == &k_.body)
@@ -809,8 +810,8 @@ class Emitter {
       if (producer_only_.count(op.get())) continue;  // the producer warpgroup computes it
       emit_op(*op);
       if (ws())
-        for (const auto& [ld, last] : last_reader)
-          if (last == op.get()) {
+        for (const auto& [ld, fl] : readers)
+          if (fl.second == op.get()) {
             const std::string b = std::to_string(ld->tma_bar);
             line("tr" + b + ".read(" + hoisted_slot(*ld) + ");");
             line("tr" + b + ".retire_all(te" + b + ", team.lane == 0);  // " + name(ld->results[0]) + "'s slot, back to the producer");
