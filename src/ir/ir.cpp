@@ -93,6 +93,7 @@ void copy_attributes(const Op& from, Op& to) {
   to.async_wait = from.async_wait;
   to.in_flight = from.in_flight;
   to.remat = from.remat;
+  to.fused = from.fused;
 }
 
 namespace {

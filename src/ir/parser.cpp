@@ -477,6 +477,7 @@ class Parser {
       if (key == "tensor_core") { op.tensor_core = true; continue; }
       if (key == "in_flight") { op.in_flight = true; continue; }
       if (key == "remat") { op.remat = true; continue; }
+      if (key == "fused") { op.fused = true; continue; }
       if (key == "exclusive") { op.exclusive = true; continue; }
       if (key == "reverse") { op.reverse = true; continue; }
       expect('=');

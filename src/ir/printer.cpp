@@ -156,6 +156,7 @@ class Printer {
     if (op.async_wait >= 0) more("async_wait = " + std::to_string(op.async_wait));
     if (op.in_flight) more("in_flight");
     if (op.remat) more("remat");
+    if (op.fused) more("fused");
     return a.str();
   }
 

@@ -1,4 +1,5 @@
 // The pass manager, the registry of passes by name, and the pipelines (pass.hpp).
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -24,8 +25,10 @@ const Entry kPasses[] = {
     {"constant-fold", make_constant_fold},
     {"cse", make_cse},
     {"dce", make_dead_code},
+    {"fuse-elementwise", make_fuse_elementwise},
     {"layout-assignment", make_layout_assignment},
     {"loop-prefetch", make_loop_prefetch},
+    {"narrow-index", make_narrow_index},
     {"occupancy", make_occupancy},
     {"precision", make_precision},
     {"remat", make_remat},
@@ -38,6 +41,31 @@ std::string file_safe(const std::string& s) {
   std::string r;
   for (char c : s) r += (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-') ? c : '_';
   return r.substr(0, 80);
+}
+
+// CTILE_SKIP_PASSES (experiments, A/B in one process): a comma-separated list of passes the
+// pipelines leave out. Only passes that optimise may be named: without them a kernel is still
+// correct (the differential suites run with them skipped too).
+const char* const kSkippable[] = {"narrow-index", "fuse-elementwise", "remat", "occupancy", "schedule", "cse"};
+
+std::vector<std::string> skipped_passes() {
+  std::vector<std::string> r;
+  const char* e = std::getenv("CTILE_SKIP_PASSES");
+  if (!e || !*e) return r;
+  std::string s = e;
+  for (std::size_t at = 0; at <= s.size();) {
+    const std::size_t end = std::min(s.find(',', at), s.size());
+    const std::string name = s.substr(at, end - at);
+    at = end + 1;
+    if (name.empty()) continue;
+    if (std::find_if(std::begin(kSkippable), std::end(kSkippable), [&](const char* x) { return name == x; }) == std::end(kSkippable)) {
+      std::string known;
+      for (const char* x : kSkippable) known += (known.empty() ? "" : ", ") + std::string(x);
+      throw UserError(detail::cat("CTILE_SKIP_PASSES: '", name, "' is not a pass that may be skipped (", known, ")"));
+    }
+    r.push_back(name);
+  }
+  return r;
 }
 
 }  // namespace
@@ -67,8 +95,10 @@ void PassManager::run(ir::Kernel& k, const PassContext& ctx) const {
     if (ec) throw UserError(detail::cat("CTILE_DUMP_PASSES: cannot create ", out.string(), ": ", ec.message()));
     std::ofstream(out / "00-input.ir") << ir::print(k, {.locations = true});
   }
+  const std::vector<std::string> skip = skipped_passes();
   int n = 0;
   for (const auto& p : passes_) {
+    if (std::find(skip.begin(), skip.end(), p->name()) != skip.end()) continue;
     p->run(k, ctx);
     ++n;
     if (ctx.verify_each) {
@@ -113,7 +143,7 @@ PassManager cuda_pipeline() {
   // memory of what remains; before that, tiles kept across a reduction that are cheaper to compute
   // again are computed again (remat), and the occupancy target follows from the registers left;
   // last, TMA copies may move to a producer warpgroup of their own (warp-specialize).
-  pm.add("batch-mma").add("loop-prefetch").add("layout-assignment").add("canonicalize").add("cse").add("dce").add("bounds").add("schedule").add("remat").add("occupancy").add("smem-alloc").add("warp-specialize");
+  pm.add("batch-mma").add("loop-prefetch").add("narrow-index").add("layout-assignment").add("canonicalize").add("cse").add("dce").add("bounds").add("schedule").add("remat").add("fuse-elementwise").add("occupancy").add("smem-alloc").add("warp-specialize");
   return pm;
 }
 

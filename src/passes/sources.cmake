@@ -10,7 +10,9 @@ list(APPEND CTILE_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/constant_fold.cpp
   ${CMAKE_CURRENT_LIST_DIR}/cse.cpp
   ${CMAKE_CURRENT_LIST_DIR}/dead_code.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/fuse_elementwise.cpp
   ${CMAKE_CURRENT_LIST_DIR}/layout_assignment.cpp
   ${CMAKE_CURRENT_LIST_DIR}/loop_prefetch.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/narrow_index.cpp
   ${CMAKE_CURRENT_LIST_DIR}/precision.cpp
   ${CMAKE_CURRENT_LIST_DIR}/warp_specialize.cpp)

@@ -233,6 +233,10 @@ struct Op {
   // hides its input from the CUDA compiler's common-subexpression elimination, so the copy is not
   // merged back into the original.
   bool remat = false;
+  // Set by the fuse-elementwise pass on an element-wise op whose only user reads it element by
+  // element: the CUDA emitter computes it inside that user's expression, one element at a time,
+  // instead of into registers of its own.
+  bool fused = false;
 };
 
 // Facts about a tensor parameter that hold for every launch of one specialisation. The launcher

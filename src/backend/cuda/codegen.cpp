@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <set>
 #include <sstream>
@@ -279,6 +280,8 @@ class Emitter {
   std::int64_t smem_per_block_ = 0;
   bool swizzled_ = false;  // the kernel holds swizzled tiles (wgmma operands)
   std::map<ValueId, ValueId> in_place_;  // an in-flight wgmma's result -> the region argument it aliases
+  // A fused value (fuse-elementwise) -> its element `r` as an expression, written where it is read.
+  mutable std::map<ValueId, std::function<std::string(const std::string&)>> fused_;
   std::string entry_;
   std::ostringstream out_;
   std::ostringstream funcs_;  // the combine functions of ct.reduce_with / ct.scan_with, before the kernel
@@ -337,7 +340,10 @@ class Emitter {
   std::string decl(ValueId v) const { return decl_type(v) + " " + name(v); }
   bool packed(ValueId v) const { return !rep(v) && dtype_size(type(v).dtype) == 2 && regs(v) % 2 == 0; }
   // Element `r` (a C++ expression) of v.
-  std::string get(ValueId v, const std::string& r) const { return rep(v) ? name(v) : name(v) + ".get(" + r + ")"; }
+  std::string get(ValueId v, const std::string& r) const {
+    if (auto f = fused_.find(v); f != fused_.end()) return "(" + f->second(r) + ")";
+    return rep(v) ? name(v) : name(v) + ".get(" + r + ")";
+  }
   std::string td(ValueId v) const {
     const int t = tensor_.at(static_cast<std::size_t>(v));
     CTILE_CHECK(t >= 0, "cuda codegen: value %", v, " is not a tensor");
@@ -834,8 +840,42 @@ class Emitter {
 
   // ---- element-wise ----
   // Emits `result = expr(r)` for every register; `expr` gets the register index expression.
+  // `expr` (element r of op's result), with each fused operand that op reads more than once
+  // computed once per element: bound to a parameter of a lambda called in place (d * d of a fused
+  // d computes d once).
   template <class F>
-  void each(const ir::Op& op, ValueId res, F expr) {
+  std::function<std::string(const std::string&)> with_lets(const ir::Op& op, F expr) const {
+    std::vector<ValueId> again;
+    for (std::size_t i = 0; i < op.operands.size(); ++i) {
+      const ValueId v = op.operands[i];
+      if (!fused_.count(v) || std::find(again.begin(), again.end(), v) != again.end()) continue;
+      if (std::count(op.operands.begin(), op.operands.end(), v) > 1) again.push_back(v);
+    }
+    if (again.empty()) return expr;
+    return [this, again, expr](const std::string& r) {
+      std::string params, args;
+      std::map<ValueId, std::function<std::string(const std::string&)>> saved;
+      for (ValueId v : again) {
+        const std::string p = "f" + name(v) + "_";
+        params += std::string(params.empty() ? "" : ", ") + "const auto " + p;
+        args += std::string(args.empty() ? "" : ", ") + fused_.at(v)(r);
+        saved[v] = fused_.at(v);
+        fused_[v] = [p](const std::string&) { return p; };
+      }
+      const std::string body = expr(r);
+      for (auto& [v, f] : saved) fused_[v] = f;
+      return "[&](" + params + ") { return " + body + "; }(" + args + ")";
+    };
+  }
+
+  // A fused result (op.fused) is not written here: its user's expression computes it, element by element.
+  template <class F>
+  void each(const ir::Op& op, ValueId res, F expr_once) {
+    const auto expr = with_lets(op, expr_once);
+    if (op.fused && !rep(res)) {
+      fused_[res] = expr;
+      return line("// " + name(res) + ": fused into its user" + comment(op));
+    }
     if (rep(res)) return line("const " + ct(res) + " " + name(res) + " = " + expr(std::string("0")) + ";" + comment(op));
     line(decl(res) + ";" + comment(op));
     const std::string R = std::to_string(regs(res));
@@ -891,7 +931,7 @@ class Emitter {
     const DType from = type(x).dtype, to = type(r0).dtype;
     // Packed pairs of 16-bit floats: one conversion instruction per pair (bf16, f16).
     const bool half = to == DType::bf16 || to == DType::f16, half_src = from == DType::bf16 || from == DType::f16;
-    if (!rep(r0) && packed(r0) && half && from == DType::f32) {
+    if (!rep(r0) && !op.fused && packed(r0) && half && from == DType::f32) {
       const std::string fn = to == DType::bf16 ? "ct::pack_bf16x2(" : "ct::pack_f16x2(";
       line(decl(r0) + ";" + comment(op));
       return line("CT_PAIRS(" + std::to_string(regs(r0)) + ") " + name(r0) + ".w[q] = " + fn + get(x, "2 * q") + ", " +
@@ -899,6 +939,11 @@ class Emitter {
     }
     if (!rep(r0) && packed(x) && half_src && to == DType::f32) {
       const std::string p = from == DType::bf16 ? "ct::bf16_" : "ct::f16_";
+      if (op.fused)  // element r: a half of register r / 2 (read through ct::opaque for a remat copy)
+        return each(op, r0, [=, this, &op](const std::string& r) {
+          const std::string w = name(x) + ".w[(" + r + ") >> 1]", word = op.remat ? "ct::opaque(" + w + ")" : w;
+          return "((" + r + ") & 1 ? " + p + "hi(" + word + ") : " + p + "lo(" + word + "))";
+        });
       line(decl(r0) + ";" + comment(op));
       // A remat copy reads the words through ct::opaque (else the CUDA compiler merges it back).
       const std::string w = op.remat ? "w_" : name(x) + ".w[q]";
@@ -906,7 +951,7 @@ class Emitter {
                   (op.remat ? "const ct::u32 w_ = ct::opaque(" + name(x) + ".w[q]); " : std::string()) + name(r0) + ".v[2 * q] = " +
                   p + "lo(" + w + "); " + name(r0) + ".v[2 * q + 1] = " + p + "hi(" + w + "); }");
     }
-    each(op, r0, [&](const std::string& r) { return "ct::convert<" + ct(r0) + ">(" + get(x, r) + ")"; });
+    each(op, r0, [=, this, &op](const std::string& r) { return "ct::convert<" + ct(r0) + ">(" + get(x, r) + ")"; });
   }
 
   // ---- ops ----
@@ -997,19 +1042,19 @@ class Emitter {
       }
       case OpKind::Constant: {
         const std::string c = literal(type(r0).dtype, op.value);
-        return each(op, r0, [&](const std::string&) { return c; });
+        return each(op, r0, [=, this, &op](const std::string&) { return c; });
       }
       case OpKind::Iota:
         if (rep(r0)) return line("const " + ct(r0) + " " + name(r0) + " = ct::convert<" + ct(r0) + ">(0LL);" + comment(op));
         // A remat copy starts from an opaque copy of the thread's position (see emit_convert).
         if (op.remat) line("const int " + name(r0) + "_tp = ct::opaque(" + tp(r0) + ");");
-        return each(op, r0, [&](const std::string& r) {
+        return each(op, r0, [=, this, &op](const std::string& r) {
           const std::string t = op.remat ? name(r0) + "_tp" : tp(r0);
           return "ct::convert<" + ct(r0) + ">((long long)(" + t + " + " + D(r0) + "::reg(" + r + ")))";
         });
       case OpKind::Broadcast: {
         const ValueId x = o[0];
-        if (rep(x)) return each(op, r0, [&](const std::string&) { return name(x); });
+        if (rep(x)) return each(op, r0, [=, this, &op](const std::string&) { return name(x); });
         // Result register r holds the source register of its non-stretched bits.
         const Layout& R = lay(r0);
         const Shape& from = type(x).shape;
@@ -1022,10 +1067,11 @@ class Emitter {
         }
         for (std::size_t kk = 0; kk < R.reg.size(); ++kk)
           if (from[static_cast<std::size_t>(bit_dim[static_cast<std::size_t>(R.reg[kk])])] != 1) keep |= 1 << kk;
-        return each(op, r0, [&](const std::string& r) { return get(x, "ct::pext(" + r + ", " + std::to_string(keep) + ")"); });
+        return each(op, r0, [=, this, &op](const std::string& r) { return get(x, "ct::pext(" + r + ", " + std::to_string(keep) + ")"); });
       }
       case OpKind::Reshape:
       case OpKind::Permute:  // a relabelling of the same registers (ir::permute)
+        if (fused_.count(o[0])) return each(op, r0, [=, this](const std::string& r) { return get(o[0], r); });
         return line(decl(r0) + " = " + name(o[0]) + ";" + comment(op));
       case OpKind::ConvertLayout: return emit_convert_layout(op);
       case OpKind::Extract: {
@@ -1046,40 +1092,40 @@ class Emitter {
       case OpKind::Unary: {
         const std::string f = unary_fn(op);
         if (extra_ftz(op))
-          return each(op, r0, [&](const std::string& r) {
+          return each(op, r0, [=, this, &op](const std::string& r) {
             return "ct::with_ftz<" + ct(r0) + ">([](" + ct(r0) + " a) { return " + f + "(a); }, " + get(o[0], r) + ")";
           });
-        return each(op, r0, [&](const std::string& r) { return f + "(" + get(o[0], r) + ")"; });
+        return each(op, r0, [=, this, &op](const std::string& r) { return f + "(" + get(o[0], r) + ")"; });
       }
       case OpKind::Binary: {
         const std::string f = binary_fn(op);
         if (extra_ftz(op))
-          return each(op, r0, [&](const std::string& r) {
+          return each(op, r0, [=, this, &op](const std::string& r) {
             return "ct::with_ftz<" + ct(r0) + ">([](" + ct(r0) + " a, " + ct(r0) + " b) { return " + f + "(a, b); }, " +
                    get(o[0], r) + ", " + get(o[1], r) + ")";
           });
-        return each(op, r0, [&](const std::string& r) { return f + "(" + get(o[0], r) + ", " + get(o[1], r) + ")"; });
+        return each(op, r0, [=, this, &op](const std::string& r) { return f + "(" + get(o[0], r) + ", " + get(o[1], r) + ")"; });
       }
       case OpKind::Fma:
-        return each(op, r0, [&](const std::string& r) {
+        return each(op, r0, [=, this, &op](const std::string& r) {
           return "ct::op_fma(" + get(o[0], r) + ", " + get(o[1], r) + ", " + get(o[2], r) + ")";
         });
       case OpKind::Cmp: {
         static const char* fns[] = {"op_eq", "op_ne", "op_lt", "op_le", "op_gt", "op_ge"};
-        return each(op, r0, [&](const std::string& r) {
+        return each(op, r0, [=, this, &op](const std::string& r) {
           return std::string("ct::") + fns[static_cast<int>(op.cmp)] + "(" + get(o[0], r) + ", " + get(o[1], r) + ")";
         });
       }
       case OpKind::Select:
-        return each(op, r0, [&](const std::string& r) {
+        return each(op, r0, [=, this, &op](const std::string& r) {
           return "(" + get(o[0], r) + " ? " + get(o[1], r) + " : " + get(o[2], r) + ")";
         });
       case OpKind::Convert: return emit_convert(op);
       case OpKind::Bitcast:
-        return each(op, r0, [&](const std::string& r) { return "ct::op_bitcast<" + ct(r0) + ">(" + get(o[0], r) + ")"; });
+        return each(op, r0, [=, this, &op](const std::string& r) { return "ct::op_bitcast<" + ct(r0) + ">(" + get(o[0], r) + ")"; });
       case OpKind::Random: {
         const char* f = op.random == ir::RandomDist::Bits ? "ct::philox::bits_at(" : op.random == ir::RandomDist::Uniform ? "ct::philox::uniform_at(" : "ct::philox::normal_at(";
-        return each(op, r0, [&](const std::string& r) { return f + get(o[0], r) + ", " + get(o[1], r) + ")"; });
+        return each(op, r0, [=, this, &op](const std::string& r) { return f + get(o[0], r) + ", " + get(o[1], r) + ")"; });
       }
       case OpKind::Reduce: return emit_reduce(op);
       case OpKind::Scan: return emit_scan(op);
@@ -1377,6 +1423,19 @@ class Emitter {
     const int shift = ab.shift, rmask = ab.rmask, lmask = ab.lmask, wmask = ab.wmask;
     const std::string scratch = op.smem_offset >= 0 ? smem(op, "unsigned char") : "(unsigned char*)nullptr";
     const std::string o = reduce_op(op, d, false);
+    if (fused_.count(x)) {  // the elements computed as the reduction reads them (fuse-elementwise)
+      const std::string src = "[&](int r, int k_) { return " + o + "::lift(" + get(x, "r") + ", k_); }";
+      if (rep(r))
+        return line("const " + ct(r) + " " + name(r) + " = " + o + "::finish(ct::reduce_one_by<" + o + ", " + D(x) + ", " +
+                    std::to_string(lmask) + ", " + std::to_string(wmask) + ">(" + src + ", " + scratch + ", " + tp(x) +
+                    ", team));" + comment(op));
+      line(decl(r) + ";" + comment(op));
+      return line("ct::reduce_by<" + o + ", " + D(x) + ", " + D(r) + ", " + std::to_string(shift) + ", " +
+                  std::to_string(sh[static_cast<std::size_t>(op.axis)]) + ", " + std::to_string(rmask) + ", " +
+                  std::to_string(lmask) + ", " + std::to_string(wmask) + ">(" + src + ", [&](int i, const " + o +
+                  "::Acc& a) { " + name(r) + ".set(i, " + o + "::finish(a)); }, " + scratch + ", " + tp(x) + ", " + tp(r) +
+                  ", team);");
+    }
     if (rep(r))
       return line("const " + ct(r) + " " + name(r) + " = ct::reduce_one<" + o + ", " + D(x) + ", 0, " + std::to_string(lmask) +
                   ", " + std::to_string(wmask) + ">(" + name(x) + ", " + scratch + ", " + tp(x) + ", team);" + comment(op));
