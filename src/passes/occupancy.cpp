@@ -7,11 +7,15 @@
 // comes from an estimate, not a constant.
 //
 // The estimate: the most registers of tiles live across one reduction (tiles defined before a
-// ct.reduce / ct.scan and used after it; thread_words in rewrite.hpp), doubled for the addresses,
-// indices and temporaries around them (measured with ptxas on the benchmark's row kernels: RMSNorm
-// and softmax keep 32 registers of tiles across, for 32 elements a thread, and fit 64 without
-// spills; LayerNorm keeps 48 and fits 96; 40 and 80 spill). The target is the most CTAs of that budget that fit the SM's 64K
-// registers and 2048 threads, set when it is at least 2. Kernels with loops or matrix products
+// ct.reduce / ct.scan and used after it; thread_words in rewrite.hpp), plus 32 for the addresses,
+// indices and temporaries around them; the target is the most CTAs of that budget that fit the
+// SM's 64K registers and 2048 threads, set when it is at least 2. When that leaves one CTA, a
+// budget of the live tiles plus 16 is tried: a second CTA per SM pays for a few bytes of spills
+// on cold paths. Measured on the H100 (docs/perf/2026-12-05-h100/NOTES.md, session 15: LayerNorm with its element-wise
+// chains fused, 48 registers of tiles across the variance at 32 elements a thread): 80 registers
+// (6 CTAs of 128 threads, 3 of 256) beat 96 and 64, and at 512 threads 64 registers (2 CTAs, 40
+// bytes of spills) run at 2.59 TB/s against 1.94 for one CTA. RMSNorm and softmax keep 32 registers
+// of tiles across and fit 64. Kernels with loops or matrix products
 // keep their target (their accumulators and pipelines are not in this estimate), as does a kernel
 // without a reduction or whose option min_ctas_per_sm is set (1 turns the choice off).
 #include <algorithm>
@@ -29,6 +33,10 @@ using ir::ValueId;
 
 constexpr int kRegistersPerSm = 65536;
 constexpr int kThreadsPerSm = 2048;
+// Registers for the addresses, indices and temporaries around the tiles live across a reduction,
+// and the tighter allowance tried when the first leaves one CTA per SM (see the file comment).
+constexpr int kTemporaries = 32;
+constexpr int kTemporariesTight = 16;
 
 bool is_loop_or_product(const ir::Op& op) {
   return op.kind == OpKind::For || op.kind == OpKind::While || op.kind == OpKind::Mma;
@@ -49,8 +57,12 @@ class Occupancy : public Pass {
     const double live = most_live(k.body);
     if (live <= 0) return;
     const int threads = 32 * k.target.warps * k.target.blocks_per_cta;
-    const int budget = std::max(32, (static_cast<int>(2 * live) + 7) / 8 * 8);
-    const int ctas = std::min(kRegistersPerSm / (threads * budget), kThreadsPerSm / threads);
+    auto ctas_for = [&](int extra) {
+      const int budget = std::max(32, (static_cast<int>(live) + extra + 7) / 8 * 8);
+      return std::min(kRegistersPerSm / (threads * budget), kThreadsPerSm / threads);
+    };
+    int ctas = ctas_for(kTemporaries);
+    if (ctas < 2) ctas = ctas_for(kTemporariesTight);
     if (ctas >= 2) k.target.min_ctas = ctas;
   }
 
