@@ -33,7 +33,9 @@ TEST_P(Compile, Sm80AndSm90a) {
     EXPECT_LE(g.threads, 1024);
     EXPECT_EQ(g.threads % 32, 0);
     // A power of two, or warps of whole warpgroups and a producer warpgroup (warp specialisation).
-    if (g.threads & (g.threads - 1)) EXPECT_EQ(g.threads % 128, 0) << g.threads;
+    if (g.threads & (g.threads - 1)) {
+      EXPECT_EQ(g.threads % 128, 0) << g.threads;
+    }
     EXPECT_EQ(g.smem_bytes % 16, 0u);
     if (const char* dir = std::getenv("CTILE_CUDA_DUMP"); dir && *dir)  // for reading the generated code
       std::ofstream(std::string(dir) + "/" + c.name + "_sm" + std::to_string(sm) + ".cu") << g.source;
