@@ -5,7 +5,8 @@
 // and the remat pass does not compute 64-bit tiles again after a reduction, so LayerNorm's masked
 // d = where(inside, x - mean, 0) stays in f32 registers across the variance's reduction.
 //
-//   cmp P (reshape*(iota_i64 [+ broadcast(s)]), broadcast(n))        (or the operands swapped)
+//   cmp P (reshape*(reshape*(iota_i64) [+ broadcast(s)]), broadcast(n))   (or the operands swapped;
+//                                                                       n may be a constant tile)
 //     -> cmp P (reshape(iota_i32), broadcast(i32(clamp(n - s, -1, L))))
 //
 // where L is the iota's length. For iota in [0, L), `iota + s P n` equals `iota P n - s`, and
@@ -70,11 +71,17 @@ class NarrowIndex : public Pass {
     v = through_reshapes(v);
     return type(v).is_tile() && numel(type(v).shape) == 1 ? v : ir::kNoValue;
   }
-  // The scalar every element of `v` equals (a broadcast of a one-element value, through reshapes).
+  // The scalar every element of `v` equals (a broadcast of a one-element value, through reshapes),
+  // or a constant of any shape (the rewrite makes a scalar of its value).
   ValueId splat_of(ValueId v) const {
     if (const ValueId s = scalar_of(v); s != ir::kNoValue) return s;
     const ir::Op* d = defs_->of(through_reshapes(v));
+    if (d && d->kind == OpKind::Constant) return d->results[0];
     return d && d->kind == OpKind::Broadcast ? scalar_of(d->operands[0]) : ir::kNoValue;
+  }
+  const ir::Op* constant_op(ValueId v) const {
+    const ir::Op* d = defs_->of(v);
+    return d && d->kind == OpKind::Constant ? d : nullptr;
   }
   // A 1-D i64 iota.
   bool is_iota(ValueId v) const {
@@ -84,7 +91,9 @@ class NarrowIndex : public Pass {
 
   // The range of an i64 scalar, when the pass can bound it.
   std::optional<Range> range(ValueId v, int depth = 0) const {
-    if (!is_i64(v) || numel(type(v).shape) != 1 || depth > kMaxDepth) return std::nullopt;
+    if (!is_i64(v) || depth > kMaxDepth) return std::nullopt;
+    if (const ir::Op* c = constant_op(v)) return Range{c->value.i, c->value.i};
+    if (numel(type(v).shape) != 1) return std::nullopt;
     const ir::Op* d = defs_->of(v);
     if (!d) return std::nullopt;
     switch (d->kind) {
@@ -126,11 +135,12 @@ class NarrowIndex : public Pass {
       return true;
     }
     const ir::Op* d = defs_->of(base);
-    if (!d || d->kind != OpKind::Binary || d->binary != ir::BinaryFn::Add || !is_i64(base) || type(base).shape.size() != 1)
-      return false;
+    if (!d || d->kind != OpKind::Binary || d->binary != ir::BinaryFn::Add || !is_i64(base)) return false;
     for (int side = 0; side < 2; ++side) {
-      const ValueId x = d->operands[static_cast<std::size_t>(side)], y = d->operands[static_cast<std::size_t>(1 - side)];
-      if (!is_iota(x)) continue;
+      // The iota, reshaped or not: element e of the sum is e + s in row-major order either way.
+      const ValueId x = through_reshapes(d->operands[static_cast<std::size_t>(side)]);
+      const ValueId y = d->operands[static_cast<std::size_t>(1 - side)];
+      if (!is_iota(x) || numel(type(x).shape) != numel(type(base).shape)) continue;
       const ValueId s = splat_of(y);
       if (s == ir::kNoValue) continue;
       iota = x;
@@ -185,8 +195,10 @@ class NarrowIndex : public Pass {
     auto binary = [&](ir::BinaryFn fn, ValueId a, ValueId b) {
       return at.build(OpKind::Binary, {a, b}, loc, {i64}, [&](ir::Op& o) { o.binary = fn; }).results[0];
     };
-    auto as_scalar = [&](ValueId v) {  // one-element tiles of any rank, as the i64 scalar
-      return type(v).shape.empty() ? v : at.build(OpKind::Reshape, {v}, loc, {i64}).results[0];
+    auto as_scalar = [&](ValueId v) {  // one-element tiles of any rank, or a constant, as the i64 scalar
+      if (type(v).shape.empty()) return v;
+      if (const ir::Op* c = constant_op(v); c && numel(type(v).shape) != 1) return constant(c->value.i);
+      return at.build(OpKind::Reshape, {v}, loc, {i64}).results[0];
     };
     ValueId t = as_scalar(bound);
     if (offset != ir::kNoValue) t = binary(ir::BinaryFn::Sub, t, as_scalar(offset));

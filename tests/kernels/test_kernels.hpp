@@ -324,6 +324,29 @@ inline void softmax_bf16(ct::Mut<ct::bf16, 2> out, ct::Ref<ct::bf16, 2> x) {
   out.store((e / ct::sum(e, 1, true)).to<ct::bf16>());
 }
 
+// Column masks of the forms the narrow-index pass rewrites (an i64 iota plus the tile's offset
+// against the extent or a constant, every predicate, the index on either side, the iota reshaped
+// before or after the add) and two it leaves alone (a bound from a division, an offset compared
+// with a scalar argument): mask i adds 2^i to x, so every mask of every element is checked.
+inline void column_masks(ct::Mut<float, 2> y, ct::Ref<float, 2> x, ct::Scalar<std::int64_t> s) {
+  auto [row, col] = y.tile_index();
+  (void)row;
+  const auto [bm, bn] = y.tile_shape();
+  (void)bm;
+  auto n = x.extent(1);
+  auto idx = (ct::iota<std::int64_t>(bn) + col * bn).reshape({1, bn});
+  auto idx2 = ct::iota<std::int64_t>(bn).reshape({1, bn}) + col * bn;
+  const ct::Tile<bool> masks[] = {idx < n,      idx <= n - 3, n > idx,        idx >= n / 2,
+                                  idx == n - 1, idx2 != s,    idx2 > n - 5, idx < 37};
+  auto acc = ct::load_like(x, y);
+  float bit = 1.0f;
+  for (const auto& m : masks) {
+    acc = ct::where(m, acc + bit, acc);
+    bit *= 2.0f;
+  }
+  y.store(acc);
+}
+
 inline void layer_norm(ct::Mut<ct::bf16, 2> y, ct::Ref<ct::bf16, 2> x, ct::Ref<ct::bf16, 1> w, ct::Ref<ct::bf16, 1> b,
                 ct::Scalar<float> eps) {
   const auto [bm, bn] = y.tile_shape();

@@ -148,6 +148,9 @@ void add_traced_cases(std::vector<Case>& out) {
   add("gather_rows", [] {
     return ct::trace(gather_rows, "gather_rows", {piece(D::f32, {4, 8}), ref(D::f32, 2), ref(D::i32, 1)}, 2);
   });
+  add("column_masks", [] {
+    return ct::trace(column_masks, "column_masks", {piece(D::f32, {2, 64}), ref(D::f32, 2), scalar(D::i64)}, 2);
+  });
   add("reverse_piece", [] { return ct::trace(reverse_piece, "reverse_piece", {piece(D::f32, {32}), ref(D::f32, 1)}, 1); });
   add("histogram", [] { return ct::trace(histogram, "histogram", {atomic(D::i64, 1), ref(D::i32, 1)}, 1); });
   add("collatz", [] { return ct::trace(collatz, "collatz", {piece(D::i64, {1}), ref(D::i64, 1)}, 1); });
