@@ -287,6 +287,12 @@ CT_DEV bool op_gt(T a, T b) { return up(a) > up(b); }
 template <class T>
 CT_DEV bool op_ge(T a, T b) { return up(a) >= up(b); }
 
+// ct.select: both operands are evaluated (they are pure), then one is picked, as the unfused code
+// does; a C++ `c ? a : b` over a fused expression would evaluate one side only, behind a branch per
+// element (an exp2 with its slow path on one side: a divergent call instead of a select).
+template <class T>
+CT_DEV T op_select(bool c, T a, T b) { return c ? a : b; }
+
 // ---- precision variants (docs/ir.md, "Numerics"): the generated code names the one the op's
 // rounding attribute asks for. f16/bf16 compute in f32; approx exists for f32 compute only.
 CT_DEV float flush(float x) { return fabsf(x) < 1.17549435e-38f ? copysignf(0.0f, x) : x; }

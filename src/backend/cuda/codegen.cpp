@@ -282,6 +282,23 @@ class Emitter {
   std::map<ValueId, ValueId> in_place_;  // an in-flight wgmma's result -> the region argument it aliases
   // A fused value (fuse-elementwise) -> its element `r` as an expression, written where it is read.
   mutable std::map<ValueId, std::function<std::string(const std::string&)>> fused_;
+  std::map<ValueId, const ir::Op*> fused_op_;  // a fused value -> its op
+
+  // Whether fused value v's expression calls something costly: a function other than neg, abs and
+  // not, or a division, remainder, power or atan2.
+  bool costly(ValueId v) const {
+    auto it = fused_op_.find(v);
+    if (it == fused_op_.end()) return false;
+    const ir::Op& d = *it->second;
+    if (d.kind == OpKind::Unary && d.unary != ir::UnaryFn::Neg && d.unary != ir::UnaryFn::Abs && d.unary != ir::UnaryFn::Not)
+      return true;
+    if (d.kind == OpKind::Binary && (d.binary == ir::BinaryFn::Div || d.binary == ir::BinaryFn::Rem ||
+                                     d.binary == ir::BinaryFn::Pow || d.binary == ir::BinaryFn::Atan2))
+      return true;
+    for (ValueId x : d.operands)
+      if (costly(x)) return true;
+    return false;
+  }
   std::string entry_;
   std::ostringstream out_;
   std::ostringstream funcs_;  // the combine functions of ct.reduce_with / ct.scan_with, before the kernel
@@ -874,6 +891,7 @@ class Emitter {
     const auto expr = with_lets(op, expr_once);
     if (op.fused && !rep(res)) {
       fused_[res] = expr;
+      fused_op_[res] = &op;
       return line("// " + name(res) + ": fused into its user" + comment(op));
     }
     if (rep(res)) return line("const " + ct(res) + " " + name(res) + " = " + expr(std::string("0")) + ";" + comment(op));
@@ -1117,6 +1135,12 @@ class Emitter {
         });
       }
       case OpKind::Select:
+        // A fused operand that calls something costly is evaluated unconditionally (ct::op_select);
+        // C++'s `?:` would evaluate it behind a branch per element.
+        if (costly(o[1]) || costly(o[2]))
+          return each(op, r0, [=, this, &op](const std::string& r) {
+            return "ct::op_select<" + ct(r0) + ">(" + get(o[0], r) + ", " + get(o[1], r) + ", " + get(o[2], r) + ")";
+          });
         return each(op, r0, [=, this, &op](const std::string& r) {
           return "(" + get(o[0], r) + " ? " + get(o[1], r) + " : " + get(o[2], r) + ")";
         });
