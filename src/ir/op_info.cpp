@@ -573,4 +573,12 @@ bool takes_nan_policy(const Op& op) {
   return false;
 }
 
+bool calls_function(const Op& op) {
+  if (op.kind == OpKind::Unary) return op.unary != UnaryFn::Neg && op.unary != UnaryFn::Abs && op.unary != UnaryFn::Not;
+  if (op.kind == OpKind::Binary)
+    return op.binary == BinaryFn::Div || op.binary == BinaryFn::Rem || op.binary == BinaryFn::Pow ||
+           op.binary == BinaryFn::Atan2;
+  return false;
+}
+
 }  // namespace ctile::ir

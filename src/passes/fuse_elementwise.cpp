@@ -82,8 +82,7 @@ class FuseElementwise : public Pass {
   }
 
   void region(ir::Region& r) {
-    // Position and epoch (reductions before it) of each op of this region, and its users here.
-    std::map<ValueId, std::size_t> def;
+    // The epoch (reductions before it) of each op of this region, and each value's users here.
     std::vector<int> epoch(r.ops.size(), 0);
     std::map<ValueId, std::vector<std::size_t>> users;
     int e = 0;
@@ -94,7 +93,6 @@ class FuseElementwise : public Pass {
         auto& u = users[v];
         if (u.empty() || u.back() != i) u.push_back(i);
       }
-      for (ValueId res : op.results) def[res] = i;
       if (is_reduction(op)) ++e;
     }
     for (std::size_t i = 0; i < r.ops.size(); ++i) {

@@ -97,7 +97,6 @@ class NarrowIndex : public Pass {
     const ir::Op* d = defs_->of(v);
     if (!d) return std::nullopt;
     switch (d->kind) {
-      case OpKind::Constant: return Range{d->value.i, d->value.i};
       case OpKind::BlockId: return Range{0, kMaxBlockId};
       case OpKind::NumBlocks: return Range{1, kMaxBlockId + 1};
       case OpKind::Dim: return Range{0, kI64Max};
@@ -209,11 +208,11 @@ class NarrowIndex : public Pass {
     const ValueId limit = at.build(OpKind::Broadcast, {ones}, loc, {Type::tile(DType::i32, shape)}).results[0];
     ValueId idx = at.build(OpKind::Iota, {}, loc, {Type::tile(DType::i32, {len})}).results[0];
     if (shape.size() != 1) idx = at.build(OpKind::Reshape, {idx}, loc, {Type::tile(DType::i32, shape)}).results[0];
+    for (std::size_t p = i; p < at.position(); ++p) defs_->note(*r.ops[p]);  // the new ops
     i = at.position();
     ir::Op& c = *r.ops[i];  // the ct.cmp, moved down past the new ops
     c.operands = {idx, limit};
     c.cmp = pred;
-    defs_->refresh(*k_);
     return i;
   }
 };

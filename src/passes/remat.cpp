@@ -47,20 +47,7 @@ bool cheap_kind(const ir::Op& op) {
     case OpKind::Broadcast:
     case OpKind::Reshape: return true;
     case OpKind::Binary:
-      switch (op.binary) {
-        case ir::BinaryFn::Add:
-        case ir::BinaryFn::Sub:
-        case ir::BinaryFn::Mul:
-        case ir::BinaryFn::Min:
-        case ir::BinaryFn::Max:
-        case ir::BinaryFn::And:
-        case ir::BinaryFn::Or:
-        case ir::BinaryFn::Xor:
-        case ir::BinaryFn::Shl:
-        case ir::BinaryFn::Shr: return true;
-        default: return false;
-      }
-    case OpKind::Unary: return op.unary == ir::UnaryFn::Neg || op.unary == ir::UnaryFn::Abs || op.unary == ir::UnaryFn::Not;
+    case OpKind::Unary: return !ir::calls_function(op);
     default: return false;
   }
 }

@@ -72,4 +72,9 @@ Rounding default_rounding(const Op& op);
 // min/max (binary and reduce) on floats take a NaN policy.
 bool takes_nan_policy(const Op& op);
 
+// A unary or binary op that is a function call rather than a few instructions: every unary
+// function but neg, abs and not (exp, log, sqrt, ...), and div, rem, pow and atan2. The remat pass
+// never computes these again; the CUDA emitter evaluates a select over a fused one unconditionally.
+bool calls_function(const Op& op);
+
 }  // namespace ctile::ir

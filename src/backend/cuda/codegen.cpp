@@ -280,21 +280,21 @@ class Emitter {
   std::int64_t smem_per_block_ = 0;
   bool swizzled_ = false;  // the kernel holds swizzled tiles (wgmma operands)
   std::map<ValueId, ValueId> in_place_;  // an in-flight wgmma's result -> the region argument it aliases
-  // A fused value (fuse-elementwise) -> its element `r` as an expression, written where it is read.
-  mutable std::map<ValueId, std::function<std::string(const std::string&)>> fused_;
-  std::map<ValueId, const ir::Op*> fused_op_;  // a fused value -> its op
+  // A fused value (fuse-elementwise) -> its op, and its element `r` as an expression, written where
+  // it is read.
+  using ElementExpr = std::function<std::string(const std::string&)>;
+  struct Fused {
+    const ir::Op* op;
+    ElementExpr expr;
+  };
+  mutable std::map<ValueId, Fused> fused_;
 
-  // Whether fused value v's expression calls something costly: a function other than neg, abs and
-  // not, or a division, remainder, power or atan2.
+  // Whether fused value v's expression calls a function (ir::calls_function) anywhere in its chain.
   bool costly(ValueId v) const {
-    auto it = fused_op_.find(v);
-    if (it == fused_op_.end()) return false;
-    const ir::Op& d = *it->second;
-    if (d.kind == OpKind::Unary && d.unary != ir::UnaryFn::Neg && d.unary != ir::UnaryFn::Abs && d.unary != ir::UnaryFn::Not)
-      return true;
-    if (d.kind == OpKind::Binary && (d.binary == ir::BinaryFn::Div || d.binary == ir::BinaryFn::Rem ||
-                                     d.binary == ir::BinaryFn::Pow || d.binary == ir::BinaryFn::Atan2))
-      return true;
+    auto it = fused_.find(v);
+    if (it == fused_.end()) return false;
+    const ir::Op& d = *it->second.op;
+    if (ir::calls_function(d)) return true;
     for (ValueId x : d.operands)
       if (costly(x)) return true;
     return false;
@@ -358,7 +358,7 @@ class Emitter {
   bool packed(ValueId v) const { return !rep(v) && dtype_size(type(v).dtype) == 2 && regs(v) % 2 == 0; }
   // Element `r` (a C++ expression) of v.
   std::string get(ValueId v, const std::string& r) const {
-    if (auto f = fused_.find(v); f != fused_.end()) return "(" + f->second(r) + ")";
+    if (auto f = fused_.find(v); f != fused_.end()) return "(" + f->second.expr(r) + ")";
     return rep(v) ? name(v) : name(v) + ".get(" + r + ")";
   }
   std::string td(ValueId v) const {
@@ -861,7 +861,7 @@ class Emitter {
   // computed once per element: bound to a parameter of a lambda called in place (d * d of a fused
   // d computes d once).
   template <class F>
-  std::function<std::string(const std::string&)> with_lets(const ir::Op& op, F expr) const {
+  ElementExpr with_lets(const ir::Op& op, F expr) const {
     std::vector<ValueId> again;
     for (std::size_t i = 0; i < op.operands.size(); ++i) {
       const ValueId v = op.operands[i];
@@ -871,16 +871,17 @@ class Emitter {
     if (again.empty()) return expr;
     return [this, again, expr](const std::string& r) {
       std::string params, args;
-      std::map<ValueId, std::function<std::string(const std::string&)>> saved;
+      std::map<ValueId, ElementExpr> saved;
       for (ValueId v : again) {
         const std::string p = "f" + name(v) + "_";
+        ElementExpr& e = fused_.at(v).expr;
         params += std::string(params.empty() ? "" : ", ") + "const auto " + p;
-        args += std::string(args.empty() ? "" : ", ") + fused_.at(v)(r);
-        saved[v] = fused_.at(v);
-        fused_[v] = [p](const std::string&) { return p; };
+        args += std::string(args.empty() ? "" : ", ") + e(r);
+        saved[v] = e;
+        e = [p](const std::string&) { return p; };
       }
       const std::string body = expr(r);
-      for (auto& [v, f] : saved) fused_[v] = f;
+      for (auto& [v, e] : saved) fused_.at(v).expr = e;
       return "[&](" + params + ") { return " + body + "; }(" + args + ")";
     };
   }
@@ -890,8 +891,7 @@ class Emitter {
   void each(const ir::Op& op, ValueId res, F expr_once) {
     const auto expr = with_lets(op, expr_once);
     if (op.fused && !rep(res)) {
-      fused_[res] = expr;
-      fused_op_[res] = &op;
+      fused_[res] = Fused{&op, expr};
       return line("// " + name(res) + ": fused into its user" + comment(op));
     }
     if (rep(res)) return line("const " + ct(res) + " " + name(res) + " = " + expr(std::string("0")) + ";" + comment(op));
