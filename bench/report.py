@@ -157,10 +157,12 @@ def main():
 
     # JIT: cold first launch (fresh cache) and warm (disk cache hit), next to Triton's cold compile.
     L.append("\n## JIT\n")
-    L.append("First launch of each kernel in a fresh process: cold (empty disk cache: trace, code generation, "
-             "NVRTC, module load, run) and warm (a second process with the disk cache filled by the first: "
-             "trace, code generation, cache hit, module load, run). Triton: the first call of the same "
-             "kernel with a constant never compiled before (every cache misses), same run.\n")
+    L.append("First launch of each kernel, its inputs and outputs already on the GPU, in a process whose "
+             "driver, context and NVRTC are loaded (an unrelated kernel ran first): cold (empty disk cache: "
+             "trace, passes, code generation, NVRTC, module load, run) and warm (a second process with the "
+             "disk cache filled by the first: trace, passes, code generation, cache hit, module load, run). "
+             "Triton: the first call of the same kernel with a constant never compiled before (every cache "
+             "misses), same run.\n")
     L.append("| kernel | dtype | shape | cold ms | warm (disk hit) ms | Triton cold ms | cold <= 300 ms and <= Triton | warm <= 5 ms |")
     L.append("|---|---|---|---|---|---|---|---|")
     tcold = {p.get("for"): p.get("ms") for p in peers if p.get("kernel") == "cold_compile" and "ms" in p}
