@@ -44,7 +44,7 @@ out, variants = sys.argv[1], sys.argv[2].split()
 best, errs = {}, {}
 for l in open(os.path.join(out, 'ab.jsonl')):
     r = json.loads(l)
-    key = ('x'.join(map(str, r['shape'])), r['variant'])
+    key = ('x'.join(map(str, r['shape'])) + ('' if r['kernel'] == 'matmul' else ' ' + r['kernel']), r['variant'])
     if not r.get('ok'):
         errs[key] = r.get('error', 'rel_err %s' % r.get('rel_err'))
         continue
@@ -54,7 +54,7 @@ p = os.path.join(out, 'ab_peers.jsonl')
 if os.path.exists(p):
     for l in open(p):
         r = json.loads(l)
-        if r.get('ok') and r['dtype'] == 'bf16':
+        if r.get('ok') and r.get('kernel') == 'matmul' and r['dtype'] == 'bf16':
             peers[('x'.join(map(str, r['shape'])), r['impl'])] = r['tflops']
 print('| shape | ' + ' | '.join(variants) + ' | cuBLAS | Triton |')
 print('|---' * (len(variants) + 3) + '|')
