@@ -10,8 +10,9 @@
 //
 // The pass only decides and places the producer's barriers (after everything else: one per ring
 // slot, then the tile block's); the code generator writes both programs. Option warp_specialize:
-// 1 = where it applies, -1 or 0 = never (the compiler's choice stays off until it is measured
-// faster; docs/compiler.md, "Warp specialisation").
+// 1 or 0 (the compiler's choice) = wherever it applies, -1 = never. The default is on since the
+// GEMM A/B on an H100 (docs/perf/2026-12-06-h100/NOTES.md: 1.15-1.37x the same kernel without a
+// producer at every benchmark shape; docs/compiler.md, "Warp specialisation").
 #include <algorithm>
 
 #include "passes.hpp"
@@ -25,7 +26,7 @@ class WarpSpecialize : public Pass {
  public:
   std::string_view name() const override { return "warp-specialize"; }
   void run(ir::Kernel& k, const PassContext& ctx) override {
-    if (!k.gpu_level() || k.target.sm < 90 || ctx.options.warp_specialize != 1) return;
+    if (!k.gpu_level() || k.target.sm < 90 || ctx.options.warp_specialize < 0) return;
     if (k.target.blocks_per_cta != 1 || k.target.warps % 4 != 0 || k.target.warps + 4 > 32) return;
     // Every tile copied into shared memory comes by TMA (a cp.async copy needs the tile block's
     // barrier before its product), and the copies can run on their own.

@@ -45,7 +45,7 @@ struct KernelOptions {
   // producer warpgroup (registers given back with setmaxnreg) issues the copies, each as soon as
   // the consumers have handed its ring slot back through an mbarrier, and the tile block's warps
   // only wait for copies and multiply (no barrier of the tile block per iteration); -1 = off;
-  // 0: the compiler chooses (docs/compiler.md, "Warp specialisation").
+  // 0: the compiler chooses: on wherever it applies (docs/compiler.md, "Warp specialisation").
   int warp_specialize = 0;
 
   friend bool operator==(const KernelOptions&, const KernelOptions&) = default;

@@ -311,7 +311,7 @@ void add_tma_cases(std::vector<Case>& out) {
       more.push_back({c.name + (variant == 0 ? "_tma" : variant == 1 ? "_tma_ws" : "_whole"), [make = c.make, variant] {
                       auto k = std::make_shared<ir::Kernel>(ir::clone(*make()));
                       k->options.tma = variant == 2 ? -1 : 1;
-                      k->options.warp_specialize = variant == 1 ? 1 : 0;
+                      k->options.warp_specialize = variant == 1 ? 1 : -1;  // -1: the compiler would choose a producer
                       for (ir::Param& p : k->params)
                         if (p.type.kind == ir::TypeKind::Tensor && p.type.access == ir::Access::Read && p.type.rank == 2) {
                           p.facts.aligned16 = true;
@@ -330,8 +330,8 @@ void add_tma_cases(std::vector<Case>& out) {
   // aligned with 16-element strides; the causal one with a producer warpgroup issuing them.
   for (const Case& c : out) {
     if (c.name != "attention_bf16" && c.name != "attention_bf16_causal") continue;
-    const int ws = c.name == "attention_bf16_causal" ? 1 : 0;
-    more.push_back({c.name + (ws ? "_tma_ws" : "_tma"), [make = c.make, ws] {
+    const int ws = c.name == "attention_bf16_causal" ? 1 : -1;
+    more.push_back({c.name + (ws == 1 ? "_tma_ws" : "_tma"), [make = c.make, ws] {
                         auto k = std::make_shared<ir::Kernel>(ir::clone(*make()));
                         k->options.tma = 1;
                         k->options.warp_specialize = ws;
