@@ -128,4 +128,19 @@ void matmul(ct::Mut<T, 2> c, ct::Ref<T, 2> a, ct::Ref<T, 2> b) {
   c.store(acc.template to<T>());
 }
 
+// The same product with a fused epilogue: C = silu(A @ B + bias) (bias [N], broadcast over the
+// rows; silu(h) = h * sigmoid(h)), computed on the f32 accumulator and rounded to T once. Its peer is
+// cuBLAS with the bias (torch.addmm) followed by a separate SiLU (issue 8's fused-epilogue target).
+template <class T, std::int64_t BK>
+void matmul_bias_silu(ct::Mut<T, 2> c, ct::Ref<T, 2> a, ct::Ref<T, 2> b, ct::Ref<T, 1> bias) {
+  const auto [bm, bn] = c.tile_shape();
+  auto [i, j] = c.tile_index();
+  auto pa = a.tiles({bm, BK});
+  auto pb = b.tiles({BK, bn});
+  auto acc = ct::Tile<float>::zeros({bm, bn});
+  for (auto k : ct::range(pa.count(1))) acc = ct::mma(pa.load({i, k}), pb.load({k, j}), acc);
+  auto h = acc + bias.tiles({bn}).load({j}).template to<float>();
+  c.store((h * ct::sigmoid(h)).template to<T>());
+}
+
 }  // namespace bench

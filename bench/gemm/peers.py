@@ -2,8 +2,9 @@
 """The peers of bench/gemm/gemm_bench.cpp, timed the same way (CUDA events around one call, median
 of the calls after a warm-up, no L2 flush): torch.matmul (cuBLAS) and a Triton matmul (the
 tutorial's algorithm: grouped tile order, a K loop of tl.dot, autotuned over a few
-configurations), plus Triton's cold compile of one configuration. Each result is checked against
-a float64 product on 512 sampled elements.
+configurations), plus Triton's cold compile of one configuration; torch.addmm + F.silu for the
+fused epilogue rows; cuBLAS's gemv for the decode rows. Each result is checked against a float64
+product on 512 sampled elements (the gemv rows on every element).
 
     peers.py [--out FILE] [--reps N]
 """
@@ -139,6 +140,36 @@ def main():
             except Exception as e:  # noqa: BLE001
                 rec.update(ok=False, error=str(e)[:300])
             emit(rec)
+    # The fused epilogue's peer: cuBLAS with the bias (torch.addmm, bias in cuBLASLt's epilogue),
+    # followed by a separate SiLU (torch.nn.functional.silu in place), as gemm_bench.cpp's
+    # matmul_bias_silu rows compute C = silu(A @ B + bias).
+    for m, n, k in [(4096, 4096, 4096), (8192, 8192, 8192)]:
+        g = torch.Generator(device="cuda").manual_seed(3)
+        a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16, generator=g)
+        b = torch.randn(k, n, device="cuda", dtype=torch.bfloat16, generator=g)
+        bias = torch.randn(n, device="cuda", dtype=torch.bfloat16, generator=g)
+        c = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
+
+        def addmm_silu():
+            torch.addmm(bias, a, b, out=c)
+            torch.nn.functional.silu(c, inplace=True)
+
+        rec = {"impl": "torch", "kernel": "matmul_bias_silu", "dtype": "bf16", "shape": [m, n, k], "device": dev,
+               "what": "torch.addmm (cuBLAS, bias in its epilogue) + a separate F.silu"}
+        try:
+            addmm_silu()
+            torch.cuda.synchronize()
+            rng = random.Random(7)
+            ii = torch.tensor([rng.randrange(m) for _ in range(512)], device="cuda")
+            jj = torch.tensor([rng.randrange(n) for _ in range(512)], device="cuda")
+            h = (a[ii].double() * b[:, jj].t().double()).sum(1) + bias[jj].double()
+            ref = h * torch.sigmoid(h)
+            err = ((c[ii, jj].double() - ref).norm() / ref.norm().clamp_min(1e-300)).item()
+            ms = device_time(addmm_silu, REPS)
+            rec.update(ms=ms, tflops=2.0 * m * n * k / (ms * 1e-3) / 1e12, rel_err=err, ok=err < 0.5 * 2.0 ** -7 + 1e-4)
+        except Exception as e:  # noqa: BLE001
+            rec.update(ok=False, error=str(e)[:300])
+        emit(rec)
     # The decode products (M = 1) of gemm_bench.cpp's gemv rows: cuBLAS through F.linear.
     for n, k in [(6144, 2560), (2560, 4096), (19456, 2560), (2560, 9728), (6144, 4096), (4096, 4096), (24576, 4096),
                  (4096, 12288)]:

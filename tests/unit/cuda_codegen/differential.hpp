@@ -436,6 +436,17 @@ inline bool declared_model(const std::string& name, DType out, std::int64_t widt
     t.model = "attention: 2^-5 of the output's scale (P rounded to bf16 on both sides)";
     return true;
   }
+  if (name.rfind("matmul_bias_silu", 0) == 0) {
+    // h = A @ B + bias in f32 (the product's sums reassociated: sqrt(K) ulps of sum |term|, under
+    // 2^-16 of sum |term| for the suite's K <= 4096, and sum |term| stays within a few times the
+    // largest |h| for its normal inputs), then silu(h) = h * sigmoid(h) (|silu'| <= 1.1; sigmoid's
+    // few f32 ulps), rounded to bf16 once on both sides: 2^-12 of the output's scale, plus the
+    // narrowing's ulp.
+    t.scale = std::ldexp(1.0, -12);
+    t.ulps = narrow();
+    t.model = "matmul + bias + silu: 2^-12 of the output's scale, + 1 ulp of the narrowing";
+    return true;
+  }
   if (name == "control_nested") {
     // Its sums (over iota * 2^-k) are small dyadic rationals: exact in any order and precision.
     t = Tolerance{};

@@ -8,6 +8,7 @@
 #include <ctile/kernels/attention_decode.hpp>
 #include <ctile/kernels/gemv.hpp>
 
+#include "../../../bench/kernels.hpp"  // the benchmark's fused-epilogue GEMM, tested as it is measured
 #include "cases.hpp"
 #include "test_kernels.hpp"
 
@@ -236,6 +237,12 @@ void add_traced_cases(std::vector<Case>& out) {
   add("matmul_128x128x64", [] {
     return ct::trace(matmul<64>, "matmul<64>", {piece(D::f32, {128, 128}), ref(D::bf16, 2), ref(D::bf16, 2)}, 2);
   });
+  // The benchmark's fused epilogue C = silu(A @ B + bias) (bench/kernels.hpp): bias broadcast over
+  // the accumulator's rows, sigmoid and the conversion fused into the store's expression.
+  add("matmul_bias_silu_bf16", [] {
+    return ct::trace(bench::matmul_bias_silu<ct::bf16, 64>, "matmul_bias_silu<bf16, 64>",
+                     {piece(D::bf16, {128, 128}), ref(D::bf16, 2), ref(D::bf16, 2), ref(D::bf16, 1)}, 2);
+  });
   // The kernel option loop_prefetch: a K loop two and three iterations ahead (on sm_90 the loads
   // follow the product in flight, rings of D + 2 slots), and GEMV with its stream of W pipelined.
   for (int d : {2, 3}) {
@@ -300,7 +307,7 @@ void add_traced_cases(std::vector<Case>& out) {
 
 void add_tma_cases(std::vector<Case>& out) {
   const std::vector<std::string> names = {"example_matmul", "matmul_128x128x32", "matmul_128x128x32_prefetch2",
-                                          "matmul_128x128x64", "mma_tc_bias_relu_bt_bf16",
+                                          "matmul_128x128x64", "mma_tc_bias_relu_bt_bf16", "matmul_bias_silu_bf16",
                                           "mma_tc_long_k_bf16"};
   std::vector<Case> more;
   for (const Case& c : out) {
