@@ -47,7 +47,6 @@ std::string KernelOptions::str() const {
   if (min_ctas_per_sm) add("min_ctas_per_sm=" + std::to_string(min_ctas_per_sm));
   if (tma) add("tma=" + std::to_string(tma));
   if (warp_specialize) add("warp_specialize=" + std::to_string(warp_specialize));
-  if (fragment_store) add("fragment_store=" + std::to_string(fragment_store));
   return s;
 }
 
@@ -64,8 +63,6 @@ void KernelOptions::validate(const std::string& kernel) const {
   if (tma < -1 || tma > 1) bad(detail::cat("tma = ", tma, " is not 1 (TMA), -1 (cp.async) or 0 (the compiler chooses)"));
   if (warp_specialize < -1 || warp_specialize > 1)
     bad(detail::cat("warp_specialize = ", warp_specialize, " is not 1 (a producer warpgroup), -1 (off) or 0 (the compiler chooses)"));
-  if (fragment_store < -1 || fragment_store > 1)
-    bad(detail::cat("fragment_store = ", fragment_store, " is not 1 (from the fragments), -1 (through shared memory) or 0 (the compiler chooses)"));
   if (blocks_per_cta != 0 && !pow2_in(blocks_per_cta, 1, 32))
     bad(detail::cat("blocks_per_cta = ", blocks_per_cta, " is not a power of two from 1 to 32"));
   if (warps > 1 && blocks_per_cta > 8)
@@ -86,8 +83,6 @@ KernelOptions KernelOptions::with_env_overrides() const {
   if (auto v = env_tristate("CTILE_TMA", "1 (TMA), -1 (cp.async) or 0 (the compiler chooses)")) o.tma = *v;
   if (auto v = env_tristate("CTILE_WARP_SPECIALIZE", "1 (a producer warpgroup), -1 (off) or 0 (the compiler chooses)"))
     o.warp_specialize = *v;
-  if (auto v = env_tristate("CTILE_FRAGMENT_STORE", "1 (from the fragments), -1 (through shared memory) or 0 (the compiler chooses)"))
-    o.fragment_store = *v;
   if (const char* v = std::getenv("CTILE_FAST_MATH"); v && *v) o.fast_math = std::strcmp(v, "0") != 0;
   if (const char* v = std::getenv("CTILE_SIMT_MMA"); v && *v) o.simt_mma = std::strcmp(v, "0") != 0;
   if (const char* v = std::getenv("CTILE_SYNC_MMA"); v && *v) o.sync_mma = std::strcmp(v, "0") != 0;

@@ -365,7 +365,6 @@ class Parser {
       else if (key == "min_ctas_per_sm") o.min_ctas_per_sm = v;
       else if (key == "tma") o.tma = v;
       else if (key == "warp_specialize") o.warp_specialize = v;
-      else if (key == "fragment_store") o.fragment_store = v;
       else fail(cat("unknown kernel option '", key, "'"));
     } while (try_char(','));
     expect('}');

@@ -148,7 +148,6 @@ class LayoutAssignment : public Pass {
     simt_mma_ = o.simt_mma;
     sync_mma_ = o.sync_mma;
     wgmma_on_ = sm_ == 90 && !o.sync_mma;
-    fragment_store_ = o.fragment_store == 1;
     // The largest tensor-core product decides the warps: a warp tile of 2048 accumulator elements
     // (64 x 32: 64 f32 registers per thread) per warp, 4 to 8 warps.
     int tc_warps = 0;
@@ -607,10 +606,6 @@ class LayoutAssignment : public Pass {
         return set(r.ops[i]->results[0], l);
       }
       case OpKind::StorePiece:
-        // Option fragment_store = 1: a tile in a tensor-core accumulator's layout is stored as it
-        // is, each thread writing its runs of 2 elements (no conversion through shared memory).
-        if (fragment_store_ && assigned(o.operands[1]) && !is_pending(o.operands[1]) && fragment_runs(layout(o.operands[1])))
-          return;
         return require(r, i, 1, canon(type(o.operands[1])));
       case OpKind::StoreWindow:
         return require(r, i, o.operands.size() - 1, canon(type(o.operands.back())));
@@ -838,16 +833,9 @@ class LayoutAssignment : public Pass {
 
   static const ir::Op& yield_of(const ir::Region& r) { return *r.ops.back(); }
 
-  // The layout of an mma.sync or wgmma accumulator (ir::mma_accumulator, ir::wgmma_accumulator):
-  // each thread holds runs of 2 elements of the last axis, lanes 0-3 of a quad the 8 consecutive
-  // elements of a row.
-  static bool fragment_runs(const Layout& l) {
-    return l.is_dist() && !l.reg.empty() && l.reg[0] == 0 && l.lane.size() == 5 && l.lane[0] == 1 && l.lane[1] == 2;
-  }
-
   ir::Kernel* k_ = nullptr;
   int warps_ = 1, vec_ = 4, sm_ = 90;
-  bool simt_mma_ = false, sync_mma_ = false, wgmma_on_ = false, fragment_store_ = false;
+  bool simt_mma_ = false, sync_mma_ = false, wgmma_on_ = false;
   std::vector<char> pending_;
   std::vector<int> uses_;  // uses of each value in the tile-level IR (flexible loads)
   std::map<ValueId, Site> flexible_;

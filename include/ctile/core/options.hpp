@@ -47,12 +47,6 @@ struct KernelOptions {
   // only wait for copies and multiply (no barrier of the tile block per iteration); -1 = off;
   // 0: the compiler chooses: on wherever it applies (docs/compiler.md, "Warp specialisation").
   int warp_specialize = 0;
-  // How a tile in a tensor-core accumulator's layout (an mma's result, or element-wise ops over it)
-  // is stored: 1 = straight from its fragments (each thread writes its runs of 2 elements, no
-  // shared memory: a persistent kernel's producer then copies the next tile block's operands
-  // during the epilogue); -1 or 0 (the compiler's choice) = converted through shared memory into
-  // 16-byte runs first (docs/compiler.md, "Tensor cores").
-  int fragment_store = 0;
 
   friend bool operator==(const KernelOptions&, const KernelOptions&) = default;
   friend auto operator<=>(const KernelOptions&, const KernelOptions&) = default;
@@ -62,7 +56,7 @@ struct KernelOptions {
   // Throws UserError naming `kernel` and the option when an option is out of range.
   void validate(const std::string& kernel) const;
   // These options with the environment's overrides applied (CTILE_WARPS, CTILE_STAGES,
-  // CTILE_BLOCKS_PER_CTA, CTILE_FAST_MATH, CTILE_SIMT_MMA, CTILE_SYNC_MMA, CTILE_LOOP_PREFETCH, CTILE_MIN_CTAS, CTILE_TMA, CTILE_WARP_SPECIALIZE, CTILE_FRAGMENT_STORE; a malformed
+  // CTILE_BLOCKS_PER_CTA, CTILE_FAST_MATH, CTILE_SIMT_MMA, CTILE_SYNC_MMA, CTILE_LOOP_PREFETCH, CTILE_MIN_CTAS, CTILE_TMA, CTILE_WARP_SPECIALIZE; a malformed
   // value is a UserError).
   KernelOptions with_env_overrides() const;
 };

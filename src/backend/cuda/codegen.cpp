@@ -319,25 +319,9 @@ class Emitter {
   std::set<const ir::Op*> hoisted_;
   std::int64_t first_bar_ = 0;
   bool ws() const { return k_.target.producer_warps > 0; }
-  bool free_wait_ = true;  // the producer waits for the tile block's end (rings_over_scratch), set in emit
   // The barrier where the consumers hand slots of ring `bar` back, and the tile block's.
   std::string empty_bar(std::int64_t bar) const {
     return "(ct::u64*)(ct_smem + " + std::to_string(k_.target.producer_bar + bar - first_bar_) + ")";
-  }
-  // Whether an op's scratch lies over a ring's slots (smem-alloc puts the rings over the scratch
-  // of an epilogue when that fits): then the producer waits for the end of the tile block before
-  // copying the next one's tiles; otherwise the rings' own barriers are enough and it copies them
-  // during the epilogue.
-  bool rings_over_scratch() const {
-    std::vector<std::pair<std::int64_t, std::int64_t>> rings, scratch;
-    ir::walk(k_.body, [&](const ir::Op& op) {
-      if (op.smem_offset < 0 || op.smem_bytes <= 0) return;
-      (op.ring_slots > 0 ? rings : scratch).emplace_back(op.smem_offset, op.smem_offset + op.smem_bytes);
-    });
-    for (const auto& [a, b] : rings)
-      for (const auto& [c, d] : scratch)
-        if (a < d && c < b) return true;
-    return false;
   }
   std::string free_bar() const {
     std::int64_t end = 0;
@@ -587,7 +571,6 @@ class Emitter {
     // A producer warpgroup's setmaxnreg needs the register count at entry: one CTA per SM.
     const int min_ctas = k_.options.min_ctas_per_sm > 0 ? k_.options.min_ctas_per_sm : t.producer_warps > 0 ? 1 : t.min_ctas;
     const int P = t.producer_warps;
-    free_wait_ = P > 0 && rings_over_scratch();
     open("extern \"C\" __global__ void __launch_bounds__(" + std::to_string(32 * (W * B + P)) +
          (min_ctas > 0 ? ", " + std::to_string(min_ctas) : std::string()) + ") " + entry_ +
          "(const __grid_constant__ " + entry_ + "_params p) {");
@@ -625,7 +608,7 @@ class Emitter {
                ");");
         }
       }
-      if (P && free_wait_) {
+      if (P) {
         line("ct::u64* const tfree = " + free_bar() + ";  // the tile block's shared memory is free for the next copies");
         line("if (threadIdx.x == 0) ct::mbar_init(tfree, 1);");
       }
@@ -673,17 +656,13 @@ class Emitter {
     open("if ((int)threadIdx.x == " + std::to_string(32 * W) + ") {");
     for (const auto& [bar, ld] : tma_rings_)
       line("ct::TmaProducer<" + std::to_string(ld->ring_slots) + "> tq" + std::to_string(bar) + ";");
-    if (free_wait_) line("unsigned free_phase = 0;");
+    line("unsigned free_phase = 0;");
     emit_block_count();
     open("for (long long lin = blockIdx.x; lin < nblocks; lin += gridDim.x) {");
-    if (free_wait_) {
-      open("if (lin != blockIdx.x) {  // the previous tile block's shared memory is free");
-      line("ct::mbar_wait(tfree, free_phase);");
-      line("free_phase ^= 1u;");
-      close();
-    } else {
-      line("// no scratch lies over the rings: the next tile block's copies start as soon as their slots are free");
-    }
+    open("if (lin != blockIdx.x) {  // the previous tile block's shared memory is free");
+    line("ct::mbar_wait(tfree, free_phase);");
+    line("free_phase ^= 1u;");
+    close();
     emit_tile_block_start();
     emit_producer_region(k_.body);
     close();
@@ -848,8 +827,7 @@ class Emitter {
         if (op->sync_after && !tma_rings_.empty() && &r == &k_.body)
           line("ct::wgmma_smem_fence();  // this tile block's shared stores, before the next one's TMA copies");
         if (op->sync_after || (ws() && &r == &k_.body)) line("team.sync();  // scratch of the next iteration");
-        if (ws() && free_wait_ && &r == &k_.body)
-          line("if (team.tid == 0) ct::mbar_arrive(tfree);  // to the producer: this tile block is done");
+        if (ws() && &r == &k_.body) line("if (team.tid == 0) ct::mbar_arrive(tfree);  // to the producer: this tile block is done");
         break;
       }
       if (producer_only_.count(op.get())) continue;  // the producer warpgroup computes it
@@ -1930,7 +1908,6 @@ ir::Kernel lower(const ir::Kernel& k, const CodegenOptions& opt) {
   if (opt.options.min_ctas_per_sm) o.min_ctas_per_sm = opt.options.min_ctas_per_sm;
   if (opt.options.tma) o.tma = opt.options.tma;
   if (opt.options.warp_specialize) o.warp_specialize = opt.options.warp_specialize;
-  if (opt.options.fragment_store) o.fragment_store = opt.options.fragment_store;
   o.fast_math = o.fast_math || opt.options.fast_math;
   o.simt_mma = o.simt_mma || opt.options.simt_mma;
   o.sync_mma = o.sync_mma || opt.options.sync_mma;

@@ -313,18 +313,12 @@ void add_tma_cases(std::vector<Case>& out) {
   for (const Case& c : out) {
     if (std::find(names.begin(), names.end(), c.name) == names.end()) continue;
     // variant 0: TMA; 1: TMA and a producer warpgroup; 2: cp.async with the last extents also
-    // divisible by 16 (whole vectors in every tile: no element-by-element copy is compiled); 3
-    // (the epilogues): TMA, a producer, the result stored from the accumulator's fragments (the
-    // producer then copies the next tile block's tiles during the epilogue)
-    const bool epilogue = c.name.find("bias") != std::string::npos || c.name == "matmul_128x128x64";
-    for (int variant : {0, 1, 2, 3}) {
-      if (variant == 3 && !epilogue) continue;
-      const char* suffix[] = {"_tma", "_tma_ws", "_whole", "_tma_ws_fragments"};
-      more.push_back({c.name + suffix[variant], [make = c.make, variant] {
+    // divisible by 16 (whole vectors in every tile: no element-by-element copy is compiled)
+    for (int variant : {0, 1, 2})
+      more.push_back({c.name + (variant == 0 ? "_tma" : variant == 1 ? "_tma_ws" : "_whole"), [make = c.make, variant] {
                       auto k = std::make_shared<ir::Kernel>(ir::clone(*make()));
                       k->options.tma = variant == 2 ? -1 : 1;
-                      k->options.warp_specialize = variant == 1 || variant == 3 ? 1 : -1;  // -1: the compiler would choose a producer
-                      k->options.fragment_store = variant == 3 ? 1 : 0;
+                      k->options.warp_specialize = variant == 1 ? 1 : -1;  // -1: the compiler would choose a producer
                       for (ir::Param& p : k->params)
                         if (p.type.kind == ir::TypeKind::Tensor && p.type.access == ir::Access::Read && p.type.rank == 2) {
                           p.facts.aligned16 = true;
@@ -337,7 +331,6 @@ void add_tma_cases(std::vector<Case>& out) {
                         }
                       return std::shared_ptr<const ir::Kernel>(k);
                     }});
-    }
   }
   // Attention prefill with its K and V blocks ([1, 1, 64, D] of [B, H, S, D]) copied by TMA
   // through rank-4 tensor maps (Q too, its wait hoisted before the loop), q, k and v promised
