@@ -6,7 +6,8 @@
 #   VARIANTS="- CTILE_WARP_SPECIALIZE=1 CTILE_TMA=1,CTILE_WARP_SPECIALIZE=1" bench/gemm/ab.sh
 # The variants run in turn for each shape (ROUNDS times, default 2, so drift falls on all of them),
 # each in a fresh kernel cache, and the best median of its rounds counts. With PEERS=1 the peers
-# (bench/gemm/peers.py: cuBLAS, Triton) run after, for ratios in the same call. Writes ab.jsonl
+# (bench/gemm/peers.py: cuBLAS, Triton; PEER_KERNELS, default "matmul,matmul_bias_silu", the groups
+# it runs) run after, for ratios in the same call (a fused-epilogue row against torch.addmm + F.silu). Writes ab.jsonl
 # (one record per row, with its variant), ab_peers.jsonl and logs to $OUT, and prints a table:
 # TFLOP/s per shape and variant, the ratio to the first variant and to cuBLAS.
 set -uo pipefail
@@ -36,7 +37,8 @@ for s in $shapes; do
   done
 done
 if [[ ${PEERS:-0} == 1 ]]; then
-  timeout 400 python3 bench/gemm/peers.py --out "$out/ab_peers.jsonl" >"$out/ab_peers.log" 2>&1 || status=1
+  timeout 400 python3 bench/gemm/peers.py --out "$out/ab_peers.jsonl" --kernels "${PEER_KERNELS:-matmul,matmul_bias_silu}" \
+    >"$out/ab_peers.log" 2>&1 || status=1
 fi
 python3 - "$out" "$variants" <<'PY'
 import json, os, sys
@@ -54,8 +56,9 @@ p = os.path.join(out, 'ab_peers.jsonl')
 if os.path.exists(p):
     for l in open(p):
         r = json.loads(l)
-        if r.get('ok') and r.get('kernel') == 'matmul' and r['dtype'] == 'bf16':
-            peers[('x'.join(map(str, r['shape'])), r['impl'])] = r['tflops']
+        if r.get('ok') and r.get('kernel') in ('matmul', 'matmul_bias_silu') and r['dtype'] == 'bf16':
+            key = 'x'.join(map(str, r['shape'])) + ('' if r['kernel'] == 'matmul' else ' ' + r['kernel'])
+            peers[(key, r['impl'])] = r['tflops']
 print('| shape | ' + ' | '.join(variants) + ' | cuBLAS | Triton |')
 print('|---' * (len(variants) + 3) + '|')
 for s in dict.fromkeys(k[0] for k in list(best) + list(errs)):

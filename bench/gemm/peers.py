@@ -112,11 +112,14 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out")
     ap.add_argument("--reps", type=int, default=50)
+    ap.add_argument("--kernels", default="matmul,matmul_bias_silu,gemv,cold",
+                    help="comma-separated groups to run: matmul, matmul_bias_silu, gemv, cold (Triton's compile)")
     args = ap.parse_args()
+    groups = set(args.kernels.split(","))
     REPS = args.reps
     OUT = open(args.out, "a") if args.out else None
     dev = torch.cuda.get_device_name()
-    rows = [(s, "bf16") for s in SHAPES] + [((4096, 4096, 4096), "f16")]
+    rows = [(s, "bf16") for s in SHAPES] + [((4096, 4096, 4096), "f16")] if "matmul" in groups else []
     for (m, n, k), dn in rows:
         dt = DT[dn]
         g = torch.Generator(device="cuda").manual_seed(1)
@@ -143,7 +146,7 @@ def main():
     # The fused epilogue's peer: cuBLAS with the bias (torch.addmm, bias in cuBLASLt's epilogue),
     # followed by a separate SiLU (torch.nn.functional.silu in place), as gemm_bench.cpp's
     # matmul_bias_silu rows compute C = silu(A @ B + bias).
-    for m, n, k in [(4096, 4096, 4096), (8192, 8192, 8192)]:
+    for m, n, k in [(4096, 4096, 4096), (8192, 8192, 8192)] if "matmul_bias_silu" in groups else []:
         g = torch.Generator(device="cuda").manual_seed(3)
         a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16, generator=g)
         b = torch.randn(k, n, device="cuda", dtype=torch.bfloat16, generator=g)
@@ -171,8 +174,9 @@ def main():
             rec.update(ok=False, error=str(e)[:300])
         emit(rec)
     # The decode products (M = 1) of gemm_bench.cpp's gemv rows: cuBLAS through F.linear.
-    for n, k in [(6144, 2560), (2560, 4096), (19456, 2560), (2560, 9728), (6144, 4096), (4096, 4096), (24576, 4096),
-                 (4096, 12288)]:
+    gemv_shapes = [(6144, 2560), (2560, 4096), (19456, 2560), (2560, 9728), (6144, 4096), (4096, 4096), (24576, 4096),
+                   (4096, 12288)]
+    for n, k in gemv_shapes if "gemv" in groups else []:
         g = torch.Generator(device="cuda").manual_seed(2)
         w = torch.randn(n, k, device="cuda", dtype=torch.bfloat16, generator=g)
         x = torch.randn(1, k, device="cuda", dtype=torch.bfloat16, generator=g)
@@ -191,7 +195,7 @@ def main():
         except Exception as e:  # noqa: BLE001
             rec.update(ok=False, error=str(e)[:300])
         emit(rec)
-    if triton is not None:
+    if triton is not None and "cold" in groups:
         # Cold compile of one configuration of the same kernel (a fresh constexpr value misses the cache).
         m = n = k = 1024
         a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)

@@ -105,9 +105,18 @@ CT_DEV T op_sigmoid(T a) {
   // 1 / (1 + e^-x) for x >= 0, e^x / (1 + e^x) below (docs/ir.md), with one exp and one division
   // chosen by selects instead of a branch per element: the same roundings, a third less code for
   // NVRTC (an unrolled epilogue of 128 sigmoids a thread compiles in 1.0 s instead of 1.5).
+  //
+  // Below 0 a tail e^x under 2^-30 (2^-60 for f64) is the result itself: e / (1 + e) lies within
+  // e * 2^-30 of e, far inside half an ulp, so the correctly rounded quotient is e. Taking it by a
+  // select keeps the division's numerator normal: a subnormal one (x < -87 in f32) sends IEEE
+  // division down its slow path, and in a warp of random products nearly every element has a lane
+  // that does. Bit for bit the quotient of the formula above.
   const C x = up(a);
-  const C e = m_exp(x >= (C)0 ? -x : x);
-  return down<T>((x >= (C)0 ? (C)1 : e) / ((C)1 + e));
+  const bool neg = !(x >= (C)0);  // NaN too: e^NaN is NaN below
+  const C e = m_exp(neg ? x : -x);
+  const bool tail = neg && e < (sizeof(C) == 4 ? (C)0x1p-30 : (C)0x1p-60);
+  const C q = (neg && !tail ? e : (C)1) / ((C)1 + e);
+  return down<T>(tail ? e : q);
 }
 template <class T>
 CT_DEV T op_neg(T a) {

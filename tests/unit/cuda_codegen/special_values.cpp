@@ -171,10 +171,16 @@ std::vector<SpecialCase> build() {
                             e[4].ulps = error_bounds::ulps(error_bounds::Fn::Erfc, F);  // a subnormal result
                             return e;
                           }()));
-  c.push_back(elementwise("sigmoid_f32", {F}, {{0.0, -0.0, kInf, -kInf, kNaN, 200, -95}}, un(UnaryFn::Sigmoid),
+  c.push_back(elementwise("sigmoid_f32", {F}, {{0.0, -0.0, kInf, -kInf, kNaN, 200, -95, -20.75, -20.875, -87.5, -103.5, -104}},
+                          un(UnaryFn::Sigmoid),
                           [] {
-                            auto e = ex({0.5, 0.5, 1, 0.0, kNaN, 1, 1 / (1 + std::exp(95.0))});
-                            e[6].ulps = error_bounds::ulps(error_bounds::Fn::Sigmoid, F);  // the tail is not 0
+                            // -20.75 / -20.875: either side of the tail (e^x = 2^-30) the device returns
+                            // without a division; -87.5 and -103.5: subnormal tails; -104: under the
+                            // smallest subnormal.
+                            auto e = ex({0.5, 0.5, 1, 0.0, kNaN, 1, 1 / (1 + std::exp(95.0)), 1 / (1 + std::exp(20.75)),
+                                         1 / (1 + std::exp(20.875)), 1 / (1 + std::exp(87.5)), 1 / (1 + std::exp(103.5)), 0.0});
+                            for (int i : {6, 7, 8, 9, 10, 11})  // the tail is not 0 (nor, within an ulp, at -104)
+                              e[static_cast<std::size_t>(i)].ulps = error_bounds::ulps(error_bounds::Fn::Sigmoid, F);
                             return e;
                           }()));
   c.push_back(elementwise("log1p_f32", {F}, {{-0.0, -1, -2, kInf, kNaN, kDen}}, un(UnaryFn::Log1p),
