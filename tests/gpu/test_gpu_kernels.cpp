@@ -207,6 +207,18 @@ GPU_TEST(kernels_int_ops) {
   }
 }
 
+GPU_TEST(kernels_sigmoid_equals_its_formula_bit_for_bit) {
+  // Products of a GEMM reach far into both tails: standard deviation 40 puts one element in six
+  // below -40 (a division by 1 + e^x whose numerator is under 2^-57) and many below -87 (subnormal
+  // e^x, the tail the device returns without dividing).
+  const std::int64_t n = 1 << 20;
+  auto x = ct::randn<float>({n}, seed(31), 0.0, 40.0, gpu()).share();
+  auto [s, f, x2] = ct::launch(sigmoid_and_formula, poisoned<float>({n}, gpu()).partition({1024}),
+                               poisoned<float>({n}, gpu()).partition({1024}), x)
+                        .sync();
+  CHECK_EQUAL(std::move(s).unpartition().to_host(), std::move(f).unpartition().to_host(), "sigmoid against its formula");
+}
+
 GPU_TEST(kernels_convert_bf16_rounding_and_int8_saturation) {
   const std::int64_t n = 4099;
   auto [g, c] = both([&](ct::Device d) {

@@ -116,6 +116,15 @@ inline void convert_k(ct::Mut<ct::bf16, 1> b, ct::Mut<std::int8_t, 1> i8, ct::Re
   i8.store((v * 100.0f).to<std::int8_t>());
 }
 
+// sigmoid and its formula (docs/ir.md) built from exp and IEEE division: the device library's
+// branch-free sigmoid (a select for the tail, the division's fast path without its range check)
+// must give the formula's results bit for bit.
+inline void sigmoid_and_formula(ct::Mut<float, 1> s, ct::Mut<float, 1> f, ct::Ref<float, 1> x) {
+  auto a = ct::load_like(x, s);
+  s.store(ct::sigmoid(a));
+  f.store(ct::where(a >= 0.0f, 1.0f / (1.0f + ct::exp(-a)), ct::exp(a) / (1.0f + ct::exp(a))));
+}
+
 inline void reduce_rows(ct::Mut<float, 2> sums, ct::Mut<std::int64_t, 2> arg, ct::Mut<float, 2> csum, ct::Ref<float, 2> x) {
   auto t = ct::load_like(x, csum, 0.0f);
   sums.store(ct::sum(t, 1, true));

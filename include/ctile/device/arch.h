@@ -129,6 +129,21 @@ CT_DEV float div_full(float x, float y) {
   return x / y;
 #endif
 }
+// x / y correctly rounded, for x and y whose quotient lies far from the ends of the normal range
+// (the caller's proof: both normal, |x / y| in [2^-100, 2^100]). The fast path of CUDA's IEEE
+// division, the same operations in the same order (an approximate reciprocal, one Newton step, the
+// quotient and one correction by the exact residual of an FMA), without the range check that
+// branches to the slow path: straight-line code the compiler can interleave across elements.
+CT_DEV float div_rn_in_range(float x, float y) {
+#if defined(__CUDA_ARCH__)
+  const float r0 = rcp_approx(y);
+  const float r = __fmaf_rn(r0, __fmaf_rn(-y, r0, 1.0f), r0);
+  const float q = __fmaf_rn(x, r, 0.0f);
+  return __fmaf_rn(r, __fmaf_rn(-y, q, x), q);
+#else
+  return x / y;
+#endif
+}
 CT_DEV float div_approx(float x, float y) {
 #if defined(__CUDA_ARCH__)
   float r;

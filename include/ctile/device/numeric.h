@@ -114,8 +114,15 @@ CT_DEV T op_sigmoid(T a) {
   const C x = up(a);
   const bool neg = !(x >= (C)0);  // NaN too: e^NaN is NaN below
   const C e = m_exp(neg ? x : -x);
+  // The quotient then lies in [2^-31, 1] with a denominator in (1, 2]: in f32 it takes the
+  // division's fast path without its range check (no branch per element).
   const bool tail = neg && e < (sizeof(C) == 4 ? (C)0x1p-30 : (C)0x1p-60);
-  const C q = (neg && !tail ? e : (C)1) / ((C)1 + e);
+  const C n = neg && !tail ? e : (C)1;
+  C q;
+  if constexpr (sizeof(C) == 4)
+    q = div_rn_in_range(n, (C)1 + e);
+  else
+    q = n / ((C)1 + e);
   return down<T>(tail ? e : q);
 }
 template <class T>
