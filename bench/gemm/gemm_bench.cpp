@@ -1,7 +1,7 @@
 // ctile's side of the GEMM benchmark (bench/gemm/run.sh runs it beside torch/cuBLAS and Triton):
 // the natural matmul kernel (bench/kernels.hpp) at the shapes of issue 8, for a few tile
-// configurations, the same product with a fused bias + SiLU epilogue (matmul_bias_silu) and the
-// decode product (gemv). Each (shape, dtype, config) row is
+// configurations, the same product with a fused bias + SiLU epilogue (matmul_bias_silu), the
+// decode product (gemv) and the decode projections at M = 16 and 128 (matmul, skinny shapes). Each (shape, dtype, config) row is
 //   1. launched once in a fresh disk cache: its first-launch time (trace, codegen, NVRTC, load,
 //      run), and 512 sampled elements of C checked against a float64 host product (relative L2
 //      error over the bound: a failure);
@@ -203,6 +203,24 @@ void gemv_rows() {
   }
 }
 
+// The same projections at M = 16 and M = 128 (a batch of decode tokens, a short prefill): the
+// natural matmul kernel at a few tile shapes (M = 16 takes mma.sync tiles of 16 rows, M = 128
+// wgmma tiles); issue 8's target is >= 1.00x cuBLAS (peers.py's "skinny" rows).
+void skinny_rows() {
+  for (const std::int64_t m : {16, 128})
+    for (const auto& w : kGemvShapes) {
+      const Shape3 s{m, w[0], w[1]};
+      if (!g.only.empty() && g.only != s.str()) continue;
+      if (m == 16) {
+        run<ct::bf16, 64>(s, 16, 64);
+        run<ct::bf16, 64>(s, 16, 128);
+      } else {
+        run<ct::bf16, 64>(s, 64, 128);
+        run<ct::bf16, 64>(s, 128, 128);
+      }
+    }
+}
+
 template <class T>
 void shape(const Shape3& s) {
   if (!g.only.empty() && g.only != s.str()) return;
@@ -256,6 +274,7 @@ int main(int argc, char** argv) {
     shape<ct::bf16>({256, 256, 128});
     shape<ct::bf16>({200, 136, 300});
     run<ct::bf16, 64, true>({200, 136, 300}, 128, 256);
+    run<ct::bf16, 64>({16, 136, 300}, 16, 64);  // a skinny row's configuration
     run_gemv<ct::bf16, 512>(300, 1000, 4);
   } else {
     for (const Shape3& s : {Shape3{4096, 4096, 4096}, Shape3{8192, 8192, 8192}, Shape3{2048, 2048, 2048},
@@ -264,6 +283,7 @@ int main(int argc, char** argv) {
     shape<ct::f16>({4096, 4096, 4096});
     epilogue_rows();
     gemv_rows();
+    skinny_rows();
   }
   if (g.failures) std::fprintf(stderr, "ctile_gemm_bench: %d row(s) FAILED\n", g.failures);
   return g.failures ? 1 : 0;

@@ -28,6 +28,9 @@ REPS = 50
 SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192), (2048, 2048, 2048), (4000, 4000, 4000), (8192, 8192, 512),
           (512, 8192, 8192)]
 DT = {"bf16": torch.bfloat16, "f16": torch.float16}
+# Qwen3-4B and 8B projections (W [N, K]): q/k/v fused, o, gate/up fused, down (gemm_bench.cpp's kGemvShapes).
+GEMV_SHAPES = [(6144, 2560), (2560, 4096), (19456, 2560), (2560, 9728), (6144, 4096), (4096, 4096), (24576, 4096),
+               (4096, 12288)]
 
 
 def emit(rec):
@@ -112,14 +115,18 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out")
     ap.add_argument("--reps", type=int, default=50)
-    ap.add_argument("--kernels", default="matmul,matmul_bias_silu,gemv,cold",
-                    help="comma-separated groups to run: matmul, matmul_bias_silu, gemv, cold (Triton's compile)")
+    ap.add_argument("--kernels", default="matmul,matmul_bias_silu,gemv,skinny,cold",
+                    help="comma-separated groups to run: matmul, matmul_bias_silu, gemv, skinny (M = 16 and 128 "
+                         "projections), cold (Triton's compile)")
     args = ap.parse_args()
     groups = set(args.kernels.split(","))
     REPS = args.reps
     OUT = open(args.out, "a") if args.out else None
     dev = torch.cuda.get_device_name()
     rows = [(s, "bf16") for s in SHAPES] + [((4096, 4096, 4096), "f16")] if "matmul" in groups else []
+    # The decode projections at M = 16 and 128 (gemm_bench.cpp's skinny rows): the same matmul.
+    if "skinny" in groups:
+        rows += [((m, n, k), "bf16") for m in (16, 128) for n, k in GEMV_SHAPES]
     for (m, n, k), dn in rows:
         dt = DT[dn]
         g = torch.Generator(device="cuda").manual_seed(1)
@@ -174,9 +181,8 @@ def main():
             rec.update(ok=False, error=str(e)[:300])
         emit(rec)
     # The decode products (M = 1) of gemm_bench.cpp's gemv rows: cuBLAS through F.linear.
-    gemv_shapes = [(6144, 2560), (2560, 4096), (19456, 2560), (2560, 9728), (6144, 4096), (4096, 4096), (24576, 4096),
-                   (4096, 12288)]
-    for n, k in gemv_shapes if "gemv" in groups else []:
+
+    for n, k in GEMV_SHAPES if "gemv" in groups else []:
         g = torch.Generator(device="cuda").manual_seed(2)
         w = torch.randn(n, k, device="cuda", dtype=torch.bfloat16, generator=g)
         x = torch.randn(1, k, device="cuda", dtype=torch.bfloat16, generator=g)
