@@ -237,8 +237,13 @@ std::vector<Type> Rule::run() {
       return {y};
     }
     case OpKind::StoreWindow: {
-      if (n() < 1) fail("expected a piece operand");
-      const Type& p = kind_of(0, TypeKind::Piece, "a piece");
+      // Into a piece (offsets relative to it), or into a whole unchecked tensor (offsets absolute:
+      // what canonicalize makes of a scatter whose indices are a block of consecutive positions).
+      if (n() < 1) fail("expected a piece or an unchecked tensor operand");
+      if (T(0).kind == TypeKind::Tensor && T(0).access != Access::Unchecked)
+        fail(cat("operand 0 has type ", type_str(T(0)), ", expected a piece or an unchecked tensor"));
+      const Type& p = T(0).kind == TypeKind::Tensor ? T(0) : kind_of(0, TypeKind::Piece, "a piece or an unchecked tensor");
+      if (p.kind == TypeKind::Tensor) tensor_rank(p);
       nops(2 + static_cast<std::size_t>(p.rank));
       for (std::size_t i = 1; i + 1 < n(); ++i) i64_scalar(i);
       const Type& v = tile(n() - 1);

@@ -58,6 +58,10 @@ class Canonicalize : public Pass {
       for_each_region(k.body, [&](ir::Region& r) {
         for (std::size_t i = 0; i < r.ops.size(); ++i) {
           ir::Op& op = *r.ops[i];
+          if (op.kind == OpKind::ScatterUnchecked && window_scatter(k, r, i, op, defs)) {
+            changed = true;
+            continue;
+          }
           if (op.results.size() != 1) continue;
           const ir::ValueId res = op.results[0];
           const ir::ValueId rep = rewrite(k, r, i, op, defs);
@@ -118,6 +122,84 @@ class Canonicalize : public Pass {
       case OpKind::Binary: return binary(k, r, i, op, defs);
       default: return ir::kNoValue;
     }
+  }
+
+  // Looks through ct.broadcast and ct.reshape to the value they were made from.
+  ir::ValueId through_shapes(ir::ValueId v, const Defs& defs) const {
+    for (const ir::Op* d = defs.of(v); d && (d->kind == OpKind::Broadcast || d->kind == OpKind::Reshape); d = defs.of(v))
+      v = d->operands[0];
+    return v;
+  }
+
+  // The start s of an index tile of shape `shape` that holds s + e_axis at every element e (a
+  // rank-1 ct.iota of the axis' extent, plus a scalar s, reshaped onto the axis and broadcast), or
+  // kNoValue (with `zero` true when the start is 0: an iota alone).
+  ir::ValueId consecutive_start(const ir::Kernel& k, ir::ValueId idx, const Shape& shape, std::size_t axis,
+                                const Defs& defs, bool& zero) const {
+    zero = false;
+    const ir::Type& t = k.type(idx);
+    if (!t.is_tile() || t.dtype != DType::i64 || t.shape != shape) return ir::kNoValue;
+    // Broadcasts first: what they start from must vary along `axis` alone (extents of 1 elsewhere).
+    ir::ValueId v = idx;
+    for (const ir::Op* d = defs.of(v); d && d->kind == OpKind::Broadcast; d = defs.of(v)) v = d->operands[0];
+    const Shape& vs = k.type(v).shape;
+    if (vs.size() != shape.size()) return ir::kNoValue;
+    for (std::size_t a = 0; a < vs.size(); ++a)
+      if (vs[a] != (a == axis ? shape[a] : 1)) return ir::kNoValue;
+    v = through_shapes(v, defs);
+    const ir::Type& line = k.type(v);
+    if (line.rank != 1 || line.shape[0] != shape[axis]) return ir::kNoValue;
+    const ir::Op* d = defs.of(v);
+    if (!d) return ir::kNoValue;
+    auto is_iota = [&](ir::ValueId x) {
+      const ir::Op* o = defs.of(x);
+      return o && o->kind == OpKind::Iota && k.type(x).rank == 1 && k.type(x).shape[0] == shape[axis];
+    };
+    if (is_iota(v)) {
+      zero = true;
+      return ir::kNoValue;
+    }
+    if (d->kind != OpKind::Binary || d->binary != BinaryFn::Add) return ir::kNoValue;
+    for (int side = 0; side < 2; ++side) {
+      if (!is_iota(d->operands[static_cast<std::size_t>(side)])) continue;
+      const ir::ValueId s = through_shapes(d->operands[static_cast<std::size_t>(1 - side)], defs);
+      const ir::Type& st = k.type(s);
+      if (st.is_tile() && st.rank == 0 && st.dtype == DType::i64) return s;
+    }
+    return ir::kNoValue;
+  }
+
+  // ct.scatter_unchecked whose index tiles are a block of consecutive positions (index d = s_d +
+  // e_d at element e: iotas plus scalars, as a tile block writes its own tile of a whole tensor)
+  // -> ct.store_window of the tensor at (s_0, ...): the same elements written (distinct indices,
+  // those outside the tensor dropped by both), with no de-duplication across threads.
+  bool window_scatter(ir::Kernel& k, ir::Region& r, std::size_t& i, ir::Op& op, const Defs& defs) {
+    const std::size_t rank = op.operands.size() - 2;
+    const ir::ValueId value = op.operands.back();
+    const Shape shape = k.type(value).shape;
+    if (shape.size() != rank) return false;
+    std::vector<ir::ValueId> starts(rank, ir::kNoValue);
+    std::vector<bool> zeros(rank, false);
+    for (std::size_t a = 0; a < rank; ++a) {
+      bool zero = false;
+      starts[a] = consecutive_start(k, op.operands[1 + a], shape, a, defs, zero);
+      zeros[a] = zero;
+      if (starts[a] == ir::kNoValue && !zero) return false;
+    }
+    InsertPoint at(k, r, i);
+    for (std::size_t a = 0; a < rank; ++a)
+      if (zeros[a])
+        starts[a] = at.build(OpKind::Constant, {}, op.loc, {ir::Type::scalar(DType::i64)}, [](ir::Op& c) {
+                          c.value = ir::Scalar::of_int(0);
+                        }).results[0];
+    i = at.position();
+    ir::Op& s = *r.ops[i];
+    std::vector<ir::ValueId> operands{s.operands[0]};
+    operands.insert(operands.end(), starts.begin(), starts.end());
+    operands.push_back(value);
+    s.kind = OpKind::StoreWindow;
+    s.operands = std::move(operands);
+    return true;
   }
 
   ir::ValueId binary(ir::Kernel& k, ir::Region& r, std::size_t& i, ir::Op& op, Defs& defs) {

@@ -327,6 +327,27 @@ TEST(Memory, ScatterStaysInsideThePiece) {
   for (std::int64_t i = 96; i < n; ++i) EXPECT_EQ(hz[std::size_t(i)], 0.0f) << "slot " << i;
 }
 
+TEST(Memory, ScatterOfConsecutivePositionsWritesTheShiftedBlock) {
+  // canonicalize turns the scatter into a window store of the whole unchecked tensor: rows shifted
+  // by -1 (the first tile's row 0 falls before the tensor), the last tiles padded past both ends.
+  const std::int64_t rows = 10, cols = 13;
+  auto src = ct::randn<float>({rows, cols}, 33).share();
+  const auto hs = src.to_host();
+  for (bool race_check : {false, true}) {
+    auto launch = ct::launch(scatter_block_2d<4, 8>, ct::unchecked_mut(ct::unchecked, ct::full<float>({rows, cols}, 9.0f)), src,
+                             std::int64_t{-1})
+                      .grid({3, 2});
+    auto [dst, s2, sh] = race_check ? std::move(launch).race_check().sync() : std::move(launch).sync();
+    const auto hd = std::move(dst).into_tensor().to_host();
+    for (std::int64_t r = 0; r < rows; ++r)
+      for (std::int64_t c = 0; c < cols; ++c) {
+        // Row r holds source row r + 1; the last row receives the padding of source row 10.
+        const float want = r + 1 < rows ? hs[std::size_t((r + 1) * cols + c)] : 0.0f;
+        ASSERT_EQ(hd[std::size_t(r * cols + c)], want) << r << "," << c << (race_check ? " (race check)" : "");
+      }
+  }
+}
+
 TEST(Memory, AtomicHistogramAcrossBlocks) {
   const std::int64_t n = 5000, bins = 17;
   auto x = ct::rand<std::int32_t>({n}, 32, 0, bins).share();

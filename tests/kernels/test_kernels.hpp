@@ -91,6 +91,16 @@ inline void scatter_pairs(ct::UncheckedMut<float, 1> dst, ct::Ref<float, 1> src)
   dst.scatter(ct::unchecked, ct::iota<std::int64_t>(256) / 2 + b * 128, src.tiles({256}).load({b}));
 }
 
+// Each tile block scatters its BM x BN tile of src to rows shifted by `shift` of a whole unchecked
+// tensor (consecutive positions: canonicalize makes it a window store); indices outside dst drop.
+template <std::int64_t BM, std::int64_t BN>
+void scatter_block_2d(ct::UncheckedMut<float, 2> dst, ct::Ref<float, 2> src, ct::Scalar<std::int64_t> shift) {
+  auto i = ct::block_id(0), j = ct::block_id(1);
+  auto rows = (ct::iota<std::int64_t>(BM) + (i * BM + shift)).reshape({BM, 1});
+  auto cols = (ct::iota<std::int64_t>(BN) + j * BN).reshape({1, BN});
+  dst.scatter(ct::unchecked, {rows, cols}, src.tiles({BM, BN}).load({i, j}));
+}
+
 inline void vector_add(ct::Mut<float, 1> z, ct::Ref<float, 1> x, ct::Ref<float, 1> y) {
   z.store(ct::load_like(x, z) + ct::load_like(y, z));
 }

@@ -100,6 +100,8 @@ void BlockInterp::exec_op(const ir::Op& op) {
     case OpKind::StoreWindow: {
       std::array<std::int64_t, kMaxRank> off{};
       for (std::size_t i = 1; i + 1 < ops.size(); ++i) off[i - 1] = i64(ops[i]);
+      if (k_.type(ops[0]).kind == ir::TypeKind::Tensor)
+        return op_store_window_unchecked(view(ops[0]), off.data(), in(ops.size() - 1), L_.race, blk_.linear);
       return op_store_window(view(ops[0]), k_.type(ops[0]).shape, piece_index(), off.data(), in(ops.size() - 1));
     }
     case OpKind::Gather: return op_gather(view(ops[0]), tiles(1, ops.size() - 1), op.value, out());

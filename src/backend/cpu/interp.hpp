@@ -170,6 +170,10 @@ void op_store_window(const TensorView& t, const Shape& piece, const std::int64_t
 void op_gather(const TensorView& t, const std::vector<const Tile*>& idx, const ir::Scalar& pad, Tile& out);
 void op_scatter_piece(const TensorView& t, const Shape& tile, const std::int64_t* tile_index,
                       const std::vector<const Tile*>& idx, const Tile& value);
+// A store window into a whole unchecked tensor: element e goes to offsets + e, dropped outside the
+// tensor; recorded for the race checker like an unchecked scatter.
+void op_store_window_unchecked(const TensorView& t, const std::int64_t* offsets, const Tile& value, RaceChecker* race,
+                               std::int64_t block);
 void op_scatter_unchecked(const TensorView& t, const std::vector<const Tile*>& idx, const Tile& value,
                           RaceChecker* race, std::int64_t block);
 void op_atomic_rmw(ir::AtomicKind kind, const TensorView& t, const std::vector<const Tile*>& idx,

@@ -331,6 +331,35 @@ void op_scatter_piece(const TensorView& t, const Shape& tile, const std::int64_t
   });
 }
 
+void op_store_window_unchecked(const TensorView& t, const std::int64_t* offsets, const Tile& value, RaceChecker* race,
+                               std::int64_t block) {
+  const Shape& tile = *value.shape;
+  const int r = t.rank;
+  dispatch(value.dtype, [&]<class T>(std::type_identity<T>) {
+    const T* v = value.as<T>();
+    std::array<std::int64_t, kMaxRank> c{}, e{};  // the element's coordinates in the tensor and in the tile
+    for (std::int64_t i = 0; i < value.n; ++i) {
+      std::int64_t off = 0;
+      bool in = true;
+      for (int d = 0; d < r && in; ++d) {
+        const auto ud = static_cast<std::size_t>(d);
+        in = !__builtin_add_overflow(offsets[d], e[ud], &c[ud]) && c[ud] >= 0 && c[ud] < t.ext[ud];
+        off += c[ud] * t.stride[ud];
+      }
+      if (in) {
+        std::byte* p = elem_ptr(t, off);
+        if (race) race->record(p, t.param, c.data(), t.rank, block);
+        write_shared<T>(p, v[i]);
+      }
+      for (int d = r - 1; d >= 0; --d) {  // the next element, row-major
+        const auto ud = static_cast<std::size_t>(d);
+        if (++e[ud] < tile[ud]) break;
+        e[ud] = 0;
+      }
+    }
+  });
+}
+
 void op_scatter_unchecked(const TensorView& t, const std::vector<const Tile*>& idx, const Tile& value,
                           RaceChecker* race, std::int64_t block) {
   const Indices ix(idx);

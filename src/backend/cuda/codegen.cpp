@@ -435,7 +435,8 @@ class Emitter {
       for (const ir::Region& r : op.regions)
         for (ValueId a : r.args) see_layout(a);
       if (op.kind == OpKind::MakePartition) tensor_[static_cast<std::size_t>(op.results[0])] = tindex(op.operands[0]);
-      if (op.kind == OpKind::ScatterPiece || op.kind == OpKind::StoreWindow) scattered_pieces_.insert(tindex(op.operands[0]));
+      if (op.kind == OpKind::ScatterPiece || (op.kind == OpKind::StoreWindow && type(op.operands[0]).kind == ir::TypeKind::Piece))
+        scattered_pieces_.insert(tindex(op.operands[0]));
       for (ValueId r : op.results)
         if (type(r).is_tile() && !rep(r) && regs(r) > kMaxRegs)
           throw UserError(detail::cat("tile ", type_str(type(r)), " is too large for the CUDA backend (", regs(r),
@@ -1276,6 +1277,7 @@ class Emitter {
     const Shape& psh = type(t).shape;
     const DType d = type(x).dtype;
     const std::string off = idx_of(op, 1, sh.size());
+    if (type(t).kind == ir::TypeKind::Tensor) return emit_store_window_unchecked(op);
     // The window's elements lie in other threads than the piece's own (another tile shape and
     // origin): the tile block synchronises around it, so earlier and later accesses to the piece
     // by other threads are ordered with it (store_one_t does so for a replicated tile).
@@ -1293,6 +1295,29 @@ class Emitter {
          (p.facts.small ? "true" : "false") + ">(" + name(x) + ", " + td(t) + ", " + w + ", " + tp(x) + ", " + own(x) + ");" +
          comment(op));
     line("team.sync();");
+  }
+
+  // A window of a whole unchecked tensor at absolute offsets (canonicalize's form of a scatter of
+  // consecutive positions): each thread stores its own elements, as a piece store does, with every
+  // element outside the tensor dropped. No barrier: an unchecked tensor promises no order between
+  // threads (the scatter it replaces had none either).
+  void emit_store_window_unchecked(const ir::Op& op) {
+    const ValueId t = op.operands[0], x = op.operands.back();
+    const Shape& sh = type(x).shape;
+    const DType d = type(x).dtype;
+    const std::string org = idx_of(op, 1, sh.size());
+    if (rep(x))
+      return line("ct::store_one_t<" + shape_t(sh) + ">(" + name(x) + ", " + td(t) + ", ct::make_window_at<" + shape_t(sh) +
+                  ">(" + td(t) + ", " + org + "), team);" + comment(op));
+    const int mb = d == DType::b1 ? 1 : dtype_size(d);
+    const int vm = mem_vec(x, d);
+    const ir::Param& p = param_of(t);
+    const std::string w = "w" + std::to_string(uid_++);
+    line("const auto " + w + " = ct::make_win_at<" + shape_t(sh) + ", " + std::to_string(vm > 1 ? vm * mb : 0) + ">(" + td(t) +
+         ", " + org + ", " + std::to_string(mb) + ");");
+    line("ct::store<" + D(x) + ", " + shape_t(sh) + ", " + std::to_string(vm) + ", false, false, " +
+         (p.facts.small ? "true" : "false") + ">(" + name(x) + ", " + td(t) + ", " + w + ", " + tp(x) + ", " + own(x) + ");" +
+         comment(op));
   }
 
   // Where a shared tile's elements lie (device/async.h's placements).

@@ -53,6 +53,9 @@ void add_traced_cases(std::vector<Case>& out) {
     add(name, [name = std::string(name), fn = fn] {
       return ct::trace(fn, name, {unchecked(D::f32, 1), ref(D::f32, 1)}, 1);
     });
+  add("scatter_block_2d", [] {  // a scatter of consecutive positions: a window store of the tensor after canonicalize
+    return ct::trace(scatter_block_2d<32, 64>, "scatter_block_2d<32, 64>", {unchecked(D::f32, 2), ref(D::f32, 2), scalar(D::i64)}, 2);
+  });
   add("example_vector_add", [] {
     return ct::trace(vector_add, "vector_add", {piece(D::f32, {1024}), ref(D::f32, 1), ref(D::f32, 1)}, 1);
   });
