@@ -1,7 +1,8 @@
 // ctile's side of the GEMM benchmark (bench/gemm/run.sh runs it beside torch/cuBLAS and Triton):
 // the natural matmul kernel (bench/kernels.hpp) at the shapes of issue 8, for a few tile
 // configurations, the same product with a fused bias + SiLU epilogue (matmul_bias_silu), the
-// decode product (gemv) and the decode projections at M = 16 and 128 (matmul, skinny shapes). Each (shape, dtype, config) row is
+// decode product (gemv), the decode projections at M = 16 and 128 (matmul, skinny shapes) and the
+// product stored through UncheckedMut (matmul_unchecked, beside the epilogue rows). Each (shape, dtype, config) row is
 //   1. launched once in a fresh disk cache: its first-launch time (trace, codegen, NVRTC, load,
 //      run), and 512 sampled elements of C checked against a float64 host product (relative L2
 //      error over the bound: a failure);
@@ -144,6 +145,55 @@ void run(const Shape3& s, std::int64_t bm, std::int64_t bn) {
   }
 }
 
+// The same product through UncheckedMut (bench::matmul_unchecked: C scattered by each tile block,
+// kernel "matmul_unchecked"), checked like the rows above: issue 8's checked-vs-unchecked target.
+template <class T, std::int64_t BM, std::int64_t BN, std::int64_t BK>
+void run_unchecked(const Shape3& s) {
+  const std::string cfg = std::to_string(BM) + "x" + std::to_string(BN) + "x" + std::to_string(BK);
+  if (!g.config.empty() && g.config != cfg) return;
+  char head[512];
+  std::snprintf(head, sizeof head, "{\"impl\":\"ctile\",\"kernel\":\"matmul_unchecked\",\"dtype\":\"%s\",\"shape\":[%lld,%lld,%lld],\"config\":\"%s\"",
+                dname<T>(), (long long)s.m, (long long)s.n, (long long)s.k, cfg.c_str());
+  try {
+    auto a = ct::randn<T>({s.m, s.k}, 11).share();
+    auto b = ct::randn<T>({s.k, s.n}, 12).share();
+    const std::vector<std::int64_t> grid{ct::ceil_div(s.m, BM), ct::ceil_div(s.n, BN)};
+    auto make = [&](ct::UncheckedTensor<T> c) {
+      return ct::launch(bench::matmul_unchecked<T, BM, BN, BK>, std::move(c), a, b).grid(grid);
+    };
+    auto poisoned = ct::unchecked_mut(ct::unchecked, ct::full<T>({s.m, s.n}, T(NAN)));
+    const auto t0 = Clock::now();
+    auto first = make(std::move(poisoned)).sync();
+    const double first_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+    const auto hc = std::move(std::get<0>(first)).into_tensor().to_host();
+    const auto ha = a.to_host(), hb = b.to_host();
+    std::mt19937_64 rng(7);
+    double num = 0, den = 0;
+    for (int t = 0; t < 512; ++t) {
+      const std::int64_t i = static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(s.m));
+      const std::int64_t j = static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(s.n));
+      double ref = 0;
+      for (std::int64_t kk = 0; kk < s.k; ++kk)
+        ref += double(float(ha[std::size_t(i * s.k + kk)])) * double(float(hb[std::size_t(kk * s.n + j)]));
+      const double got = double(float(hc[std::size_t(i * s.n + j)]));
+      num += (got - ref) * (got - ref);
+      den += ref * ref;
+    }
+    const double err = std::isnan(num) ? INFINITY : std::sqrt(num / std::max(den, 1e-300));
+    const double bound = (std::is_same_v<T, ct::bf16> ? 0.5 * 0x1p-7 : 0.5 * 0x1p-10) + 1e-4;
+    const bool ok = err <= bound;
+    if (!ok) ++g.failures;
+    const double ms = median_call_ms(make, ct::unchecked_mut(ct::unchecked, ct::zeros<T>({s.m, s.n})));
+    const double tflops = 2.0 * double(s.m) * double(s.n) * double(s.k) / (ms * 1e-3) / 1e12;
+    char buf[512];
+    std::snprintf(buf, sizeof buf, ",\"ms\":%.6f,\"tflops\":%.3f,\"rel_err\":%.3e,\"err_bound\":%.3e,\"ok\":%s,\"first_launch_ms\":%.2f}",
+                  ms, tflops, err, bound, ok ? "true" : "false", first_ms);
+    record(std::string(head) + buf);
+  } catch (const std::exception& e) {
+    record_failure(head, e);
+  }
+}
+
 // The decode product y = W x of the kernel library (ctile/kernels/gemv.hpp) for W [n, k]: R rows
 // of y per tile block, K steps of BK. Checked on every row against a float64 product; timed like
 // the matmul rows; TB/s counts W, x and y once.
@@ -238,6 +288,7 @@ void epilogue_rows() {
   for (const Shape3& s : {Shape3{4096, 4096, 4096}, Shape3{8192, 8192, 8192}}) {
     if (!g.only.empty() && g.only != s.str()) continue;
     run<ct::bf16, 64, true>(s, 128, 256);
+    run_unchecked<ct::bf16, 128, 256, 64>(s);  // beside the checked kernel's row of the same configuration
   }
 }
 
@@ -275,6 +326,7 @@ int main(int argc, char** argv) {
     shape<ct::bf16>({200, 136, 300});
     run<ct::bf16, 64, true>({200, 136, 300}, 128, 256);
     run<ct::bf16, 64>({16, 136, 300}, 16, 64);  // a skinny row's configuration
+    run_unchecked<ct::bf16, 128, 256, 64>({200, 136, 300});
     run_gemv<ct::bf16, 512>(300, 1000, 4);
   } else {
     for (const Shape3& s : {Shape3{4096, 4096, 4096}, Shape3{8192, 8192, 8192}, Shape3{2048, 2048, 2048},

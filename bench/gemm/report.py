@@ -90,6 +90,25 @@ def main():
             cells = [f"{c['ms']:.4f} ({c['config']})" if c else "-", f"{t['ms']:.4f}" if t else "-",
                      f"{sp:.3f}x" if sp else "-", ">= 1.10x", "met" if sp and sp >= 1.10 else "NOT met"]
             lines.append(f"| {'x'.join(map(str, shape))} | " + " | ".join(cells) + " |")
+    # Checked (Mut partition) against unchecked (UncheckedMut) stores of the same product and
+    # configuration (issue 8's target: within 0.5%).
+    unc = {}
+    for r in recs:
+        if r.get("impl") == "ctile" and r.get("kernel") == "matmul_unchecked" and r.get("ok"):
+            unc[(tuple(r["shape"]), r["dtype"], r["config"])] = r
+    chk = {}
+    for r in recs:
+        key = (tuple(r.get("shape", [])), r.get("dtype"), r.get("config"))
+        if r.get("impl") == "ctile" and r.get("kernel") == "matmul" and r.get("ok") and key in unc:
+            chk[key] = r
+    if chk:
+        lines += ["", "| checked vs unchecked stores | config | checked TFLOP/s | unchecked TFLOP/s | checked / unchecked | "
+                      "target | met |", "|---|---|---|---|---|---|---|"]
+        for key in sorted(chk):
+            c, u = chk[key], unc[key]
+            ratio = c["tflops"] / u["tflops"]
+            lines.append(f"| {'x'.join(map(str, key[0]))} {key[1]} | {key[2]} | {c['tflops']:.1f} | {u['tflops']:.1f} | "
+                         f"{ratio:.4f} | >= 0.995 | {'met' if ratio >= 0.995 else 'NOT met'} |")
     jit = [r for r in recs if r.get("impl") == "ctile" and r.get("ok")]
     cold = [r for r in recs if r.get("kernel") == "matmul_cold_compile"]
     lines.append("")

@@ -1299,8 +1299,8 @@ class Emitter {
 
   // A window of a whole unchecked tensor at absolute offsets (canonicalize's form of a scatter of
   // consecutive positions): each thread stores its own elements, as a piece store does, with every
-  // element outside the tensor dropped. No barrier: an unchecked tensor promises no order between
-  // threads (the scatter it replaces had none either).
+  // element outside the tensor dropped. The tile block synchronises around it as around the
+  // scatter it replaces, so the tile block's other accesses to the tensor keep their order.
   void emit_store_window_unchecked(const ir::Op& op) {
     const ValueId t = op.operands[0], x = op.operands.back();
     const Shape& sh = type(x).shape;
@@ -1313,11 +1313,13 @@ class Emitter {
     const int vm = mem_vec(x, d);
     const ir::Param& p = param_of(t);
     const std::string w = "w" + std::to_string(uid_++);
+    line("team.sync();  // ct.store_window: ordered with the tile block's other accesses to the tensor");
     line("const auto " + w + " = ct::make_win_at<" + shape_t(sh) + ", " + std::to_string(vm > 1 ? vm * mb : 0) + ">(" + td(t) +
          ", " + org + ", " + std::to_string(mb) + ");");
     line("ct::store<" + D(x) + ", " + shape_t(sh) + ", " + std::to_string(vm) + ", false, false, " +
          (p.facts.small ? "true" : "false") + ">(" + name(x) + ", " + td(t) + ", " + w + ", " + tp(x) + ", " + own(x) + ");" +
          comment(op));
+    line("team.sync();");
   }
 
   // Where a shared tile's elements lie (device/async.h's placements).

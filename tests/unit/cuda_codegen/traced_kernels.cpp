@@ -246,6 +246,12 @@ void add_traced_cases(std::vector<Case>& out) {
     return ct::trace(bench::matmul_bias_silu<ct::bf16, 64>, "matmul_bias_silu<bf16, 64>",
                      {piece(D::bf16, {128, 128}), ref(D::bf16, 2), ref(D::bf16, 2), ref(D::bf16, 1)}, 2);
   });
+  // The benchmark's GEMM stored through UncheckedMut (bench/kernels.hpp): the tile block's scatter
+  // of consecutive positions becomes a window store of the whole tensor (canonicalize).
+  add("matmul_unchecked_bf16", [] {
+    return ct::trace(bench::matmul_unchecked<ct::bf16, 128, 128, 64>, "matmul_unchecked<bf16, 128, 128, 64>",
+                     {unchecked(D::bf16, 2), ref(D::bf16, 2), ref(D::bf16, 2)}, 2);
+  });
   // The kernel option loop_prefetch: a K loop two and three iterations ahead (on sm_90 the loads
   // follow the product in flight, rings of D + 2 slots), and GEMV with its stream of W pipelined.
   for (int d : {2, 3}) {
@@ -311,7 +317,7 @@ void add_traced_cases(std::vector<Case>& out) {
 void add_tma_cases(std::vector<Case>& out) {
   const std::vector<std::string> names = {"example_matmul", "matmul_128x128x32", "matmul_128x128x32_prefetch2",
                                           "matmul_128x128x64", "mma_tc_bias_relu_bt_bf16", "matmul_bias_silu_bf16",
-                                          "mma_tc_long_k_bf16"};
+                                          "matmul_unchecked_bf16", "mma_tc_long_k_bf16"};
   std::vector<Case> more;
   for (const Case& c : out) {
     if (std::find(names.begin(), names.end(), c.name) == names.end()) continue;
