@@ -1,5 +1,5 @@
 // Element-level numeric rules of the IR (docs/ir.md, "Numeric rules"): compute types, exact
-// rounding to f16/bf16, wrap-around integer arithmetic, conversions. The CPU reference interpreter
+// rounding to the narrow floats (f16, bf16, fp8), wrap-around integer arithmetic, conversions. The CPU reference interpreter
 // computes with them, the constant folder folds with them, and the CUDA code generator casts its
 // literals with them, so all three agree bit for bit. Internal to the library (src/).
 #pragma once
@@ -18,16 +18,17 @@
 namespace ctile::numeric {
 
 template <class T>
-inline constexpr bool is_float_v = std::is_same_v<T, float> || std::is_same_v<T, double> ||
-                                   std::is_same_v<T, f16> || std::is_same_v<T, bf16>;
+inline constexpr bool is_float_v = is_float_element<T>;
 template <class T>
 inline constexpr bool is_bool_v = std::is_same_v<T, bool>;
 template <class T>
 inline constexpr bool is_int_v = std::is_integral_v<T> && !is_bool_v<T>;
+// The narrow floats: f16, bf16, f8e4m3, f8e5m2 (bit patterns, computed in float).
 template <class T>
-inline constexpr bool is_half_v = std::is_same_v<T, f16> || std::is_same_v<T, bf16>;
+inline constexpr bool is_narrow_v = is_narrow_float_element<T>;
 
-// Calls f(std::type_identity<T>{}) with T the element type of `d` (bool, ints, f16, bf16, float, double).
+// Calls f(std::type_identity<T>{}) with T the element type of `d` (bool, ints, f16, bf16, float,
+// double, f8e4m3, f8e5m2).
 template <class F>
 decltype(auto) dispatch(DType d, F&& f) {
   switch (d) {
@@ -44,6 +45,8 @@ decltype(auto) dispatch(DType d, F&& f) {
     case DType::bf16: return f(std::type_identity<bf16>{});
     case DType::f32: return f(std::type_identity<float>{});
     case DType::f64: return f(std::type_identity<double>{});
+    case DType::f8e4m3: return f(std::type_identity<f8e4m3>{});
+    case DType::f8e5m2: return f(std::type_identity<f8e5m2>{});
   }
   throw InternalError("bad dtype");
 }
@@ -59,7 +62,8 @@ decltype(auto) dispatch_width(DType d, F&& f) {
   }
 }
 
-// ---- compute types: f16/bf16 compute in float and round after each op; others in their own type.
+// ---- compute types: the narrow floats compute in float and round after each op (the fp8 types
+// saturating: dtype.hpp); others in their own type.
 template <class T>
 struct Arith {
   using C = T;
@@ -78,10 +82,23 @@ struct Arith<bf16> {
   static float up(bf16 v) { return bf16::to_float(v.bits); }
   static bf16 down(float v) { return bf16::from_bits(bf16::from_float(v)); }
 };
+template <>
+struct Arith<f8e4m3> {
+  using C = float;
+  static float up(f8e4m3 v) { return f8e4m3::to_float(v.bits); }
+  static f8e4m3 down(float v) { return f8e4m3::from_bits(f8e4m3::from_float(v)); }
+};
+template <>
+struct Arith<f8e5m2> {
+  using C = float;
+  static float up(f8e5m2 v) { return f8e5m2::to_float(v.bits); }
+  static f8e5m2 down(float v) { return f8e5m2::from_bits(f8e5m2::from_float(v)); }
+};
 
-// ---- exact rounding of a double (or a 64-bit integer) to f16/bf16. Rounding first to float with
-// round-to-odd (24 >= 11 + 2 bits) and then to the 16-bit format with round-to-nearest-even gives
-// the correctly rounded result in one step, without double rounding.
+// ---- exact rounding of a double (or a 64-bit integer) to the narrow floats. Rounding first to
+// float with round-to-odd (24 >= 11 + 2 bits) and then to the narrow format with
+// round-to-nearest-even gives the correctly rounded result in one step, without double rounding
+// (every narrow format's subnormals are normal floats; the fp8 saturation keeps the order of values).
 inline float round_to_odd_float(double x) {
   float t = static_cast<float>(x);
   if (static_cast<double>(t) == x || std::isnan(x)) return t;
@@ -104,13 +121,12 @@ template <class T>
 T float_from_double(double v) {
   if constexpr (std::is_same_v<T, double>) return v;
   else if constexpr (std::is_same_v<T, float>) return static_cast<float>(v);
-  else if constexpr (std::is_same_v<T, f16>) return f16::from_bits(f16::from_float(round_to_odd_float(v)));
-  else return bf16::from_bits(bf16::from_float(round_to_odd_float(v)));
+  else return Arith<T>::down(round_to_odd_float(v));
 }
 
 template <class T>
 double to_double(T v) {
-  if constexpr (is_half_v<T>) return static_cast<double>(Arith<T>::up(v));
+  if constexpr (is_narrow_v<T>) return static_cast<double>(Arith<T>::up(v));
   else return static_cast<double>(v);
 }
 
@@ -176,15 +192,15 @@ D convert_elem(S x) {
   if constexpr (std::is_same_v<S, D>) {
     return x;
   } else if constexpr (is_bool_v<D>) {
-    if constexpr (is_half_v<S>) return Arith<S>::up(x) != 0.0f;
+    if constexpr (is_narrow_v<S>) return Arith<S>::up(x) != 0.0f;
     else return x != S(0);
   } else if constexpr (is_bool_v<S>) {
-    if constexpr (is_half_v<D>) return Arith<D>::down(x ? 1.0f : 0.0f);
+    if constexpr (is_narrow_v<D>) return Arith<D>::down(x ? 1.0f : 0.0f);
     else return static_cast<D>(x ? 1 : 0);
   } else if constexpr (is_int_v<S> && is_int_v<D>) {
     return static_cast<D>(x);  // modular (C++20)
   } else if constexpr (is_int_v<S>) {  // int -> float
-    if constexpr (is_half_v<D>) {
+    if constexpr (is_narrow_v<D>) {
       float r;
       if constexpr (std::is_signed_v<S>) {
         const std::uint64_t m = x < 0 ? std::uint64_t(0) - static_cast<std::uint64_t>(x) : static_cast<std::uint64_t>(x);
@@ -200,7 +216,7 @@ D convert_elem(S x) {
   } else if constexpr (is_int_v<D>) {  // float -> int
     return int_from_double<D>(to_double(x));
   } else {  // float -> float
-    if constexpr (std::is_same_v<S, float> && is_half_v<D>) return Arith<D>::down(x);
+    if constexpr ((std::is_same_v<S, float> || is_narrow_v<S>) && is_narrow_v<D>) return Arith<D>::down(Arith<S>::up(x));
     else return float_from_double<D>(to_double(x));
   }
 }

@@ -278,10 +278,10 @@ ValueId emit_bitcast(ValueId x, DType to, const SourceLoc& loc) {
     user_error("bitcast: bool tiles have no bit pattern to reinterpret (" + ir::type_str(t) + " to " +
                    std::string(dtype_name(to)) + "); use .to<T>() or where()",
                loc);
+  const auto bytes = [](DType d) { return std::to_string(dtype_size(d)) + (dtype_size(d) == 1 ? " byte" : " bytes"); };
   if (dtype_size(t.dtype) != dtype_size(to))
-    user_error("bitcast: " + std::string(dtype_name(t.dtype)) + " (" + std::to_string(dtype_size(t.dtype)) + " bytes) and " +
-                   std::string(dtype_name(to)) + " (" + std::to_string(dtype_size(to)) +
-                   " bytes) differ in width; a bitcast keeps every element's bits",
+    user_error("bitcast: " + std::string(dtype_name(t.dtype)) + " (" + bytes(t.dtype) + ") and " + std::string(dtype_name(to)) +
+                   " (" + bytes(to) + ") differ in width; a bitcast keeps every element's bits",
                loc);
   if (t.dtype == to) return x;
   return one(B(loc), ir::OpKind::Bitcast, {x}, loc, {ir::Type::tile(to, t.shape)});
@@ -423,15 +423,18 @@ ValueId emit_mma(ValueId a, ValueId b, ValueId acc, const SourceLoc& loc) {
     user_error("mma: shapes " + shape_str(ta.shape) + " @ " + shape_str(tb.shape) + " + " + shape_str(tc.shape) +
                    (r == 2 ? " do not agree ([M,K] @ [K,N] + [M,N])" : " do not agree ([P,M,K] @ [P,K,N] + [P,M,N])"),
                loc);
-  const DType in = ta.dtype, out = tc.dtype;
-  const bool ok = (in == DType::f16 && (out == DType::f32 || out == DType::f16)) ||
-                  (in == DType::bf16 && out == DType::f32) || (in == DType::f32 && out == DType::f32) ||
-                  (in == DType::f64 && out == DType::f64) ||
-                  ((in == DType::i8 || in == DType::u8) && out == DType::i32);
+  const DType in = ta.dtype, in_b = tb.dtype, out = tc.dtype;
+  const bool fp8 = is_fp8(in) && is_fp8(in_b);  // e4m3 and e5m2 mix
+  const bool ok = (fp8 && out == DType::f32) ||
+                  (in == in_b && ((in == DType::f16 && (out == DType::f32 || out == DType::f16)) ||
+                                  (in == DType::bf16 && out == DType::f32) || (in == DType::f32 && out == DType::f32) ||
+                                  (in == DType::f64 && out == DType::f64) ||
+                                  ((in == DType::i8 || in == DType::u8) && out == DType::i32)));
   if (!ok)
-    user_error("mma: unsupported element types " + std::string(dtype_name(in)) + " x " + std::string(dtype_name(in)) +
+    user_error("mma: unsupported element types " + std::string(dtype_name(in)) + " x " + std::string(dtype_name(in_b)) +
                    " -> " + std::string(dtype_name(out)) +
-                   " (supported: f16->f32|f16, bf16->f32, f32->f32, f64->f64, i8|u8->i32)",
+                   " (supported: f16->f32|f16, bf16->f32, f32->f32, f64->f64, i8|u8->i32, and f8e4m3|f8e5m2 x "
+                   "f8e4m3|f8e5m2->f32)",
                loc);
   return one(B(loc), ir::OpKind::Mma, {a, b, acc}, loc);
 }
@@ -584,9 +587,9 @@ ValueId emit_atomic_rmw(ir::AtomicKind k, ValueId tensor, const std::vector<Valu
   const ir::Type& t = type_of(tensor);
   const DType d = t.dtype;
   if (!(d == DType::i32 || d == DType::i64 || d == DType::u32 || d == DType::u64 || d == DType::f32 || d == DType::f64 ||
-        d == DType::f16 || d == DType::bf16))
-    user_error(std::string("atomic ") + ir::atomic_name(k) + " supports i32, i64, u32, u64, f16, bf16, f32 and f64 tensors, not " +
-                   std::string(dtype_name(d)),
+        d == DType::f16 || d == DType::bf16 || is_fp8(d)))
+    user_error(std::string("atomic ") + ir::atomic_name(k) +
+                   " supports i32, i64, u32, u64, f16, bf16, f8e4m3, f8e5m2, f32 and f64 tensors, not " + std::string(dtype_name(d)),
                loc);
   Shape s;
   std::vector<ValueId> ops{tensor};

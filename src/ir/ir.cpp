@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "../core/numeric.hpp"  // float_from_double: one rounding of a constant to an fp8 type
 #include "ctile/ir/ir.hpp"
 #include "ctile/ir/op_info.hpp"
 
@@ -313,6 +314,9 @@ Scalar scalar_cast(Scalar v, DType d) {
       case DType::f32: x = static_cast<float>(x); break;
       case DType::f16: x = static_cast<float>(f16(static_cast<float>(x))); break;
       case DType::bf16: x = static_cast<float>(bf16(static_cast<float>(x))); break;
+      // One rounding from the double (round to nearest even, saturating: dtype.hpp).
+      case DType::f8e4m3: x = numeric::to_double(numeric::float_from_double<f8e4m3>(x)); break;
+      case DType::f8e5m2: x = numeric::to_double(numeric::float_from_double<f8e5m2>(x)); break;
       default: break;
     }
     return Scalar::of_float(x);

@@ -98,8 +98,12 @@ bool binary_ok(BinaryFn f, DType d) {
   return false;
 }
 
-bool mma_ok(DType ab, DType acc) {
-  switch (ab) {
+// The operand pairs and accumulators of ct.mma (docs/ir.md): a and b of one type, or two fp8
+// types (e4m3 and e5m2 mix) into f32.
+bool mma_ok(DType a, DType b, DType acc) {
+  if (is_fp8(a) || is_fp8(b)) return is_fp8(a) && is_fp8(b) && acc == DType::f32;
+  if (a != b) return false;
+  switch (a) {
     case DType::f16: return acc == DType::f32 || acc == DType::f16;
     case DType::bf16: return acc == DType::f32;
     case DType::f32: return acc == DType::f32;
@@ -285,7 +289,8 @@ std::vector<Type> Rule::run() {
       if (n() < 1) fail("expected a tensor operand");
       const Type& t = kind_of(0, TypeKind::Tensor, "a tensor");
       if (t.access != Access::Atomic) fail(cat("operand has type ", type_str(t), ", expected an atomic tensor"));
-      const bool half = t.dtype == DType::f16 || t.dtype == DType::bf16;  // read-modify-writes only, no CAS
+      // The narrow floats: read-modify-writes only, no CAS.
+      const bool half = t.dtype == DType::f16 || t.dtype == DType::bf16 || is_fp8(t.dtype);
       if (!is_atomic_dtype(t.dtype) && !(half && op.kind == OpKind::AtomicRMW))
         fail(cat("atomics on ", dtype_name(t.dtype), " are not supported"));
       const int r = tensor_rank(t);
@@ -475,7 +480,7 @@ std::vector<Type> Rule::run() {
           at(c, r - 1) != at(b, r - 1) || (r == 3 && (at(b, 0) != at(a, 0) || at(c, 0) != at(a, 0))))
         fail(cat("shapes ", type_str(a), " x ", type_str(b), " + ", type_str(c),
                  " do not match [M,K] x [K,N] + [M,N] or [P,M,K] x [P,K,N] + [P,M,N]"));
-      if (a.dtype != b.dtype || !mma_ok(a.dtype, c.dtype))
+      if (!mma_ok(a.dtype, b.dtype, c.dtype))
         fail(cat("unsupported dtypes ", dtype_name(a.dtype), " x ", dtype_name(b.dtype), " -> ", dtype_name(c.dtype)));
       return {c};
     }

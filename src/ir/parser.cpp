@@ -227,7 +227,7 @@ class Parser {
   // ---- types ----
   DType parse_dtype() {
     const std::string w = word();
-    for (int i = 0; i <= static_cast<int>(DType::f64); ++i)
+    for (int i = 0; i < kNumDTypes; ++i)
       if (w == dtype_name(static_cast<DType>(i))) return static_cast<DType>(i);
     fail(cat("unknown element type '", w, "'"));
   }

@@ -25,12 +25,15 @@ bool exact_conversion(DType from, DType to) {
     return !is_signed_int(from) && is_signed_int(to) && bits(to) > bits(from);
   }
   if (is_integer(from) && is_float(to)) {
-    const int mant = to == DType::f64 ? 53 : to == DType::f32 ? 24 : to == DType::f16 ? 11 : 8;
+    // (No integer type is exact in fp8: 4 and 3 significant bits.)
+    const int mant = to == DType::f64 ? 53 : to == DType::f32 ? 24 : to == DType::f16 ? 11 : to == DType::bf16 ? 8 : 0;
     return bits(from) - (is_signed_int(from) ? 1 : 0) <= mant;
   }
   if (is_float(from) && is_float(to)) {
     if (to == DType::f64) return true;
-    if (to == DType::f32) return from == DType::f16 || from == DType::bf16;
+    if (to == DType::f32) return from == DType::f16 || from == DType::bf16 || is_fp8(from);
+    // Every fp8 value is an f16 and a bf16 (e5m2 is the top byte of an f16; e4m3 spans 2^-9 .. 448).
+    if (to == DType::f16 || to == DType::bf16) return is_fp8(from);
     return false;
   }
   return false;
@@ -236,11 +239,14 @@ class Canonicalize : public Pass {
         int e = 0;
         if (!std::isfinite(c) || c == 0.0 || std::frexp(std::fabs(c), &e) != 0.5) return ir::kNoValue;
         const double inv = 1.0 / c;
-        const int min_exp = d == DType::f64 ? -1021 : -125;  // f16/bf16 compute in f32
+        const int min_exp = d == DType::f64 ? -1021 : -125;  // the narrow floats compute in f32
         const int max_exp = d == DType::f64 ? 1024 : 128;
         int ei = 0;
         std::frexp(std::fabs(inv), &ei);
         if (ei < min_exp || ei > max_exp) return ir::kNoValue;
+        // The constant is an element of d: 2^-e must be one (e4m3 holds 2^-9 .. 2^8, so x / 2^-9
+        // keeps its division; so does an f16 x / 2^-20).
+        if (ir::scalar_cast(ir::Scalar::of_float(inv), d).f != inv) return ir::kNoValue;
         InsertPoint at(k, r, i);
         const ir::Type ct = ir::Type::tile(d, k.type(b).shape);
         ir::Op& cop = at.build(OpKind::Constant, {}, op.loc, {ct}, [&](ir::Op& x) { x.value = ir::Scalar::of_float(inv); });

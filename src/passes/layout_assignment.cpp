@@ -195,6 +195,8 @@ class LayoutAssignment : public Pass {
     const ir::Type& a = k_type(op.operands[0]);
     const ir::Type& b = k_type(op.operands[1]);
     const ir::Type& c = k_type(op.operands[2]);
+    // bf16 or f16 only: fp8 operands (e4m3, e5m2, mixed) decline and run on the CUDA cores (their
+    // tensor-core lowering is not written; the note says where they run).
     const bool half = a.dtype == DType::bf16 || a.dtype == DType::f16;
     const bool acc = c.dtype == DType::f32 || c.dtype == DType::f16 || c.dtype == DType::bf16;
     if (!half || b.dtype != a.dtype || !acc || a.shape.size() != 2 || b.shape.size() != 2) return false;

@@ -1,7 +1,7 @@
 // precision: gives every float op that takes a rounding (op_info.hpp) a concrete one. An op the
 // user left at its default gets the op's default (rn for division and square root, full for the
 // transcendental functions), or with the kernel option fast_math the hardware approximation with
-// subnormals flushed to zero (f16, bf16 and f32; f64 has no approximations). A rounding the user
+// subnormals flushed to zero (f16, bf16, fp8 and f32; f64 has no approximations). A rounding the user
 // chose stays. docs/ir.md ("Numerics") gives the error bound of each.
 #include "ctile/ir/op_info.hpp"
 #include "passes.hpp"

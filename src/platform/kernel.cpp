@@ -13,6 +13,8 @@ std::uint64_t scalar_bits(const ir::Scalar& v, DType dtype) {
     case DType::b1: return v.i != 0 ? 1u : 0u;
     case DType::f16: return f16(static_cast<float>(v.f)).bits;
     case DType::bf16: return bf16(static_cast<float>(v.f)).bits;
+    case DType::f8e4m3: return f8e4m3(static_cast<float>(v.f)).bits;
+    case DType::f8e5m2: return f8e5m2(static_cast<float>(v.f)).bits;
     case DType::f32: return std::bit_cast<std::uint32_t>(static_cast<float>(v.f));
     case DType::f64: return std::bit_cast<std::uint64_t>(v.f);
     default: break;

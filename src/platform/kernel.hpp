@@ -33,7 +33,7 @@ struct ParamSlot {
 
 // How a kernel takes its arguments. Tensor slot at `offset`: void* data (+0), int64 shape[6] (+8),
 // int64 stride[6] (+56), 104 bytes, axes past the rank extent 1 and stride 0. Scalar slot: 8 bytes,
-// the value's bit pattern in the low bytes (bool 0/1, f16/bf16 bits, f32/f64 bits, integers
+// the value's bit pattern in the low bytes (bool 0/1, f16/bf16/fp8 bits, f32/f64 bits, integers
 // zero-extended from their width). Grid: 6 x int64 tile blocks per axis at `grid_offset` (axes past
 // the grid rank 1).
 struct ParamLayout;

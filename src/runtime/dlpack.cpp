@@ -16,6 +16,8 @@ DLDataType dtype_of(DType d) {
     case DType::u8: case DType::u16: case DType::u32: case DType::u64: return {kDLUInt, bits, 1};
     case DType::f16: case DType::f32: case DType::f64: return {kDLFloat, bits, 1};
     case DType::bf16: return {kDLBfloat, 16, 1};
+    case DType::f8e4m3: return {kDLFloat8_e4m3fn, 8, 1};
+    case DType::f8e5m2: return {kDLFloat8_e5m2, 8, 1};
   }
   throw InternalError(detail::cat("dlpack::dtype_of: element type ", static_cast<int>(d)));
 }
@@ -35,7 +37,10 @@ std::string dl_type_str(const DLDataType& t) {
                      : t.code == kDLBool   ? "bool"
                      : t.code == kDLComplex ? "complex"
                                             : nullptr;
-  std::string s = code ? cat(code, int(t.bits)) : cat("code ", int(t.code), " bits ", int(t.bits));
+  const char* fp8 = t.code == kDLFloat8_e4m3fn ? "float8_e4m3fn" : t.code == kDLFloat8_e5m2 ? "float8_e5m2" : nullptr;
+  std::string s = fp8 && t.bits == 8 ? std::string(fp8)
+                  : code            ? cat(code, int(t.bits))
+                                    : cat("code ", int(t.code), " bits ", int(t.bits));
   if (t.lanes != 1) s += cat(" x", t.lanes, " lanes");
   return s;
 }

@@ -1,7 +1,9 @@
-// expect-gcc: ^invalid initialization of reference of type .std::type_identity_t<ctile::Tile<ctile::bf16> >&. {aka .const ctile::Tile<ctile::bf16>&.} from expression of type .ctile::Tile<float>.$
+// expect-gcc: ^no matching function for call to .mma\(ctile::Tile<ctile::bf16>&, ctile::Tile<float>, ctile::Tile<float>&\).$
+// expect-note-gcc: no known conversion for argument 2 from .ctile::Tile<float>. to .std::type_identity_t<ctile::Tile<ctile::bf16> >&.
 // expect-clang: ^no matching function for call to .mma.$
 // expect-note-clang: no known conversion from .Tile<float>. to .const std::type_identity_t<Tile<bf16>>. .* for 2nd argument$
-// The two multiplicands of mma have one element type; a bf16 x f32 product needs a conversion.
+// The two multiplicands of mma have one element type (only the two fp8 formats mix); a bf16 x f32
+// product needs a conversion.
 #include <ctile/ctile.hpp>
 
 namespace ct = ctile;

@@ -1,5 +1,5 @@
-// expect-gcc: ^static assertion failed: ctile::randn<T>: T must be a floating-point element type \(f16, bf16, float, double\)$
-// expect-clang: ^static_assert failed due to requirement .* .ctile::randn<T>: T must be a floating-point element type \(f16, bf16, float, double\).$
+// expect-gcc: ^static assertion failed: ctile::randn<T>: T must be a floating-point element type \(f16, bf16, f8e4m3, f8e5m2, float, double\)$
+// expect-clang: ^static_assert failed due to requirement .* .ctile::randn<T>: T must be a floating-point element type \(f16, bf16, f8e4m3, f8e5m2, float, double\).$
 // Normally distributed values exist for floating-point element types only.
 #include <cstdint>
 

@@ -92,8 +92,49 @@ void cas_of_halves(ct::Atomic<ct::f16, 1> a) {
   (void)a.compare_exchange({ct::iota<std::int64_t>(16)}, ct::Tile<ct::f16>::zeros({16}), ct::Tile<ct::f16>::zeros({16}));
 }
 
+// fp8 uses that are rejected: compare-and-swap (read-modify-writes only, as for f16/bf16), a
+// product into anything but f32, bit counts, a bitcast to another width.
+void cas_of_fp8(ct::Atomic<ct::f8e4m3, 1> a) {
+  MARK();
+  (void)a.compare_exchange({ct::iota<std::int64_t>(16)}, ct::Tile<ct::f8e4m3>::zeros({16}), ct::Tile<ct::f8e4m3>::zeros({16}));
+}
+void fp8_mma_into_f16(ct::Mut<ct::f16, 2> c, ct::Ref<ct::f8e4m3, 2> a, ct::Ref<ct::f8e5m2, 2> b) {
+  auto ta = a.tiles({16, 16}).load({0, 0});
+  auto tb = b.tiles({16, 16}).load({0, 0});
+  MARK();
+  c.store(ct::mma(ta, tb, ct::Tile<ct::f16>::zeros({16, 16})));
+}
+void popcount_of_fp8(ct::Mut<ct::f8e5m2, 1> z, ct::Ref<ct::f8e5m2, 1> x) {
+  auto t = ct::load_like(x, z);
+  MARK();
+  z.store(ct::popcount(t));
+}
+void bitcast_fp8_to_i16(ct::Mut<std::int16_t, 1> z, ct::Ref<ct::f8e4m3, 1> x) {
+  auto t = x.tiles({16}).load({0});
+  MARK();
+  z.store(ct::bitcast<std::int16_t>(t));
+}
+
 }  // namespace
 
+TEST(OpErrors, CompareExchangeOfFp8) {
+  expect_here(EXPECT_USER_ERROR(ct::trace(cas_of_fp8, "k", {{Kind::Atomic, ct::DType::f8e4m3, 1, {}, {}}}, 1),
+                                "compare_exchange supports i32, i64, u32, u64, f32 and f64 tensors, not f8e4m3"));
+}
+TEST(OpErrors, Fp8ProductIntoF16) {
+  expect_here(EXPECT_USER_ERROR(
+      ct::trace(fp8_mma_into_f16, "k", {piece(ct::DType::f16, {16, 16}), ref(ct::DType::f8e4m3, 2), ref(ct::DType::f8e5m2, 2)}, 2),
+      "mma: unsupported element types f8e4m3 x f8e5m2 -> f16 (supported: f16->f32|f16, bf16->f32, f32->f32, f64->f64, "
+      "i8|u8->i32, and f8e4m3|f8e5m2 x f8e4m3|f8e5m2->f32)"));
+}
+TEST(OpErrors, PopcountOfFp8) {
+  expect_here(EXPECT_USER_ERROR(ct::trace(popcount_of_fp8, "k", {piece(ct::DType::f8e5m2, {16}), ref(ct::DType::f8e5m2, 1)}, 1),
+                                "popcount needs an integer tile, got tile<f8e5m2, [16]>; reinterpret float bits with bitcast"));
+}
+TEST(OpErrors, BitcastOfFp8ToAnotherWidth) {
+  expect_here(EXPECT_USER_ERROR(ct::trace(bitcast_fp8_to_i16, "k", {piece(ct::DType::i16, {16}), ref(ct::DType::f8e4m3, 1)}, 1),
+                                "bitcast: f8e4m3 (1 byte) and i16 (2 bytes) differ in width"));
+}
 TEST(OpErrors, CompareExchangeOfHalves) {
   expect_here(EXPECT_USER_ERROR(ct::trace(cas_of_halves, "k", {{Kind::Atomic, ct::DType::f16, 1, {}, {}}}, 1),
                                 "compare_exchange supports i32, i64, u32, u64, f32 and f64 tensors, not f16"));

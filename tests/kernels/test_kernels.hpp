@@ -126,6 +126,57 @@ inline void convert_k(ct::Mut<ct::bf16, 1> b, ct::Mut<std::int8_t, 1> i8, ct::Re
   i8.store((v * 100.0f).to<std::int8_t>());
 }
 
+// The fp8 conversions: f32 scaled past e4m3's largest finite value (448) in places to e4m3 and
+// e5m2 (nearest even, saturating), and an e5m2 input (infinities and NaN among the special values)
+// to f32, to e4m3 (saturating), to bool, and to integers, one of them through e4m3 and bf16.
+inline void convert_fp8(ct::Mut<ct::f8e4m3, 1> e4, ct::Mut<ct::f8e5m2, 1> e5, ct::Mut<float, 1> wide,
+                        ct::Mut<ct::f8e4m3, 1> narrowed, ct::Mut<bool, 1> nonzero, ct::Mut<std::int32_t, 1> ints,
+                        ct::Ref<float, 1> x, ct::Ref<ct::f8e5m2, 1> y) {
+  auto v = ct::load_like(x, e4) * 32.0f;
+  auto b = ct::load_like(y, e4);
+  e4.store(v.to<ct::f8e4m3>());
+  e5.store(v.to<ct::f8e5m2>());
+  wide.store(b.to<float>());
+  narrowed.store(b.to<ct::f8e4m3>());
+  nonzero.store(b.to<bool>());
+  auto through = v.to<ct::f8e4m3>().to<ct::bf16>().to<std::int32_t>();
+  ints.store(b.to<std::int32_t>() + through);
+}
+
+// FP8 with per-tensor scales: x quantized as x / scale (the caller picks scale = amax / the
+// format's largest finite value), and a product of two quantized tensors rescaled in f32 by the
+// product of their scales (a and b may be the two different fp8 formats).
+template <class T>
+void quantize(ct::Mut<T, 2> q, ct::Ref<float, 2> x, ct::Scalar<float> inv_scale) {
+  q.store((ct::load_like(x, q) * inv_scale).template to<T>());
+}
+template <class A, class B, int BK>
+void scaled_mm(ct::Mut<float, 2> c, ct::Ref<A, 2> a, ct::Ref<B, 2> b, ct::Scalar<float> scale) {
+  const auto [bm, bn] = c.tile_shape();
+  auto [i, j] = c.tile_index();
+  auto pa = a.tiles({bm, BK});
+  auto pb = b.tiles({BK, bn});
+  auto acc = ct::Tile<float>::zeros({bm, bn});
+  for (auto k : ct::range(pa.count(1))) {
+    auto at = pa.load({i, k});
+    auto bt = pb.load({k, j});
+    acc = ct::mma(at, bt, acc);
+  }
+  c.store(acc * scale);
+}
+
+// Row reductions of a tile of T: sums (in double on the CPU, in f32 on the GPU; rounded once to
+// T), maxima and their first positions.
+template <class T>
+void row_reductions(ct::Mut<T, 2> sums, ct::Mut<T, 2> maxes, ct::Mut<std::int64_t, 2> at, ct::Ref<T, 2> x) {
+  const auto [bm, bn] = sums.tile_shape();
+  (void)bn;
+  auto t = x.tiles({bm, 64}).load({sums.tile_index()[0], 0});
+  sums.store(ct::sum(t, 1, true));
+  maxes.store(ct::max(t, 1, true));
+  at.store(ct::argmax(t, 1, true));
+}
+
 // sigmoid and its formula (docs/ir.md) built from exp and IEEE division: the device library's
 // branch-free sigmoid (a select for the tail, the division's fast path without its range check)
 // must give the formula's results bit for bit.
@@ -214,8 +265,9 @@ inline void window_parts(ct::Mut<float, 2> y, ct::Ref<float, 2> x) {
   y.store_window({1 - bm, bn / 2}, r);
 }
 
-template <class In, class Acc, int BK>
-void mm(ct::Mut<Acc, 2> c, ct::Ref<In, 2> a, ct::Ref<In, 2> b) {
+// InB: b's element type when it differs from a's (an fp8 product mixes e4m3 and e5m2).
+template <class In, class Acc, int BK, class InB = In>
+void mm(ct::Mut<Acc, 2> c, ct::Ref<In, 2> a, ct::Ref<InB, 2> b) {
   const auto [bm, bn] = c.tile_shape();
   auto [i, j] = c.tile_index();
   auto pa = a.tiles({bm, BK});
@@ -459,6 +511,18 @@ inline void random_tiles(ct::Mut<float, 2> u, ct::Mut<float, 2> n, ct::Mut<std::
 // 32-bit word), and the running max and min of f16 values.
 inline void half_atomics(ct::Atomic<ct::bf16, 1> hist, ct::Atomic<ct::f16, 1> extremes, ct::Ref<ct::bf16, 1> w,
                          ct::Ref<ct::f16, 1> v) {
+  auto b = ct::block_id(0);
+  auto weights = w.tiles({256}).load({b});
+  (void)hist.add({ct::iota<std::int64_t>(256) % 16}, weights);
+  auto x = v.tiles({256}).load({b});
+  (void)extremes.max({ct::iota<std::int64_t>(256) % 2}, x);
+  (void)extremes.min({ct::iota<std::int64_t>(256) % 2 + 2}, x);
+}
+
+// fp8 atomics (a compare-and-swap on the 32-bit word holding four elements): a histogram of e4m3
+// weights into 16 bins, and the running max and min of e5m2 values in neighbouring bytes.
+inline void fp8_atomics(ct::Atomic<ct::f8e4m3, 1> hist, ct::Atomic<ct::f8e5m2, 1> extremes, ct::Ref<ct::f8e4m3, 1> w,
+                        ct::Ref<ct::f8e5m2, 1> v) {
   auto b = ct::block_id(0);
   auto weights = w.tiles({256}).load({b});
   (void)hist.add({ct::iota<std::int64_t>(256) % 16}, weights);

@@ -150,13 +150,14 @@ struct RArg {
 
 // ---- matrix multiply-accumulate from staged operands ------------------------------------------------------
 // result[i,j] = acc[i,j] + sum_k a[i,k] * b[k,j]; f16/bf16/f32 products and sums in f32, f64 in f64,
-// i8/u8 in i32 (wrapping), rounded once to acc's type.
+// i8/u8 in i32 (wrapping), rounded once to acc's type. fp8 operands (e4m3 and e5m2 may mix: TB is
+// b's type) become f32, where their products are exact, and sum in f32.
 template <class TA, class TC>
 struct MmaAcc {
   typedef typename Cond<is_floaty_v<TC>, typename Cond<is_same<TC, double>::value, double, float>::type, u32>::type type;
 };
-template <class TA, class Acc>
-CT_DEV Acc mac(TA a, TA b, Acc s) {
+template <class TA, class TB, class Acc>
+CT_DEV Acc mac(TA a, TB b, Acc s) {
   if constexpr (is_floaty_v<TA>) return m_fma((Acc)up(a), (Acc)up(b), s);
   else return (Acc)(s + (Acc)((int)a * (int)b));
 }
@@ -172,8 +173,8 @@ CT_DEV TC mma_finish(Acc s) {
 }
 
 // One element (r, c) of the product.
-template <int N, int K, class TA, class TC>
-CT_DEV TC mma_elem(TC acc, const TA* sa, const TA* sb, int r, int c) {
+template <int N, int K, class TA, class TB, class TC>
+CT_DEV TC mma_elem(TC acc, const TA* sa, const TB* sb, int r, int c) {
   typedef typename MmaAcc<TA, TC>::type Acc;
   Acc s = mma_start<TC, Acc>(acc);
 #pragma unroll 4
@@ -192,7 +193,7 @@ CT_DEV T load_elem(const TensorDesc& td, long long off) {
     const U u = *((volatile const U*)td.data + off);
     if constexpr (is_same<M, float>::value) return __uint_as_float(u);
     else if constexpr (is_same<M, double>::value) return __longlong_as_double((long long)u);
-    else if constexpr (is_half_v<T>) return T{u};
+    else if constexpr (is_narrow_v<T>) return T{u};
     else return from_mem<T>((M)u);
   } else {
     return from_mem<T>(((const M*)td.data)[off]);

@@ -28,11 +28,15 @@ struct Pack<H> {
   H h;
 };
 
-// Warp shuffles of the 16-bit floats (by their bits) and of packs (member by member).
+// Warp shuffles of the narrow floats (by their bits) and of packs (member by member).
 CT_DEV f16 shfl_xor(f16 v, int m) { return f16{(u16)__shfl_xor_sync(0xffffffffu, (unsigned)v.bits, m)}; }
 CT_DEV f16 shfl_from(f16 v, int lane) { return f16{(u16)__shfl_sync(0xffffffffu, (unsigned)v.bits, lane)}; }
 CT_DEV bf16 shfl_xor(bf16 v, int m) { return bf16{(u16)__shfl_xor_sync(0xffffffffu, (unsigned)v.bits, m)}; }
 CT_DEV bf16 shfl_from(bf16 v, int lane) { return bf16{(u16)__shfl_sync(0xffffffffu, (unsigned)v.bits, lane)}; }
+CT_DEV f8e4m3 shfl_xor(f8e4m3 v, int m) { return f8e4m3{(u8)__shfl_xor_sync(0xffffffffu, (unsigned)v.bits, m)}; }
+CT_DEV f8e4m3 shfl_from(f8e4m3 v, int lane) { return f8e4m3{(u8)__shfl_sync(0xffffffffu, (unsigned)v.bits, lane)}; }
+CT_DEV f8e5m2 shfl_xor(f8e5m2 v, int m) { return f8e5m2{(u8)__shfl_xor_sync(0xffffffffu, (unsigned)v.bits, m)}; }
+CT_DEV f8e5m2 shfl_from(f8e5m2 v, int lane) { return f8e5m2{(u8)__shfl_sync(0xffffffffu, (unsigned)v.bits, lane)}; }
 
 template <class H>
 CT_DEV Pack<H> shfl_xor(const Pack<H>& p, int m) {

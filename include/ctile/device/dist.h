@@ -604,8 +604,8 @@ CT_DEV void scan_lines(const Get& get, const Put& put, const typename Op::Acc& i
 }
 
 // ---- matrix multiply-accumulate from staged operands (rows of a and b in shared memory) --------------------
-template <class D, int M, int N, int K, class TA, class TC>
-CT_DEV void mma(Regs<TC, D::regs>& out, const Regs<TC, D::regs>& acc, const TA* sa, const TA* sb, int tp) {
+template <class D, int M, int N, int K, class TA, class TB, class TC>
+CT_DEV void mma(Regs<TC, D::regs>& out, const Regs<TC, D::regs>& acc, const TA* sa, const TB* sb, int tp) {
   typedef typename MmaAcc<TA, TC>::type Acc;
   constexpr int V = (D::vec < N ? D::vec : N);
 #pragma unroll

@@ -1,7 +1,8 @@
-// ctile device library: element-wise operations with the semantics of docs/ir.md. f16/bf16 compute
-// in f32 and round after each op; integers wrap (computed in unsigned types); division by zero gives
-// 0; shifts by >= the width give 0 (or -1 for arithmetic shifts of negatives); min/max on floats
-// follow fmin/fmax. Accurate math functions (no fast-math); rsqrt is 1 / sqrt like the reference.
+// ctile device library: element-wise operations with the semantics of docs/ir.md. The narrow floats
+// (f16, bf16, fp8) compute in f32 and round after each op; integers wrap (computed in unsigned
+// types); division by zero gives 0; shifts by >= the width give 0 (or -1 for arithmetic shifts of
+// negatives); min/max on floats follow fmin/fmax. Accurate math functions (no fast-math); rsqrt is
+// 1 / sqrt like the reference.
 #pragma once
 
 #include "ctile/device/arch.h"
@@ -283,10 +284,10 @@ CT_DEV T op_shr(T a, T b) {
   }
 }
 
-// a * b + c: floats rounded once (f16/bf16: exact in f64, then one rounding); integers wrap.
+// a * b + c: floats rounded once (the narrow floats: exact in f64, then one rounding); integers wrap.
 template <class T>
 CT_DEV T op_fma(T a, T b, T c) {
-  if constexpr (is_half_v<T>) return float_from_double<T>(fma((double)up(a), (double)up(b), (double)up(c)));
+  if constexpr (is_narrow_v<T>) return float_from_double<T>(fma((double)up(a), (double)up(b), (double)up(c)));
   else if constexpr (is_floaty_v<T>) return m_fma(a, b, c);
   else return wadd<T>(wmul<T>(a, b), c);
 }
@@ -312,7 +313,7 @@ template <class T>
 CT_DEV T op_select(bool c, T a, T b) { return c ? a : b; }
 
 // ---- precision variants (docs/ir.md, "Numerics"): the generated code names the one the op's
-// rounding attribute asks for. f16/bf16 compute in f32; approx exists for f32 compute only.
+// rounding attribute asks for. The narrow floats compute in f32; approx exists for f32 compute only.
 CT_DEV float flush(float x) { return fabsf(x) < 1.17549435e-38f ? copysignf(0.0f, x) : x; }
 CT_DEV double flush(double x) { return x; }
 #define CT_APPROX_UNARY(NAME, EXPR)                 \

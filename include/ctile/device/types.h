@@ -1,6 +1,7 @@
 // ctile device library: element types, their traits, and conversions between them, matching the
-// numeric rules of docs/ir.md bit for bit (f16/bf16 rounding to nearest even, also for NaN patterns;
-// one rounding from f64 and from 64-bit integers; saturating float -> int, NaN -> 0).
+// numeric rules of docs/ir.md bit for bit (f16/bf16/fp8 rounding to nearest even, also for NaN
+// patterns on the host; fp8 saturating to its largest finite value; one rounding from f64 and from
+// 64-bit integers; saturating float -> int, NaN -> 0).
 #pragma once
 
 #include "ctile/device/config.h"
@@ -14,6 +15,14 @@ struct f16 {
 struct bf16 {
   u16 bits;
 };
+// OCP FP8 (E4M3FN and E5M2, include/ctile/core/dtype.hpp), held as their bit patterns (arithmetic
+// in f32; one byte in memory and in a tile's registers, like i8).
+struct f8e4m3 {
+  u8 bits;
+};
+struct f8e5m2 {
+  u8 bits;
+};
 
 template <class A, class B>
 struct is_same {
@@ -24,10 +33,11 @@ struct is_same<A, A> {
   static constexpr bool value = true;
 };
 
-enum Kind { kBool, kSigned, kUnsigned, kHalf, kFloat };
+// kNarrow: the floats held as bit patterns and computed in f32 (f16, bf16, f8e4m3, f8e5m2).
+enum Kind { kBool, kSigned, kUnsigned, kNarrow, kFloat };
 
-// Traits of an element type: kind, width, compute type C (f16/bf16 compute in float), Mem (the
-// representation in tensors: bool is a byte), W (the unsigned type integer arithmetic wraps in).
+// Traits of an element type: kind, width, compute type C (the narrow floats compute in float), Mem
+// (the representation in tensors: bool is a byte), W (the unsigned type integer arithmetic wraps in).
 template <class T>
 struct Traits;
 #define CT_INT_TRAITS(T, K, B, WT, LO, HI) \
@@ -62,17 +72,31 @@ struct Traits<bool> {
 };
 template <>
 struct Traits<f16> {
-  static constexpr int kind = kHalf;
+  static constexpr int kind = kNarrow;
   static constexpr int bits = 16;
   typedef float C;
   typedef f16 Mem;
 };
 template <>
 struct Traits<bf16> {
-  static constexpr int kind = kHalf;
+  static constexpr int kind = kNarrow;
   static constexpr int bits = 16;
   typedef float C;
   typedef bf16 Mem;
+};
+template <>
+struct Traits<f8e4m3> {
+  static constexpr int kind = kNarrow;
+  static constexpr int bits = 8;
+  typedef float C;
+  typedef f8e4m3 Mem;
+};
+template <>
+struct Traits<f8e5m2> {
+  static constexpr int kind = kNarrow;
+  static constexpr int bits = 8;
+  typedef float C;
+  typedef f8e5m2 Mem;
 };
 template <>
 struct Traits<float> {
@@ -92,9 +116,9 @@ struct Traits<double> {
 template <class T>
 constexpr bool is_int_v = Traits<T>::kind == kSigned || Traits<T>::kind == kUnsigned;
 template <class T>
-constexpr bool is_floaty_v = Traits<T>::kind == kHalf || Traits<T>::kind == kFloat;
+constexpr bool is_floaty_v = Traits<T>::kind == kNarrow || Traits<T>::kind == kFloat;
 template <class T>
-constexpr bool is_half_v = Traits<T>::kind == kHalf;
+constexpr bool is_narrow_v = Traits<T>::kind == kNarrow;
 
 // ---- 16-bit float <-> f32 -------------------------------------------------------------------------
 // The hardware conversions round to nearest even like the CPU reference; NaNs are given the CPU's
@@ -201,9 +225,155 @@ CT_DEV u16 f32_to_bf16_bits(float f) {
 #endif
 }
 
+// ---- fp8 <-> f32 ------------------------------------------------------------------------------------
+// To f32 exactly; from f32 rounded to nearest even and saturating (a magnitude past the largest
+// finite value, infinities included, gives the largest finite value of its sign; NaN stays NaN),
+// as PTX `cvt.rn.satfinite.{e4m3x2,e5m2x2}.f32` does. sm_89 and newer convert with those
+// instructions (two elements each); older targets and the host emulation take the exact software
+// conversion below, the CPU reference's (include/ctile/core/dtype.hpp), NaN patterns included (the
+// hardware's NaN patterns may differ: docs/ir.md leaves them unspecified).
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+#define CT_FP8_CVT 1
+#else
+#define CT_FP8_CVT 0
+#endif
+
+// E exponent bits, M mantissa bits; FN: no infinities, NaN only as S.1..1.1..1 (E4M3FN).
+template <int E, int M, bool FN>
+struct Fp8 {
+  static constexpr int kBias = (1 << (E - 1)) - 1;
+  static constexpr int kEmin = 1 - kBias;
+  static constexpr u32 kMaxBits = FN ? 0x7eu : ((((1u << E) - 2u) << M) | ((1u << M) - 1u));
+  static constexpr u32 kMaxF32 = ((u32)((int)(kMaxBits >> M) - kBias + 127) << 23) | ((kMaxBits & ((1u << M) - 1u)) << (23 - M));
+  static constexpr u32 kHalfMinSub = (u32)(kEmin - M - 1 + 127) << 23;
+
+  static CT_DEV u8 from_f32(float v) {
+    const u32 x = __float_as_uint(v);
+    const u32 sign = (x >> 24) & 0x80u;
+    const u32 ax = x & 0x7fffffffu;
+    if (ax > 0x7f800000u) {  // NaN
+      if constexpr (FN) return (u8)(sign | 0x7fu);
+      else return (u8)(sign | ((1u << (E + M)) - (1u << M)) | ((ax >> (23 - M)) & ((1u << M) - 1u)) | (1u << (M - 1)));
+    }
+    if (ax >= kMaxF32) return (u8)(sign | kMaxBits);
+    if (ax < ((u32)(kEmin + 127) << 23)) {  // subnormal or zero
+      if (ax <= kHalfMinSub) return (u8)sign;
+      const u32 mant = (ax & 0x7fffffu) | 0x800000u;
+      const u32 drop = (u32)(kEmin - M + 150) - (ax >> 23);
+      u32 r = mant >> drop;
+      const u32 rem = mant & ((1u << drop) - 1u);
+      const u32 half = 1u << (drop - 1u);
+      if (rem > half || (rem == half && (r & 1u))) ++r;
+      return (u8)(sign | r);
+    }
+    u32 r = ax - ((u32)(127 - kBias) << 23);
+    const u32 rem = r & ((1u << (23 - M)) - 1u);
+    const u32 half = 1u << (22 - M);
+    r >>= 23 - M;
+    if (rem > half || (rem == half && (r & 1u))) ++r;
+    return (u8)(sign | r);
+  }
+
+  static CT_DEV float to_f32(u8 b) {
+    const u32 sign = (u32)(b & 0x80u) << 24;
+    const u32 e = ((u32)b >> M) & ((1u << E) - 1u);
+    u32 m = b & ((1u << M) - 1u);
+    if (FN && e == (1u << E) - 1u && m == (1u << M) - 1u) return __uint_as_float(sign | 0x7fc00000u);
+    if (!FN && e == (1u << E) - 1u) return __uint_as_float(sign | 0x7f800000u | (m << (23 - M)));
+    if (e == 0) {
+      if (m == 0) return __uint_as_float(sign);
+      int k = 0;
+      while ((m & (1u << M)) == 0) {
+        m <<= 1;
+        ++k;
+      }
+      m &= (1u << M) - 1u;
+      return __uint_as_float(sign | ((u32)(kEmin + 127 - k) << 23) | (m << (23 - M)));
+    }
+    return __uint_as_float(sign | ((e - (u32)kBias + 127u) << 23) | (m << (23 - M)));
+  }
+};
+typedef Fp8<4, 3, true> Fp8E4M3;
+typedef Fp8<5, 2, false> Fp8E5M2;
+
+// Two f32 -> two fp8 in one 16-bit word (lo in the low byte), and one.
+CT_DEV u16 pack_e4m3x2(float lo, float hi) {
+#if CT_FP8_CVT
+  u16 r;
+  asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;" : "=h"(r) : "f"(hi), "f"(lo));
+  return r;
+#else
+  return (u16)((u32)Fp8E4M3::from_f32(lo) | ((u32)Fp8E4M3::from_f32(hi) << 8));
+#endif
+}
+CT_DEV u16 pack_e5m2x2(float lo, float hi) {
+#if CT_FP8_CVT
+  u16 r;
+  asm("cvt.rn.satfinite.e5m2x2.f32 %0, %1, %2;" : "=h"(r) : "f"(hi), "f"(lo));
+  return r;
+#else
+  return (u16)((u32)Fp8E5M2::from_f32(lo) | ((u32)Fp8E5M2::from_f32(hi) << 8));
+#endif
+}
+CT_DEV u8 f32_to_e4m3_bits(float f) {
+#if CT_FP8_CVT
+  return (u8)pack_e4m3x2(f, 0.0f);
+#else
+  return Fp8E4M3::from_f32(f);
+#endif
+}
+CT_DEV u8 f32_to_e5m2_bits(float f) {
+#if CT_FP8_CVT
+  return (u8)pack_e5m2x2(f, 0.0f);
+#else
+  return Fp8E5M2::from_f32(f);
+#endif
+}
+// Two fp8 (lo in the low byte of w) -> f32 (through f16x2 on the hardware: every fp8 value is an f16).
+CT_DEV void unpack_e4m3x2(u16 w, float& lo, float& hi) {
+#if CT_FP8_CVT
+  u32 h;
+  asm("cvt.rn.f16x2.e4m3x2 %0, %1;" : "=r"(h) : "h"(w));
+  asm("{ .reg .b16 l, u; mov.b32 {l, u}, %2; cvt.f32.f16 %0, l; cvt.f32.f16 %1, u; }" : "=f"(lo), "=f"(hi) : "r"(h));
+#else
+  lo = Fp8E4M3::to_f32((u8)(w & 0xffu));
+  hi = Fp8E4M3::to_f32((u8)(w >> 8));
+#endif
+}
+CT_DEV void unpack_e5m2x2(u16 w, float& lo, float& hi) {
+#if CT_FP8_CVT
+  u32 h;
+  asm("cvt.rn.f16x2.e5m2x2 %0, %1;" : "=r"(h) : "h"(w));
+  asm("{ .reg .b16 l, u; mov.b32 {l, u}, %2; cvt.f32.f16 %0, l; cvt.f32.f16 %1, u; }" : "=f"(lo), "=f"(hi) : "r"(h));
+#else
+  lo = Fp8E5M2::to_f32((u8)(w & 0xffu));
+  hi = Fp8E5M2::to_f32((u8)(w >> 8));
+#endif
+}
+CT_DEV float e4m3_bits_to_f32(u8 b) {
+#if CT_FP8_CVT
+  float f;
+  asm("{ .reg .b32 h; .reg .b16 l, u; cvt.rn.f16x2.e4m3x2 h, %1; mov.b32 {l, u}, h; cvt.f32.f16 %0, l; }" : "=f"(f) : "h"((u16)b));
+  return f;
+#else
+  return Fp8E4M3::to_f32(b);
+#endif
+}
+CT_DEV float e5m2_bits_to_f32(u8 b) {
+#if CT_FP8_CVT
+  float f;
+  asm("{ .reg .b32 h; .reg .b16 l, u; cvt.rn.f16x2.e5m2x2 h, %1; mov.b32 {l, u}, h; cvt.f32.f16 %0, l; }" : "=f"(f) : "h"((u16)b));
+  return f;
+#else
+  return Fp8E5M2::to_f32(b);
+#endif
+}
+
 // ---- compute types: up (to the compute type) and down (rounded back to the element type) -----------
 CT_DEV float up(f16 h) { return f16_bits_to_f32(h.bits); }
 CT_DEV float up(bf16 h) { return bf16_bits_to_f32(h.bits); }
+CT_DEV float up(f8e4m3 h) { return e4m3_bits_to_f32(h.bits); }
+CT_DEV float up(f8e5m2 h) { return e5m2_bits_to_f32(h.bits); }
 template <class T>
 CT_DEV T up(T x) {
   return x;
@@ -213,10 +383,12 @@ template <class T>
 CT_DEV T down(typename Traits<T>::C c) {
   if constexpr (is_same<T, f16>::value) return f16{f32_to_f16_bits(c)};
   else if constexpr (is_same<T, bf16>::value) return bf16{f32_to_bf16_bits(c)};
+  else if constexpr (is_same<T, f8e4m3>::value) return f8e4m3{f32_to_e4m3_bits(c)};
+  else if constexpr (is_same<T, f8e5m2>::value) return f8e5m2{f32_to_e5m2_bits(c)};
   else return (T)c;
 }
 
-// ---- one rounding from f64 / 64-bit integers to f16 and bf16 ------------------------------------------
+// ---- one rounding from f64 / 64-bit integers to the narrow floats ----------------------------------------
 // Rounding to f32 with round-to-odd first (24 >= 11 + 2 bits) and then to nearest even is exact.
 CT_DEV float round_to_odd_f32(double x) {
   const float t = (float)x;
@@ -266,7 +438,7 @@ CT_DEV D float_to_int(C v) {
 
 template <class T>
 CT_DEV bool nonzero(T x) {
-  if constexpr (is_half_v<T>) return up(x) != 0.0f;
+  if constexpr (is_narrow_v<T>) return up(x) != 0.0f;
   else return x != (T)0;
 }
 
@@ -277,12 +449,12 @@ CT_DEV D convert(S x) {
   } else if constexpr (Traits<D>::kind == kBool) {
     return nonzero(x);
   } else if constexpr (Traits<S>::kind == kBool) {
-    if constexpr (is_half_v<D>) return down<D>(x ? 1.0f : 0.0f);
+    if constexpr (is_narrow_v<D>) return down<D>(x ? 1.0f : 0.0f);
     else return (D)(x ? 1 : 0);
   } else if constexpr (is_int_v<S> && is_int_v<D>) {
     return (D)x;  // modular
   } else if constexpr (is_int_v<S>) {  // int -> float
-    if constexpr (is_half_v<D>) {
+    if constexpr (is_narrow_v<D>) {
       float r;
       if constexpr (Traits<S>::kind == kSigned) {
         const u64 m = x < 0 ? 0ull - (u64)(i64)x : (u64)(i64)x;
@@ -301,7 +473,7 @@ CT_DEV D convert(S x) {
     if constexpr (is_same<D, double>::value) return (double)up(x);
     else if constexpr (is_same<D, float>::value) return (float)up(x);
     else if constexpr (is_same<S, double>::value) return down<D>(round_to_odd_f32(x));
-    else return down<D>(up(x));  // f32 or the other 16-bit type (exact in f32) -> D
+    else return down<D>(up(x));  // f32 or another narrow type (exact in f32) -> D
   }
 }
 
@@ -312,6 +484,8 @@ CT_DEV T from_word(u64 w) {
   else if constexpr (is_same<T, double>::value) return __longlong_as_double((long long)w);
   else if constexpr (is_same<T, f16>::value) return f16{(u16)w};
   else if constexpr (is_same<T, bf16>::value) return bf16{(u16)w};
+  else if constexpr (is_same<T, f8e4m3>::value) return f8e4m3{(u8)w};
+  else if constexpr (is_same<T, f8e5m2>::value) return f8e5m2{(u8)w};
   else if constexpr (is_same<T, bool>::value) return (w & 0xffu) != 0;
   else return (T)w;
 }

@@ -69,7 +69,7 @@ struct param_traits<Const<T>> {
   using element = T;
   static constexpr int rank = 0;
   static Const<T> make(ValueId, const ParamSpec& s) {
-    if constexpr (std::is_same_v<T, f16> || std::is_same_v<T, bf16>) return Const<T>(T(static_cast<float>(s.const_value.f)));
+    if constexpr (is_narrow_float_element<T>) return Const<T>(T(static_cast<float>(s.const_value.f)));
     else if constexpr (std::is_floating_point_v<T>) return Const<T>(static_cast<T>(s.const_value.f));
     else return Const<T>(static_cast<T>(s.const_value.i));
   }

@@ -28,7 +28,7 @@ concept LiteralFor = std::is_arithmetic_v<U> && !std::is_same_v<U, bool> &&
 
 template <class U>
 ir::Scalar to_scalar(U v) {
-  if constexpr (std::is_same_v<U, f16> || std::is_same_v<U, bf16>) return ir::Scalar::of_float(static_cast<float>(v));
+  if constexpr (is_narrow_float_element<U>) return ir::Scalar::of_float(static_cast<float>(v));
   else if constexpr (std::is_floating_point_v<U>) return ir::Scalar::of_float(static_cast<double>(v));
   else if constexpr (std::is_unsigned_v<U>) return ir::Scalar::of_int(static_cast<std::int64_t>(static_cast<std::uint64_t>(v)));
   else return ir::Scalar::of_int(static_cast<std::int64_t>(v));
@@ -535,6 +535,12 @@ CTILE_SCAN_FN(cummin, Min)
 template <Element A, Element Acc>
 Tile<Acc> mma(const Tile<A>& a, const std::type_identity_t<Tile<A>>& b, const Tile<Acc>& acc,
               std::source_location l = std::source_location::current()) {
+  return Tile<Acc>(detail::emit_mma(a.value(), b.value(), acc.value(), l), l);
+}
+// The fp8 types mix: an e4m3 x e5m2 (or e5m2 x e4m3) product into f32.
+template <Element A, Element B, Element Acc>
+  requires(is_fp8_element<A> && is_fp8_element<B> && !std::is_same_v<A, B>)
+Tile<Acc> mma(const Tile<A>& a, const Tile<B>& b, const Tile<Acc>& acc, std::source_location l = std::source_location::current()) {
   return Tile<Acc>(detail::emit_mma(a.value(), b.value(), acc.value(), l), l);
 }
 

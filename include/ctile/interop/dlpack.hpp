@@ -72,6 +72,8 @@ enum DLDataTypeCode : std::uint8_t {
   kDLBfloat = 4,
   kDLComplex = 5,
   kDLBool = 6,
+  kDLFloat8_e4m3fn = 10,  // OCP E4M3FN (ctile::f8e4m3; torch.float8_e4m3fn)
+  kDLFloat8_e5m2 = 12,    // OCP E5M2 (ctile::f8e5m2; torch.float8_e5m2)
 };
 
 struct DLDataType {

@@ -65,7 +65,8 @@ struct Type {
 std::string type_str(const Type& t);
 
 // A constant of some element type. Integers (and bool) live in `i` (u64 as its bit pattern),
-// floats in `f`; a float constant of type f16/bf16/f32 holds the value already rounded to that type.
+// floats in `f`; a float constant of a type narrower than f64 holds the value already rounded to
+// that type.
 struct Scalar {
   bool is_float = false;
   double f = 0.0;
@@ -75,7 +76,8 @@ struct Scalar {
   friend bool operator==(const Scalar&, const Scalar&) = default;
 };
 
-// Rounds a constant to what `d` can hold (float rounding to f16/bf16/f32; integer wrap-around).
+// Rounds a constant to what `d` can hold (float rounding to f32 and the narrow floats, saturating
+// for fp8; integer wrap-around).
 Scalar scalar_cast(Scalar v, DType d);
 std::string scalar_str(const Scalar& v, DType d);
 

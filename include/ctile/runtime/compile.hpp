@@ -204,7 +204,7 @@ constexpr void check_spec_kind() {
   } else {
     static_assert(!is_tensor_spec<D>::value,
                   "ctile::compile_only/warm_up: a Scalar<T> or Const<T> parameter takes a C++ number, not a tensor spec");
-    static_assert(std::is_arithmetic_v<D> || std::is_same_v<D, f16> || std::is_same_v<D, bf16>,
+    static_assert(std::is_arithmetic_v<D> || is_narrow_float_element<D>,
                   "ctile::compile_only/warm_up: a Scalar<T> or Const<T> parameter takes a C++ number");
     static_assert(std::is_same_v<D, T> || (std::is_arithmetic_v<D> && !std::is_same_v<D, bool> &&
                                            ((is_float_element<T> && std::is_floating_point_v<D>) ||

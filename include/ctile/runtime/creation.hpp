@@ -37,12 +37,11 @@ double det_log(double x);      // natural log, x > 0; basic IEEE operations only
 double det_cos2pi(double u);   // cos(2 pi u), u in [0, 1); basic IEEE operations only
 
 template <Element T>
-constexpr bool is_float_elem = std::is_same_v<T, float> || std::is_same_v<T, double> ||
-                               std::is_same_v<T, f16> || std::is_same_v<T, bf16>;
+constexpr bool is_float_elem = is_float_element<T>;
 
 template <Element T>
 T from_double_unchecked(double v) {
-  if constexpr (std::is_same_v<T, f16> || std::is_same_v<T, bf16>)
+  if constexpr (is_narrow_float_element<T>)
     return T(static_cast<float>(v));
   else
     return static_cast<T>(v);
@@ -50,14 +49,14 @@ T from_double_unchecked(double v) {
 
 template <Element T>
 double to_double(T v) {
-  if constexpr (std::is_same_v<T, f16> || std::is_same_v<T, bf16>)
+  if constexpr (is_narrow_float_element<T>)
     return static_cast<double>(static_cast<float>(v));
   else
     return static_cast<double>(v);
 }
 
-// Value -> element: floats round (f16/bf16 through float); bool is v != 0; integers truncate
-// toward zero and must then be in range (UserError otherwise).
+// Value -> element: floats round (f16/bf16/fp8 through float; fp8 saturates at its largest finite
+// value); bool is v != 0; integers truncate toward zero and must then be in range (UserError otherwise).
 template <Element T>
 T from_double(double v, std::string_view what) {
   if constexpr (is_float_elem<T>) {
@@ -233,7 +232,8 @@ template <Element T>
 template <Element T>
 [[nodiscard]] Tensor<T> randn(Shape shape, std::uint64_t seed, double mean = 0.0, double stddev = 1.0,
                             Device d = default_device()) {
-  static_assert(detail::is_float_elem<T>, "ctile::randn<T>: T must be a floating-point element type (f16, bf16, float, double)");
+  static_assert(detail::is_float_elem<T>,
+                "ctile::randn<T>: T must be a floating-point element type (f16, bf16, f8e4m3, f8e5m2, float, double)");
   const std::string what = detail::fn_name<T>("randn");
   if (!(stddev >= 0.0) || !std::isfinite(stddev) || !std::isfinite(mean))
     throw UserError(detail::cat(what, ": mean ", mean, " and stddev ", stddev, " must be finite, stddev >= 0"));

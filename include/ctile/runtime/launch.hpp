@@ -97,7 +97,7 @@ constexpr void check_kind() {
     static_assert(std::is_same_v<typename handle_element<D>::type, T>,
                   "ctile::launch: the UncheckedTensor's element type differs from the parameter's");
   } else {
-    static_assert(std::is_arithmetic_v<D> || std::is_same_v<D, f16> || std::is_same_v<D, bf16>,
+    static_assert(std::is_arithmetic_v<D> || is_narrow_float_element<D>,
                   "ctile::launch: a Scalar<T> or Const<T> parameter takes a C++ number");
     static_assert(std::is_same_v<D, T> || (std::is_arithmetic_v<D> && !std::is_same_v<D, bool> &&
                                            ((is_float_element<T> && std::is_floating_point_v<D>) ||
@@ -216,7 +216,7 @@ void plan_argument(LaunchPlan& p, const std::string& kernel, int i, const A& a) 
     using D = std::remove_cvref_t<A>;
     ir::Scalar given;
     bool is_f = false;
-    if constexpr (std::is_same_v<D, f16> || std::is_same_v<D, bf16>) { given = ir::Scalar::of_float(static_cast<float>(a)); is_f = true; }
+    if constexpr (is_narrow_float_element<D>) { given = ir::Scalar::of_float(static_cast<float>(a)); is_f = true; }
     else if constexpr (std::is_floating_point_v<D>) { given = ir::Scalar::of_float(static_cast<double>(a)); is_f = true; }
     else if constexpr (std::is_unsigned_v<D>) given = ir::Scalar::of_int(static_cast<std::int64_t>(static_cast<std::uint64_t>(a)));
     else given = ir::Scalar::of_int(static_cast<std::int64_t>(a));
@@ -308,7 +308,7 @@ void collect_argument(LaunchArgs& out, const std::string& kernel, int i, const A
     using D = std::remove_cvref_t<A>;
     ir::Scalar given;
     bool is_f = false;
-    if constexpr (std::is_same_v<D, f16> || std::is_same_v<D, bf16>) { given = ir::Scalar::of_float(static_cast<float>(a)); is_f = true; }
+    if constexpr (is_narrow_float_element<D>) { given = ir::Scalar::of_float(static_cast<float>(a)); is_f = true; }
     else if constexpr (std::is_floating_point_v<D>) { given = ir::Scalar::of_float(static_cast<double>(a)); is_f = true; }
     else if constexpr (std::is_unsigned_v<D>) given = ir::Scalar::of_int(static_cast<std::int64_t>(static_cast<std::uint64_t>(a)));
     else given = ir::Scalar::of_int(static_cast<std::int64_t>(a));

@@ -188,7 +188,7 @@ void op_fma(const Tile& a, const Tile& b, const Tile& c, Tile& out) {
       for (std::int64_t i = 0; i < a.n; ++i) {
         if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
           o[i] = std::fma(x[i], y[i], z[i]);
-        } else if constexpr (is_half_v<T>) {
+        } else if constexpr (is_narrow_v<T>) {
           // a*b is exact in double; fma in double rounds once, the round-to-odd step keeps it exact.
           o[i] = float_from_double<T>(std::fma(to_double(x[i]), to_double(y[i]), to_double(z[i])));
         } else {

@@ -380,10 +380,11 @@ void op_atomic_rmw(ir::AtomicKind kind, const TensorView& t, const std::vector<c
                    const Tile& value, Tile& old) {
   const Indices ix(idx);
   dispatch(value.dtype, [&]<class T>(std::type_identity<T>) {
-    if constexpr (is_half_v<T>) {
-      // f16/bf16: a compare-and-swap loop on the 16-bit pattern; the new value is the element op
-      // (in f32, rounded once), as on the GPU.
+    if constexpr (is_narrow_v<T>) {
+      // The narrow floats (f16, bf16, fp8): a compare-and-swap loop on the element's bit pattern;
+      // the new value is the element op (in f32, rounded once), as on the GPU.
       using A = Arith<T>;
+      using B = decltype(T::bits);
       const T* v = value.as<T>();
       T* o = old.as<T>();
       std::array<std::int64_t, kMaxRank> c{};
@@ -393,12 +394,12 @@ void op_atomic_rmw(ir::AtomicKind kind, const TensorView& t, const std::vector<c
           o[e] = T::from_bits(0);
           continue;
         }
-        std::atomic_ref<std::uint16_t> ref(*atomic_target<std::uint16_t>(t, off));
+        std::atomic_ref<B> ref(*atomic_target<B>(t, off));
         const float x = A::up(v[e]);
-        std::uint16_t cur = ref.load();
+        B cur = ref.load();
         for (;;) {
           const float a = A::up(T::from_bits(cur));
-          std::uint16_t nv = v[e].bits;
+          B nv = v[e].bits;
           switch (kind) {
             case ir::AtomicKind::Add: nv = A::down(a + x).bits; break;
             case ir::AtomicKind::Max: nv = A::down(std::fmax(a, x)).bits; break;

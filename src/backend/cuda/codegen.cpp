@@ -70,6 +70,8 @@ const char* ctype(DType d) {
     case DType::bf16: return "ct::bf16";
     case DType::f32: return "float";
     case DType::f64: return "double";
+    case DType::f8e4m3: return "ct::f8e4m3";
+    case DType::f8e5m2: return "ct::f8e5m2";
   }
   throw InternalError("cuda codegen: bad dtype");
 }
@@ -92,6 +94,10 @@ std::string literal(DType d, const ir::Scalar& v) {
       return fmt("ct::f16{0x%04x}", static_cast<unsigned>(x.bits));
     } else if constexpr (std::is_same_v<T, bf16>) {
       return fmt("ct::bf16{0x%04x}", static_cast<unsigned>(x.bits));
+    } else if constexpr (std::is_same_v<T, f8e4m3>) {
+      return fmt("ct::f8e4m3{0x%02x}", static_cast<unsigned>(x.bits));
+    } else if constexpr (std::is_same_v<T, f8e5m2>) {
+      return fmt("ct::f8e5m2{0x%02x}", static_cast<unsigned>(x.bits));
     } else if constexpr (std::is_same_v<T, float>) {
       if (std::fpclassify(x) != FP_NORMAL && x != 0.0f)
         return fmt("__uint_as_float(0x%08xu)", std::bit_cast<std::uint32_t>(x));
@@ -969,6 +975,21 @@ class Emitter {
       return line("CT_PAIRS(" + std::to_string(regs(r0)) + ") { " +
                   (op.remat ? "const ct::u32 w_ = ct::opaque(" + name(x) + ".w[q]); " : std::string()) + name(r0) + ".v[2 * q] = " +
                   p + "lo(" + w + "); " + name(r0) + ".v[2 * q + 1] = " + p + "hi(" + w + "); }");
+    }
+    // fp8 from and to f32 in pairs: one conversion instruction per two elements on sm_89 and
+    // newer (cvt.rn.satfinite.{e4m3x2,e5m2x2}.f32, cvt.rn.f16x2.{e4m3x2,e5m2x2}; device/types.h).
+    const char* f8 = to == DType::f8e4m3 || from == DType::f8e4m3 ? "e4m3" : "e5m2";
+    const bool pairs = !rep(r0) && !op.fused && !op.remat && !shared(x) && regs(r0) % 2 == 0;
+    if (pairs && is_fp8(to) && from == DType::f32) {
+      line(decl(r0) + ";" + comment(op));
+      return line("CT_PAIRS(" + std::to_string(regs(r0)) + ") { const ct::u16 w_ = ct::pack_" + f8 + "x2(" + get(x, "2 * q") +
+                  ", " + get(x, "2 * q + 1") + "); " + name(r0) + ".set2(q, " + ct(r0) + "{(ct::u8)w_}, " + ct(r0) +
+                  "{(ct::u8)(w_ >> 8)}); }");
+    }
+    if (pairs && !fused_.count(x) && is_fp8(from) && to == DType::f32) {
+      line(decl(r0) + ";" + comment(op));
+      return line("CT_PAIRS(" + std::to_string(regs(r0)) + ") ct::unpack_" + f8 + "x2((ct::u16)(" + name(x) + ".get(2 * q).bits | (" +
+                  name(x) + ".get(2 * q + 1).bits << 8)), " + name(r0) + ".v[2 * q], " + name(r0) + ".v[2 * q + 1]);");
     }
     each(op, r0, [=, this, &op](const std::string& r) { return "ct::convert<" + ct(r0) + ">(" + get(x, r) + ")"; });
   }
@@ -1979,7 +2000,7 @@ std::vector<std::byte> pack_params(const ir::Kernel& k, const LaunchConfig& cfg,
       const std::uint64_t w = numeric::dispatch(p.type.dtype, [&]<class T>(std::type_identity<T>) -> std::uint64_t {
         const T x = numeric::scalar_to<T>(args[i].scalar);
         if constexpr (std::is_same_v<T, bool>) return x ? 1u : 0u;
-        else if constexpr (std::is_same_v<T, f16> || std::is_same_v<T, bf16>) return x.bits;
+        else if constexpr (is_narrow_float_element<T>) return x.bits;
         else if constexpr (std::is_same_v<T, float>) return std::bit_cast<std::uint32_t>(x);
         else if constexpr (std::is_same_v<T, double>) return std::bit_cast<std::uint64_t>(x);
         else return static_cast<std::uint64_t>(static_cast<std::make_unsigned_t<T>>(x));

@@ -80,7 +80,9 @@ inline const char* fill_name(Fill f) { return f == Fill::Clean ? "clean" : "spec
 
 template <class T>
 double min_subnormal() {
-  if constexpr (std::is_same_v<T, f16>) return 0x1p-24;
+  if constexpr (std::is_same_v<T, f8e4m3>) return 0x1p-9;
+  else if constexpr (std::is_same_v<T, f8e5m2>) return 0x1p-16;
+  else if constexpr (std::is_same_v<T, f16>) return 0x1p-24;
   else if constexpr (std::is_same_v<T, bf16>) return 0x1p-133;
   else if constexpr (std::is_same_v<T, float>) return 0x1p-149;
   else return 0x1p-1074;
@@ -98,8 +100,9 @@ void fill_random(T* p, std::size_t n, std::mt19937_64& g, Fill fill) {
     } else if constexpr (backend::cpu::is_float_v<T>) {
       double v = normal(g);
       if (fill == Fill::Special && g() % 8 == 0) {
-        // A subnormal of T: a random significand below the normal range.
-        const double sub = static_cast<double>(1 + g() % 1000) * min_subnormal<T>();
+        // A subnormal of T: a random significand below the normal range (fp8 has 7 and 3).
+        constexpr std::uint64_t steps = std::is_same_v<T, f8e4m3> ? 7 : std::is_same_v<T, f8e5m2> ? 3 : 1000;
+        const double sub = static_cast<double>(1 + g() % steps) * min_subnormal<T>();
         switch (g() % 7) {
           case 0: v = NAN; break;
           case 1: v = INFINITY; break;
@@ -111,6 +114,10 @@ void fill_random(T* p, std::size_t n, std::mt19937_64& g, Fill fill) {
         }
       }
       p[i] = backend::cpu::float_from_double<T>(v);
+      // Rounding saturates an fp8 infinity to the largest finite value: e5m2 holds infinities as
+      // data all the same (S.11111.00); e4m3 has none (the largest finite value stands in).
+      if constexpr (std::is_same_v<T, f8e5m2>)
+        if (std::isinf(v)) p[i] = f8e5m2::from_bits(v > 0 ? 0x7c : 0xfc);
     } else if constexpr (std::is_unsigned_v<T>) {
       p[i] = static_cast<T>(small(g) + 8);
     } else {
@@ -599,12 +606,15 @@ inline Tolerances tolerances(const std::string& name, const ir::Kernel& k, const
           const ValueId val = op->operands.back();
           const double contributions = static_cast<double>(numel(k.type(val).shape)) * static_cast<double>(blocks);
           terms *= contributions;
-          // A 16-bit float atomic add (a CAS loop, device/atomic16.h) rounds the element to 16 bits
-          // at every add, in whatever order the adds land, where the reference rounds once: the
-          // roundings of the partial sums grow like sqrt(adds), the same statistical growth as the
-          // f32 term above (accumulation_ulps), but in the 16-bit type's eps. (Seen: half_atomics,
-          // 512 adds, off by 1.4 eps of sum|term| in one emulated run against a one-rounding bound.)
-          roundings += dtype_size(acc_t) == 2 ? static_cast<int>(std::ceil(eb::accumulation_ulps(static_cast<std::int64_t>(contributions)))) : 1;
+          // A narrow float atomic add (f16, bf16, fp8: a CAS loop, device/atomic16.h) rounds the
+          // element to the narrow type at every add, in whatever order the adds land, where the
+          // reference rounds once: the roundings of the partial sums grow like sqrt(adds), the same
+          // statistical growth as the f32 term above (accumulation_ulps), but in the narrow type's
+          // eps. (Seen: half_atomics, 512 adds, off by 1.4 eps of sum|term| in one emulated run
+          // against a one-rounding bound.)
+          roundings += dtype_size(acc_t) <= 2 && is_float(acc_t)
+                           ? static_cast<int>(std::ceil(eb::accumulation_ulps(static_cast<std::int64_t>(contributions))))
+                           : 1;
           if (acc_t == DType::f32) tol.abs += 2 * contributions * eb::kAtomicAddF32FlushBound;
         } else {  // Mma: K of the whole product (the last axis), from the tensor the a operand is loaded from
           const ValueId t = loaded_tensor(defs, op->operands[0]);

@@ -5,8 +5,8 @@
 // here (a mode argument to ulps()), and every test that includes this header follows.
 //
 // Units: `eps(d)` is the spacing of floats just above 1 (2^-23 for f32): one ulp of x is at most
-// eps(d) * |x|. An op's bound is in ulps of its compute type: f32 for f16, bf16 and f32 elements
-// (16-bit values are widened, computed in f32 and rounded back after each op), f64 for f64.
+// eps(d) * |x|. An op's bound is in ulps of its compute type: f32 for f16, bf16, fp8 and f32
+// elements (narrow values are widened, computed in f32 and rounded back after each op), f64 for f64.
 #pragma once
 
 #include <algorithm>
@@ -27,6 +27,8 @@ constexpr double eps(DType d) {
     case DType::bf16: return 0x1p-7;
     case DType::f32: return 0x1p-23;
     case DType::f64: return 0x1p-52;
+    case DType::f8e4m3: return 0x1p-3;
+    case DType::f8e5m2: return 0x1p-2;
     default: return 0;
   }
 }
@@ -212,7 +214,8 @@ inline double ulp(DType d, double x) {
   const double e = eps(d);
   if (e == 0) return 0;
   int min_exp = -126;  // f32 and bf16
-  if (d == DType::f16) min_exp = -14;
+  if (d == DType::f16 || d == DType::f8e5m2) min_exp = -14;
+  if (d == DType::f8e4m3) min_exp = -6;
   if (d == DType::f64) min_exp = -1022;
   x = std::fabs(x);
   int ex = 0;
@@ -221,9 +224,12 @@ inline double ulp(DType d, double x) {
   return std::ldexp(e, e_unit);
 }
 
-// The largest finite value of type d (overflow to inf is compared as this plus one ulp).
+// The largest finite value of type d (overflow to inf is compared as this plus one ulp; fp8
+// saturates there instead).
 inline double max_finite(DType d) {
   switch (d) {
+    case DType::f8e4m3: return 448.0;
+    case DType::f8e5m2: return 57344.0;
     case DType::f16: return 65504.0;
     case DType::bf16: return 0x1.fep127;
     case DType::f32: return 0x1.fffffep127;

@@ -224,6 +224,28 @@ std::vector<SpecialCase> build() {
     i.int_inputs = {{(std::int64_t{1} << 62) + (std::int64_t{1} << 38) + 1, -16777217, 16777219}};
     c.push_back(i);
   }
+  // ---- fp8: round to nearest even and saturate (cvt.rn.satfinite): infinities and values past the
+  // largest finite one become it (+-448, +-57344), NaN stays NaN, ties to even, subnormals kept ----
+  const DType E4 = DType::f8e4m3, E5 = DType::f8e5m2;
+  c.push_back(elementwise("f32_to_f8e4m3", {F},
+                          {{kNaN, kInf, -kInf, 448, 464, 465, 1e30, -0.0, 0x1p-10, 0x1.8p-10, 0x1p-9, 1.0625, 1.1875, 0x1.ep-7}},
+                          conv(E4), ex({kNaN, 448, -448, 448, 448, 448, 448, -0.0, 0.0, 0x1p-9, 0x1p-9, 1, 1.25, 0x1p-6})));
+  c.push_back(elementwise("f32_to_f8e5m2", {F}, {{kNaN, kInf, -kInf, 57344, 61440, 61441, -0.0, 0x1p-17, 0x1.8p-17, 1.125, 1.375}},
+                          conv(E5), ex({kNaN, 57344, -57344, 57344, 57344, 57344, -0.0, 0.0, 0x1p-16, 1, 1.5})));
+  c.push_back(elementwise("f8e5m2_to_f32_and_f8e4m3", {E5}, {{kInf, -kInf, kNaN, -0.0, 0x1p-16, 57344, 512, 0x1.8p-9}},
+                          [](KB& kb, const std::vector<ValueId>& x) {
+                            const ValueId wide = kb.extract(kb.convert(x[0], DType::f32), {0}, {8});
+                            const ValueId narrow = kb.convert(kb.extract(kb.convert(x[0], DType::f8e4m3), {0}, {8}), DType::f32);
+                            return kb.cat(wide, narrow, 0);
+                          },
+                          ex({kInf, -kInf, kNaN, -0.0, 0x1p-16, 57344, 512, 0x1.8p-9,  // exact
+                              448, -448, kNaN, -0.0, 0.0, 448, 448, 0x1p-8})));         // saturated, rounded (a tie to even)
+  c.push_back(elementwise("add_f8e5m2", {E5, E5}, {{kInf, -kInf, kNaN, 57344, 0x1p-16, -0.0}, {1, kInf, 1, 57344, 0x1p-16, -0.0}},
+                          bin(BinaryFn::Add), ex({57344, kNaN, kNaN, 57344, 0x1p-15, -0.0})));
+  c.push_back(elementwise("mul_f8e4m3", {E4, E4}, {{448, 0x1p-9, -0.0, kNaN, 3, -448}, {2, 0x1p-9, 5, 1, 3, 448}}, bin(BinaryFn::Mul),
+                          ex({448, 0.0, -0.0, kNaN, 9, -448})));
+  c.push_back(reduction("sum_f8e4m3_accumulates_wider", E4, {448, 448, -448, 0, 0, 0, 0, 0}, ReduceKind::Sum, {448}));
+  c.push_back(reduction("sum_f8e4m3_saturates_once", E4, {448, 448, 448, 0x1p-9, 0, 0, 0, 0}, ReduceKind::Sum, {448}));
   // ---- 16-bit and f64 arithmetic ----
   c.push_back(elementwise("add_f16", {H, H}, {{60000, 0x1p-24, kInf, -0.0}, {60000, 0x1p-24, -kInf, -0.0}}, bin(BinaryFn::Add),
                           ex({kInf, 0x1p-23, kNaN, -0.0})));
@@ -262,9 +284,16 @@ template <class T>
 void put(Buffer& b, const std::vector<double>& v) {
   T* p = reinterpret_cast<T*>(b.mem.data());
   for (std::size_t i = 0; i < v.size(); ++i) {
-    if constexpr (backend::cpu::is_float_v<T>) p[i] = backend::cpu::float_from_double<T>(v[i]);
-    else if constexpr (std::is_same_v<T, bool>) p[i] = v[i] != 0;
-    else p[i] = static_cast<T>(v[i]);
+    if constexpr (std::is_same_v<T, f8e5m2>) {
+      // Rounding saturates an infinity; e5m2 holds them as data all the same (S.11111.00).
+      p[i] = std::isinf(v[i]) ? f8e5m2::from_bits(v[i] > 0 ? 0x7c : 0xfc) : backend::cpu::float_from_double<T>(v[i]);
+    } else if constexpr (backend::cpu::is_float_v<T>) {
+      p[i] = backend::cpu::float_from_double<T>(v[i]);
+    } else if constexpr (std::is_same_v<T, bool>) {
+      p[i] = v[i] != 0;
+    } else {
+      p[i] = static_cast<T>(v[i]);
+    }
   }
 }
 

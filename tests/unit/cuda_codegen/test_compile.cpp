@@ -1,10 +1,12 @@
-// Every kernel of cases.hpp is generated and compiled by NVRTC to a cubin for sm_80 and sm_90a. The
+// Every kernel of cases.hpp is generated and compiled by NVRTC to a cubin for sm_80 and sm_90a, and
+// those with fp8 values for sm_89 too (the first target with the fp8 conversion instructions). The
 // test fails (never skips) when NVRTC is missing: this machine and CI have it.
 #include <gtest/gtest.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <vector>
 
 #include "../../../src/backend/cuda/codegen.hpp"
 #include "../../../src/backend/cuda/nvrtc.hpp"
@@ -20,12 +22,21 @@ using ctile::backend::cuda::Output;
 
 class Compile : public ::testing::TestWithParam<std::size_t> {};
 
+// Whether kernel `k` holds a value of an fp8 type.
+bool has_fp8(const ctile::ir::Kernel& k) {
+  for (const ctile::ir::Type& t : k.values)
+    if (ctile::is_fp8(t.dtype)) return true;
+  return false;
+}
+
 TEST_P(Compile, Sm80AndSm90a) {
   const Case& c = all_cases()[GetParam()];
   Nvrtc* rtc = ctile::backend::cuda::nvrtc();
   ASSERT_NE(rtc, nullptr) << ctile::backend::cuda::nvrtc_unavailable_reason();
   const auto k = c.make();
-  for (int sm : {80, 90}) {
+  std::vector<int> sms{80, 90};
+  if (has_fp8(*k)) sms.insert(sms.begin() + 1, 89);
+  for (int sm : sms) {
     CodegenOptions opt;
     opt.sm = sm;
     const auto g = generate(*k, opt);
@@ -68,6 +79,30 @@ TEST(Nvrtc, PtxForBothTargets) {
     const auto r = rtc->compile(g, sm, Output::Ptx);
     EXPECT_NE(r.image.find(".entry " + g.entry), std::string::npos);
     EXPECT_NE(r.image.find(sm == 90 ? ".target sm_90a" : ".target sm_80"), std::string::npos) << r.image.substr(0, 400);
+  }
+}
+
+// fp8 conversions take PTX's cvt .e4m3x2 / .e5m2x2 instructions from sm_89 on (two elements each,
+// the f32 -> fp8 ones saturating: .satfinite) and the software conversion before (device/types.h).
+TEST(Nvrtc, Fp8ConversionsUseTheCvtInstructionsFromSm89) {
+  Nvrtc* rtc = ctile::backend::cuda::nvrtc();
+  ASSERT_NE(rtc, nullptr) << ctile::backend::cuda::nvrtc_unavailable_reason();
+  const Case* conv = nullptr;
+  for (const Case& c : all_cases())
+    if (c.name == "convert_fp8") conv = &c;
+  ASSERT_NE(conv, nullptr);
+  const auto k = conv->make();
+  for (int sm : {80, 89, 90}) {
+    CodegenOptions opt;
+    opt.sm = sm;
+    const auto g = generate(*k, opt);
+    EXPECT_NE(g.source.find("ct::pack_e4m3x2("), std::string::npos) << "f32 -> e4m3 in pairs:\n" << g.source;
+    EXPECT_NE(g.source.find("ct::pack_e5m2x2("), std::string::npos) << g.source;
+    const std::string ptx = rtc->compile(g, sm, Output::Ptx).image;
+    for (const char* insn : {"cvt.rn.satfinite.e4m3x2.f32", "cvt.rn.satfinite.e5m2x2.f32", "cvt.rn.f16x2.e5m2x2"}) {
+      if (sm >= 89) EXPECT_NE(ptx.find(insn), std::string::npos) << insn << " missing for sm_" << sm;
+      else EXPECT_EQ(ptx.find(insn), std::string::npos) << insn << " on sm_" << sm;
+    }
   }
 }
 

@@ -338,5 +338,40 @@ TEST(Generate, BFloat16ProductsRunOnTheTensorCores) {
   EXPECT_NE(g75.notes[0].find("on the CUDA cores (sm_75 has no 16-bit tensor-core mma)"), std::string::npos) << g75.notes[0];
 }
 
+// The same product with fp8 operands (e4m3 x e4m3, e4m3 x e5m2) declines the tensor cores on
+// every target: the portable path (ct::mma, operands staged and converted to f32), no mma.sync or
+// wgmma, no operand rings in shared memory, and a note saying where it runs and why.
+TEST(Generate, Fp8ProductsDeclineTheTensorCores) {
+  for (DType db : {DType::f8e4m3, DType::f8e5m2}) {
+    KB kb("mm_fp8", 2);
+    const ValueId a = kb.tensor("a", DType::f8e4m3, 2), b = kb.tensor("b", db, 2);
+    const ValueId o = kb.piece("out", DType::f32, {128, 128});
+    const ValueId i = kb.block_id(0), j = kb.block_id(1);
+    const auto pa = kb.partition(a, {128, 32});
+    const auto pb = kb.partition(b, {32, 128});
+    auto res = kb.for_(kb.i64c(0), kb.count(pa, 1), kb.i64c(1), {kb.fconst(DType::f32, {128, 128}, 0.0)},
+                       [&](ValueId kk, std::vector<ValueId> cv) {
+                         return std::vector<ValueId>{kb.mma(kb.load(pa, {i, kk}), kb.load(pb, {kk, j}), cv[0])};
+                       });
+    kb.store_piece(o, res[0]);
+    const auto k = kb.finish();
+    for (int sm : {80, 89, 90}) {
+      const ir::Kernel g = ctile::backend::cuda::lower(*k, CodegenOptions{sm, {}});
+      int tc = 0;
+      ir::walk(g.body, [&](const ir::Op& op) { tc += op.kind == ir::OpKind::Mma && op.tensor_core; });
+      EXPECT_EQ(tc, 0) << "sm_" << sm;
+      const auto gk = generate(*k, CodegenOptions{sm, {}});
+      EXPECT_NE(gk.source.find("ct::mma<"), std::string::npos) << gk.source;
+      EXPECT_EQ(gk.source.find("ct::mma_tc<"), std::string::npos) << gk.source;
+      EXPECT_EQ(gk.source.find("ct::mma_wg"), std::string::npos) << gk.source;
+      EXPECT_EQ(gk.source.find("ct::load_async<"), std::string::npos) << gk.source;
+      ASSERT_EQ(gk.notes.size(), 1u) << "sm_" << sm;
+      const std::string want = std::string("on the CUDA cores (the tensor-core path takes bf16 or f16 operands into f32, f16 or "
+                                           "bf16; this one is f8e4m3 x ") + std::string(dtype_name(db)) + " -> f32)";
+      EXPECT_NE(gk.notes[0].find(want), std::string::npos) << gk.notes[0];
+    }
+  }
+}
+
 }  // namespace
 }  // namespace cuda_codegen_test

@@ -230,6 +230,60 @@ void add_traced_cases(std::vector<Case>& out) {
   add("half_atomics", [] {
     return ct::trace(half_atomics, "half_atomics", {atomic(D::bf16, 1), atomic(D::f16, 1), ref(D::bf16, 1), ref(D::f16, 1)}, 1);
   });
+  // OCP FP8 (f8e4m3, f8e5m2): conversions (in pairs where the target has the instructions),
+  // arithmetic in f32 rounded once, sums and scans, shuffles, byte atomics, and products with fp8
+  // operands (e4m3 and e5m2 mixed too) on the CUDA cores.
+  add("convert_fp8", [] {
+    return ct::trace(convert_fp8, "convert_fp8",
+                     {piece(D::f8e4m3, {512}), piece(D::f8e5m2, {512}), piece(D::f32, {512}), piece(D::f8e4m3, {512}),
+                      piece(D::b1, {512}), piece(D::i32, {512}), ref(D::f32, 1), ref(D::f8e5m2, 1)}, 1);
+  });
+  add("axpby_f8e4m3", [] {
+    return ct::trace(axpby<ct::f8e4m3>, "axpby<f8e4m3>", {piece(D::f8e4m3, {512}), ref(D::f8e4m3, 1), ref(D::f8e4m3, 1)}, 1);
+  });
+  add("axpby_f8e5m2", [] {
+    return ct::trace(axpby<ct::f8e5m2>, "axpby<f8e5m2>", {piece(D::f8e5m2, {512}), ref(D::f8e5m2, 1), ref(D::f8e5m2, 1)}, 1);
+  });
+  add("stencil3_f8e4m3", [] {
+    return ct::trace(stencil3<ct::f8e4m3>, "stencil3<f8e4m3>", {piece(D::f8e4m3, {1024}), ref(D::f8e4m3, 1)}, 1);
+  });
+  add("math_fns_f8e5m2", [] {
+    return ct::trace(math_fns<ct::f8e5m2>, "math_fns<f8e5m2>",
+                     {piece(D::f8e5m2, {512}), piece(D::f8e5m2, {512}), piece(D::f8e5m2, {512}), piece(D::f8e5m2, {512}),
+                      piece(D::f8e5m2, {512}), piece(D::f8e5m2, {512}), ref(D::f8e5m2, 1), ref(D::f8e5m2, 1)}, 1);
+  });
+  add("scans_f8e4m3", [] {
+    const std::vector<ct::detail::ParamSpec> specs{piece(D::f8e4m3, {4, 64}), piece(D::f8e4m3, {4, 64}), piece(D::f8e4m3, {4, 64}),
+                                                   piece(D::f8e4m3, {4, 64}), ref(D::f8e4m3, 2)};
+    return ct::trace(scans<ct::f8e4m3>, "scans<f8e4m3>", specs, 2);
+  });
+  for (auto [dname, d] : {std::pair{"f8e4m3", D::f8e4m3}, std::pair{"f8e5m2", D::f8e5m2}})
+    add(std::string("row_reductions_") + dname, [d = d, dname = std::string(dname)] {
+      const std::vector<ct::detail::ParamSpec> specs{piece(d, {8, 1}), piece(d, {8, 1}), piece(D::i64, {8, 1}), ref(d, 2)};
+      if (d == D::f8e4m3) return ct::trace(row_reductions<ct::f8e4m3>, "row_reductions<" + dname + ">", specs, 2);
+      return ct::trace(row_reductions<ct::f8e5m2>, "row_reductions<" + dname + ">", specs, 2);
+    });
+  add("combine_extremes_f8e5m2", [] {
+    return ct::trace(combine_extremes<ct::f8e5m2, 512>, "combine_extremes<f8e5m2, 512>",
+                     {piece(D::f8e5m2, {1}), piece(D::f8e5m2, {1}), ref(D::f8e5m2, 1)}, 1);
+  });
+  add("fp8_atomics", [] {
+    return ct::trace(fp8_atomics, "fp8_atomics", {atomic(D::f8e4m3, 1), atomic(D::f8e5m2, 1), ref(D::f8e4m3, 1), ref(D::f8e5m2, 1)}, 1);
+  });
+  add("mm_f8e4m3_f32", [] {
+    return ct::trace(mm<ct::f8e4m3, float, 16>, "mm<f8e4m3,f32>", {piece(D::f32, {32, 16}), ref(D::f8e4m3, 2), ref(D::f8e4m3, 2)}, 2);
+  });
+  add("mm_f8e5m2_f32", [] {
+    return ct::trace(mm<ct::f8e5m2, float, 32>, "mm<f8e5m2,f32>", {piece(D::f32, {64, 64}), ref(D::f8e5m2, 2), ref(D::f8e5m2, 2)}, 2);
+  });
+  add("mm_f8e4m3_f8e5m2_f32", [] {
+    return ct::trace(mm<ct::f8e4m3, float, 32, ct::f8e5m2>, "mm<f8e4m3 x f8e5m2,f32>",
+                     {piece(D::f32, {64, 32}), ref(D::f8e4m3, 2), ref(D::f8e5m2, 2)}, 2);
+  });
+  add("mm_f8e5m2_f8e4m3_f32", [] {
+    return ct::trace(mm<ct::f8e5m2, float, 16, ct::f8e4m3>, "mm<f8e5m2 x f8e4m3,f32>",
+                     {piece(D::f32, {16, 128}), ref(D::f8e5m2, 2), ref(D::f8e4m3, 2)}, 2);
+  });
   // the kernel library's matrix-vector product (4 rows per tile block, K steps of 512)
   add("gemv_bf16", [] {
     return ct::trace(ct::kernels::gemv<ct::bf16, 512>, "gemv<bf16, 512>", {piece(D::bf16, {4}), ref(D::bf16, 2), ref(D::bf16, 1)}, 1);

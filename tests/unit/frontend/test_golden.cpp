@@ -105,3 +105,17 @@ TEST(GoldenIR, ReduceAndScanOverCombineFunctions) {
                                                     ref(ct::DType::f32, 2)},
                                                    2)));
 }
+TEST(GoldenIR, Fp8ConversionsAndMixedProduct) {
+  // The fp8 element types in the printed IR: conversions to and from f32, bf16, integers and bool,
+  // and a K loop of e4m3 x e5m2 products into f32.
+  check_golden("fp8_convert", ct::ir::print(*ct::trace(convert_fp8, "convert_fp8",
+                                                       {piece(ct::DType::f8e4m3, {512}), piece(ct::DType::f8e5m2, {512}),
+                                                        piece(ct::DType::f32, {512}), piece(ct::DType::f8e4m3, {512}),
+                                                        piece(ct::DType::b1, {512}), piece(ct::DType::i32, {512}),
+                                                        ref(ct::DType::f32, 1), ref(ct::DType::f8e5m2, 1)},
+                                                       1)));
+  check_golden("fp8_mma", ct::ir::print(*ct::trace(mm<ct::f8e4m3, float, 32, ct::f8e5m2>, "mm_fp8",
+                                                   {piece(ct::DType::f32, {64, 32}), ref(ct::DType::f8e4m3, 2),
+                                                    ref(ct::DType::f8e5m2, 2)},
+                                                   2)));
+}

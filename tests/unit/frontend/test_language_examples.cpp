@@ -87,6 +87,18 @@ void new_ops(ct::Mut<float, 1> out, ct::Ref<float, 1> xs, ct::Ref<std::int32_t, 
   out.store(ct::where(keep, (gelu + silu + suffix_max + angle) * (1.0f / (1.0f - p)), 0.0f) + noise + ct::log1p(ct::abs(x)) + ct::expm1(x) + ct::erfc(x));
 }
 
+// The fp8 entries: the element types' saturating conversions and ct::mma's e4m3 x e5m2 product
+// with per-tensor scales.
+void fp8_scaled(ct::Mut<float, 2> c, ct::Ref<ct::f8e4m3, 2> a, ct::Ref<ct::f8e5m2, 2> b, ct::Scalar<float> scale_ab) {
+  auto [i, j] = c.tile_index();
+  auto qa = a.tiles({32, 32});
+  auto qb = b.tiles({32, 32});
+  auto acc8 = ct::Tile<float>::zeros({32, 32});
+  for (auto k : ct::range(qa.count(1))) acc8 = ct::mma(qa.load({i, k}), qb.load({k, j}), acc8);
+  auto saturated = ct::Tile<float>::full({32, 32}, 1000.0f).to<ct::f8e4m3>();  // 448
+  c.store(acc8 * scale_ab + saturated.to<float>() * 0.0f);
+}
+
 ct::detail::ParamSpec piece(ct::DType d, ct::Shape tile) { return {Kind::Piece, d, static_cast<int>(tile.size()), tile, {}}; }
 ct::detail::ParamSpec ref(ct::DType d, int rank) { return {Kind::Read, d, rank, {}, {}}; }
 ct::detail::ParamSpec atomic(ct::DType d, int rank) { return {Kind::Atomic, d, rank, {}, {}}; }
@@ -112,4 +124,5 @@ TEST(LanguageReferenceExamples, Trace) {
   EXPECT_TRUE(traces(scale_or_shift, {piece(D::f32, {256}), ref(D::f32, 1), constant(1)}, 1));
   EXPECT_TRUE(traces(misc, {piece(D::f32, {16, 64}), ref(D::f32, 2), scalar(D::i64)}, 2));
   EXPECT_TRUE(traces(new_ops, {piece(D::f32, {256}), ref(D::f32, 1), ref(D::i32, 1), scalar(D::i64), scalar(D::f32)}, 1));
+  EXPECT_TRUE(traces(fp8_scaled, {piece(D::f32, {32, 32}), ref(D::f8e4m3, 2), ref(D::f8e5m2, 2), scalar(D::f32)}, 2));
 }

@@ -385,7 +385,7 @@ TEST(ScalarMixing, MistakesWithLiteralsAreUserErrorsAtTheUsersLine) {
   EXPECT_NE(m.find(at_line()), std::string::npos) << m;
   m = EXPECT_USER_ERROR(ir_of(maximum_literal_bad_store, s), "store");
   EXPECT_NE(m.find(at_line()), std::string::npos) << m;
-  m = EXPECT_USER_ERROR(ir_of(atomic_literal_i8, {atomic(ct::DType::i8, 1)}), "atomic add supports i32, i64, u32, u64, f16, bf16, f32 and f64 tensors, not i8");
+  m = EXPECT_USER_ERROR(ir_of(atomic_literal_i8, {atomic(ct::DType::i8, 1)}), "atomic add supports i32, i64, u32, u64, f16, bf16, f8e4m3, f8e5m2, f32 and f64 tensors, not i8");
   EXPECT_NE(m.find(at_line()), std::string::npos) << m;
   m = EXPECT_USER_ERROR(ir_of(scatter_literal_bad_rank, {piece(ct::DType::f32, {16, 16})}), "do not broadcast");
   EXPECT_NE(m.find(at_line()), std::string::npos) << m;

@@ -220,6 +220,27 @@ TEST(DLPack, ElementTypesMapToDLPackCodes) {
   EXPECT_EQ(back.to_host()[1], ct::bf16(-2.0f));
 }
 
+// The OCP FP8 types travel as DLPack 1.1's kDLFloat8_e4m3fn and kDLFloat8_e5m2 (torch.float8_e4m3fn,
+// torch.float8_e5m2), one byte each; an 8-bit tensor of the other kind (or a u8) is refused by name.
+TEST(DLPack, Fp8TypesMapToDLPackCodes) {
+  EXPECT_EQ(dl::dtype_of(ct::DType::f8e4m3).code, 10);
+  EXPECT_EQ(dl::dtype_of(ct::DType::f8e5m2).code, 12);
+  EXPECT_EQ(dl::dtype_of(ct::DType::f8e4m3).bits, 8);
+  EXPECT_EQ(dl::dtype_of(ct::DType::f8e5m2).bits, 8);
+  auto e = ct::from_host<ct::f8e4m3>(std::vector<ct::f8e4m3>{ct::f8e4m3(1.5f), ct::f8e4m3(-448.0f)}, {2}, ct::cpu());
+  auto* m = ct::to_dlpack_unversioned(std::move(e));
+  EXPECT_EQ(m->dl_tensor.dtype.code, dl::kDLFloat8_e4m3fn);
+  expect_user_error([&] { (void)ct::from_dlpack<ct::f8e5m2>(m); }, {"from_dlpack<f8e5m2>", "holds float8_e4m3fn, not f8e5m2"});
+  expect_user_error([&] { (void)ct::from_dlpack<std::uint8_t>(m); }, {"holds float8_e4m3fn, not u8"});
+  auto back = ct::from_dlpack<ct::f8e4m3>(m);
+  EXPECT_EQ(back.to_host()[1].bits, 0xfe);  // -448: S.1111.110
+  auto f = ct::from_host<ct::f8e5m2>(std::vector<ct::f8e5m2>{ct::f8e5m2(-3.0f)}, {1}, ct::cpu());
+  auto* m2 = ct::to_dlpack_unversioned(std::move(f));
+  EXPECT_EQ(m2->dl_tensor.dtype.code, dl::kDLFloat8_e5m2);
+  expect_user_error([&] { (void)ct::from_dlpack<ct::f8e4m3>(m2); }, {"holds float8_e5m2, not f8e4m3"});
+  EXPECT_EQ(ct::from_dlpack<ct::f8e5m2>(m2).to_host()[0].bits, 0xc2);  // -3: 1.10000.10
+}
+
 // A producer stream orders ctile's first use: the producer's pending work (a host task still
 // running on its stream) finishes before ctile reads the memory, whichever stream ctile uses.
 TEST(DLPack, ProducerStreamOrdersCtilesWork) {

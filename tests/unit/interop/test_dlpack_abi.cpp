@@ -2,7 +2,7 @@
 // system's <dlpack/dlpack.h> (Debian's libdlpack-dev, scripts/setup.sh): the same sizes, field
 // offsets and enum values, and a tensor declared with the system's types goes through
 // from_dlpack / dlpack_cast unchanged. (Debian ships DLPack 0.6, which has no versioned struct and
-// no kDLBool; those are checked when the header has them.)
+// no kDLBool and no FP8 codes; those are checked when the header has them.)
 #include <dlpack/dlpack.h>
 
 #include <gtest/gtest.h>
@@ -78,6 +78,10 @@ static_assert(dl::VersionedLike<::DLManagedTensorVersioned>);
 #endif
 #if DLPACK_VERSION >= 80 || defined(DLPACK_MAJOR_VERSION)
 CTILE_SAME_CODE(kDLBool);
+#endif
+#if defined(DLPACK_MAJOR_VERSION) && DLPACK_MAJOR_VERSION * 100 + DLPACK_MINOR_VERSION >= 101  // the FP8 codes came with 1.1
+CTILE_SAME_CODE(kDLFloat8_e4m3fn);
+CTILE_SAME_CODE(kDLFloat8_e5m2);
 #endif
 
 namespace {

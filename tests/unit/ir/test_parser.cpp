@@ -86,6 +86,39 @@ TEST(IrParser, ConstantsKeepTheirValues) {
   EXPECT_NE(ir::print(k).find("%5 = ct.constant {value = 18446744073709551615} : u64"), std::string::npos);
 }
 
+// The fp8 element types print and parse by name; a constant holds the value rounded once to the
+// type (nearest even, saturating at the largest finite value).
+TEST(IrParser, Fp8TypesAndConstants) {
+  const std::string text =
+      "ct.kernel @k grid_rank 2 (%0: piece<f32, [16, 16]> \"c\", %1: tensor<f8e4m3, rank 2, read> \"a\", "
+      "%2: tensor<f8e5m2, rank 2, read> \"b\") {\n"
+      "  %3 = ct.constant {value = 0.1} : tile<f8e4m3, [16, 16]>\n"
+      "  %4 = ct.constant {value = 1000} : f8e4m3\n"
+      "  %5 = ct.constant {value = -inf} : f8e5m2\n"
+      "  %6 = ct.constant {value = nan} : f8e5m2\n"
+      "  %7 = ct.make_partition %2 {tile = [16, 16]} : partition<f8e5m2, rank 2, tile [16, 16]>\n"
+      "  %8 = ct.block_id {axis = 0} : i64\n"
+      "  %9 = ct.load %7, %8, %8 {pad = 0} : tile<f8e5m2, [16, 16]>\n"
+      "  %10 = ct.constant {value = 0} : tile<f32, [16, 16]>\n"
+      "  %11 = ct.mma %3, %9, %10 : tile<f32, [16, 16]>\n"
+      "  ct.store_piece %0, %11\n"
+      "  ct.yield\n"
+      "}\n";
+  const ir::Kernel k = ir::parse(text);
+  EXPECT_EQ(k.params[1].type, ir::Type::tensor(ctile::DType::f8e4m3, 2, ir::Access::Read));
+  EXPECT_EQ(k.params[2].type, ir::Type::tensor(ctile::DType::f8e5m2, 2, ir::Access::Read));
+  EXPECT_EQ(k.body.ops[0]->value.f, 0.1015625);  // 1.101b * 2^-4, the nearest e4m3
+  EXPECT_EQ(k.body.ops[1]->value.f, 448.0);      // saturated
+  EXPECT_EQ(k.body.ops[2]->value.f, -57344.0);   // saturated: cvt.satfinite makes no infinity
+  EXPECT_TRUE(std::isnan(k.body.ops[3]->value.f));
+  const std::string back = ir::print(k);
+  EXPECT_NE(back.find("%4 = ct.constant {value = 448} : f8e4m3"), std::string::npos) << back;
+  EXPECT_NE(back.find("ct.mma %3, %9, %10 : tile<f32, [16, 16]>"), std::string::npos) << back;
+  EXPECT_EQ(ir::print(ir::parse(back)), back);
+  expect_parse_error("ct.kernel @k grid_rank 1 (%0: piece<f8e4m2, [4]> \"out\") {\n  ct.yield\n}\n",
+                     "unknown element type 'f8e4m2'");
+}
+
 TEST(IrParser, GpuLevelIrRoundTrips) {
   const std::string text =
       "#d0 = #dist<reg=[], lane=[*,*,*,*,*], warp=[*,*]>\n"

@@ -22,7 +22,8 @@ double as_double(T v) {
 template <class T>
 class CreationAllTypes : public ::testing::Test {};
 using AllElements = ::testing::Types<bool, std::int8_t, std::int16_t, std::int32_t, std::int64_t, std::uint8_t,
-                                     std::uint16_t, std::uint32_t, std::uint64_t, ct::f16, ct::bf16, float, double>;
+                                     std::uint16_t, std::uint32_t, std::uint64_t, ct::f16, ct::bf16, float, double,
+                                     ct::f8e4m3, ct::f8e5m2>;
 TYPED_TEST_SUITE(CreationAllTypes, AllElements);
 
 TYPED_TEST(CreationAllTypes, ZerosOnesFull) {
@@ -112,6 +113,34 @@ TEST(Creation, HalfTypesUseTheirFloatConstructors) {
   EXPECT_EQ(b[1].bits, 0xc000);
   EXPECT_EQ(ct::ones<ct::f16>({1}).to_host()[0].bits, 0x3c00);
   EXPECT_EQ(ct::ones<ct::bf16>({1}).to_host()[0].bits, 0x3f80);
+}
+
+// fp8 values round to nearest even and saturate at the largest finite value (448 for e4m3,
+// 57344 for e5m2), in every creation function.
+TEST(Creation, Fp8TypesRoundAndSaturate) {
+  EXPECT_EQ(ct::ones<ct::f8e4m3>({1}).to_host()[0].bits, 0x38);
+  EXPECT_EQ(ct::ones<ct::f8e5m2>({1}).to_host()[0].bits, 0x3c);
+  EXPECT_EQ(ct::full<ct::f8e4m3>({2}, ct::f8e4m3(500.0f)).to_host()[1].bits, 0x7e);
+  EXPECT_EQ(ct::full<ct::f8e5m2>({2}, ct::f8e5m2(-1e9f)).to_host()[0].bits, 0xfb);
+  // 0 .. 19: 17 and 19 are ties (to 16 and 20: e4m3 has four significant bits).
+  const auto a = ct::arange<ct::f8e4m3>(20).to_host();
+  EXPECT_EQ(static_cast<float>(a[17]), 16.0f);
+  EXPECT_EQ(static_cast<float>(a[18]), 18.0f);
+  EXPECT_EQ(static_cast<float>(a[19]), 20.0f);
+  const auto l = ct::linspace<ct::f8e5m2>(0, 100000, 3).to_host();
+  EXPECT_EQ(static_cast<float>(l[1]), 49152.0f);  // 50000: the nearest e5m2 is 1.5 * 2^15
+  EXPECT_EQ(static_cast<float>(l[2]), 57344.0f);  // saturated
+  auto r = ct::rand<ct::f8e4m3>({4096}, 3, -1000.0, 1000.0).to_host();
+  for (auto v : r) EXPECT_LE(std::fabs(static_cast<float>(v)), 448.0f);
+  auto n = ct::randn<ct::f8e5m2>({100000}, 12).to_host();
+  double sum = 0, sq = 0;
+  for (auto v : n) {
+    sum += static_cast<float>(v);
+    sq += static_cast<double>(static_cast<float>(v)) * static_cast<float>(v);
+  }
+  EXPECT_NEAR(sum / 100000.0, 0.0, 0.02);
+  EXPECT_NEAR(std::sqrt(sq / 100000.0), 1.0, 0.05);  // e5m2's rounding (2 mantissa bits) moves it a little
+  EXPECT_EQ(ct::randn<ct::f8e5m2>({8}, 12).to_host(), std::vector<ct::f8e5m2>(n.begin(), n.begin() + 8));
 }
 
 TEST(Creation, RankZeroAndRankSix) {
