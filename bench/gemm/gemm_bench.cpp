@@ -2,7 +2,8 @@
 // the natural matmul kernel (bench/kernels.hpp) at the shapes of issue 8, for a few tile
 // configurations, the same product with a fused bias + SiLU epilogue (matmul_bias_silu), the
 // decode product (gemv), the decode projections at M = 16 and 128 (matmul, skinny shapes) and the
-// product stored through UncheckedMut (matmul_unchecked, beside the epilogue rows). Each (shape, dtype, config) row is
+// product stored through UncheckedMut (matmul_unchecked, beside the epilogue rows) and an FP8 product
+// with per-tensor scales (matmul_fp8, e4m3). Each (shape, dtype, config) row is
 //   1. launched once in a fresh disk cache: its first-launch time (trace, codegen, NVRTC, load,
 //      run), and 512 sampled elements of C checked against a float64 host product (relative L2
 //      error over the bound: a failure);
@@ -87,15 +88,69 @@ void record_failure(const char* head, const std::exception& e) {
   record(std::string(head) + ",\"ok\":false,\"error\":\"" + msg + "\"}");
 }
 
+// The shared body of the matmul rows: the first launch on a poisoned output (timed alone: the
+// output exists before the clock starts), 512 sampled elements of C against ref(i, j) (float64, the
+// same inputs), then the timed calls; one record after `head`. make_out(poisoned) makes an output
+// handle, to_host(handle) reads it back.
+template <class Make, class MakeOut, class ToHost, class Ref>
+void matmul_row(const std::string& head, const Shape3& s, Make&& make, MakeOut&& make_out, ToHost&& to_host, Ref&& ref,
+                double bound) {
+  auto poisoned = make_out(true);
+  const auto t0 = Clock::now();
+  auto first = make(std::move(poisoned)).sync();
+  const double first_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  const auto hc = to_host(std::move(std::get<0>(first)));
+  std::mt19937_64 rng(7);
+  double num = 0, den = 0;
+  for (int t = 0; t < 512; ++t) {
+    const std::int64_t i = static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(s.m));
+    const std::int64_t j = static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(s.n));
+    const double want = ref(i, j);
+    const double got = double(float(hc[std::size_t(i * s.n + j)]));
+    num += (got - want) * (got - want);
+    den += want * want;
+  }
+  const double err = std::isnan(num) ? INFINITY : std::sqrt(num / std::max(den, 1e-300));
+  const bool ok = err <= bound;
+  if (!ok) ++g.failures;
+  const double ms = median_call_ms(make, make_out(false));
+  const double tflops = 2.0 * double(s.m) * double(s.n) * double(s.k) / (ms * 1e-3) / 1e12;
+  char buf[512];
+  std::snprintf(buf, sizeof buf, ",\"ms\":%.6f,\"tflops\":%.3f,\"rel_err\":%.3e,\"err_bound\":%.3e,\"ok\":%s,\"first_launch_ms\":%.2f}",
+                ms, tflops, err, bound, ok ? "true" : "false", first_ms);
+  record(head + buf);
+}
+
+std::string row_head(const char* kernel, const char* dtype, const Shape3& s, const std::string& cfg) {
+  char head[512];
+  std::snprintf(head, sizeof head, "{\"impl\":\"ctile\",\"kernel\":\"%s\",\"dtype\":\"%s\",\"shape\":[%lld,%lld,%lld],\"config\":\"%s\"",
+                kernel, dtype, (long long)s.m, (long long)s.n, (long long)s.k, cfg.c_str());
+  return head;
+}
+
+// The float64 product of row i of A [M, K] and column j of B [K, N] (or row j of Bt [N, K]).
+template <class T>
+double dot(const std::vector<T>& a, const std::vector<T>& b, const Shape3& s, std::int64_t i, std::int64_t j, bool bt) {
+  double r = 0;
+  for (std::int64_t kk = 0; kk < s.k; ++kk)
+    r += double(float(a[std::size_t(i * s.k + kk)])) * double(float(b[std::size_t(bt ? j * s.k + kk : kk * s.n + j)]));
+  return r;
+}
+
+// C rounded to 16 bits: half an ulp of the element type, plus the f32 sums' reassociation (and an
+// f32 epilogue's few ulps).
+template <class T>
+constexpr double c_bound() {
+  return (std::is_same_v<T, ct::f16> ? 0.5 * 0x1p-10 : 0.5 * 0x1p-7) + 1e-4;
+}
+
 // One configuration: tile BM x BN of C, K step BK. Epi: the fused epilogue C = silu(A @ B + bias)
 // (bench::matmul_bias_silu, kernel "matmul_bias_silu"), else C = A @ B ("matmul").
 template <class T, std::int64_t BK, bool Epi = false>
 void run(const Shape3& s, std::int64_t bm, std::int64_t bn) {
   const std::string cfg = std::to_string(bm) + "x" + std::to_string(bn) + "x" + std::to_string(BK);
   if (!g.config.empty() && g.config != cfg) return;
-  char head[512];
-  std::snprintf(head, sizeof head, "{\"impl\":\"ctile\",\"kernel\":\"%s\",\"dtype\":\"%s\",\"shape\":[%lld,%lld,%lld],\"config\":\"%s\"",
-                Epi ? "matmul_bias_silu" : "matmul", dname<T>(), (long long)s.m, (long long)s.n, (long long)s.k, cfg.c_str());
+  const std::string head = row_head(Epi ? "matmul_bias_silu" : "matmul", dname<T>(), s, cfg);
   try {
     auto a = ct::randn<T>({s.m, s.k}, 11).share();
     auto b = ct::randn<T>({s.k, s.n}, 12).share();
@@ -105,43 +160,22 @@ void run(const Shape3& s, std::int64_t bm, std::int64_t bn) {
       if constexpr (Epi) return ct::launch(bench::matmul_bias_silu<T, BK>, std::move(c), a, b, bias);
       else return ct::launch(bench::matmul<T, BK>, std::move(c), a, b);
     };
-    auto poisoned = ct::full<T>({s.m, s.n}, T(NAN)).partition({bm, bn});  // before the clock: the first launch alone is timed
-    const auto t0 = Clock::now();
-    auto first = make(std::move(poisoned)).sync();
-    const double first_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-    // 512 sampled elements against a float64 product (and epilogue) of the same inputs.
-    const auto hc = std::move(std::get<0>(first)).unpartition().to_host();
     const auto ha = a.to_host(), hb = b.to_host(), hbias = bias.to_host();
-    std::mt19937_64 rng(7);
-    double num = 0, den = 0;
-    for (int t = 0; t < 512; ++t) {
-      const std::int64_t i = static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(s.m));
-      const std::int64_t j = static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(s.n));
-      double ref = 0;
-      for (std::int64_t kk = 0; kk < s.k; ++kk)
-        ref += double(float(ha[std::size_t(i * s.k + kk)])) * double(float(hb[std::size_t(kk * s.n + j)]));
-      if constexpr (Epi) {
-        const double h = ref + double(float(hbias[std::size_t(j)]));
-        ref = h / (1.0 + std::exp(-h));
-      }
-      const double got = double(float(hc[std::size_t(i * s.n + j)]));
-      num += (got - ref) * (got - ref);
-      den += ref * ref;
-    }
-    const double err = std::isnan(num) ? INFINITY : std::sqrt(num / std::max(den, 1e-300));
-    // C rounded to 16 bits: half an ulp of the element type, plus the f32 sums' reassociation (and
-    // the f32 epilogue's few ulps).
-    const double bound = (std::is_same_v<T, ct::bf16> ? 0.5 * 0x1p-7 : 0.5 * 0x1p-10) + 1e-4;
-    const bool ok = err <= bound;
-    if (!ok) ++g.failures;
-    const double ms = median_call_ms(make, ct::zeros<T>({s.m, s.n}).partition({bm, bn}));
-    const double tflops = 2.0 * double(s.m) * double(s.n) * double(s.k) / (ms * 1e-3) / 1e12;
-    char buf[512];
-    std::snprintf(buf, sizeof buf, ",\"ms\":%.6f,\"tflops\":%.3f,\"rel_err\":%.3e,\"err_bound\":%.3e,\"ok\":%s,\"first_launch_ms\":%.2f}",
-                  ms, tflops, err, bound, ok ? "true" : "false", first_ms);
-    record(std::string(head) + buf);
+    matmul_row(
+        head, s, make,
+        [&](bool poisoned) { return (poisoned ? ct::full<T>({s.m, s.n}, T(NAN)) : ct::zeros<T>({s.m, s.n})).partition({bm, bn}); },
+        [](ct::Partition<T> c) { return std::move(c).unpartition().to_host(); },
+        [&](std::int64_t i, std::int64_t j) {
+          double r = dot(ha, hb, s, i, j, false);
+          if constexpr (Epi) {
+            const double h = r + double(float(hbias[std::size_t(j)]));
+            r = h / (1.0 + std::exp(-h));
+          }
+          return r;
+        },
+        c_bound<T>());
   } catch (const std::exception& e) {
-    record_failure(head, e);
+    record_failure(head.c_str(), e);
   }
 }
 
@@ -151,9 +185,7 @@ template <class T, std::int64_t BM, std::int64_t BN, std::int64_t BK>
 void run_unchecked(const Shape3& s) {
   const std::string cfg = std::to_string(BM) + "x" + std::to_string(BN) + "x" + std::to_string(BK);
   if (!g.config.empty() && g.config != cfg) return;
-  char head[512];
-  std::snprintf(head, sizeof head, "{\"impl\":\"ctile\",\"kernel\":\"matmul_unchecked\",\"dtype\":\"%s\",\"shape\":[%lld,%lld,%lld],\"config\":\"%s\"",
-                dname<T>(), (long long)s.m, (long long)s.n, (long long)s.k, cfg.c_str());
+  const std::string head = row_head("matmul_unchecked", dname<T>(), s, cfg);
   try {
     auto a = ct::randn<T>({s.m, s.k}, 11).share();
     auto b = ct::randn<T>({s.k, s.n}, 12).share();
@@ -161,36 +193,42 @@ void run_unchecked(const Shape3& s) {
     auto make = [&](ct::UncheckedTensor<T> c) {
       return ct::launch(bench::matmul_unchecked<T, BM, BN, BK>, std::move(c), a, b).grid(grid);
     };
-    auto poisoned = ct::unchecked_mut(ct::unchecked, ct::full<T>({s.m, s.n}, T(NAN)));
-    const auto t0 = Clock::now();
-    auto first = make(std::move(poisoned)).sync();
-    const double first_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-    const auto hc = std::move(std::get<0>(first)).into_tensor().to_host();
     const auto ha = a.to_host(), hb = b.to_host();
-    std::mt19937_64 rng(7);
-    double num = 0, den = 0;
-    for (int t = 0; t < 512; ++t) {
-      const std::int64_t i = static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(s.m));
-      const std::int64_t j = static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(s.n));
-      double ref = 0;
-      for (std::int64_t kk = 0; kk < s.k; ++kk)
-        ref += double(float(ha[std::size_t(i * s.k + kk)])) * double(float(hb[std::size_t(kk * s.n + j)]));
-      const double got = double(float(hc[std::size_t(i * s.n + j)]));
-      num += (got - ref) * (got - ref);
-      den += ref * ref;
-    }
-    const double err = std::isnan(num) ? INFINITY : std::sqrt(num / std::max(den, 1e-300));
-    const double bound = (std::is_same_v<T, ct::bf16> ? 0.5 * 0x1p-7 : 0.5 * 0x1p-10) + 1e-4;
-    const bool ok = err <= bound;
-    if (!ok) ++g.failures;
-    const double ms = median_call_ms(make, ct::unchecked_mut(ct::unchecked, ct::zeros<T>({s.m, s.n})));
-    const double tflops = 2.0 * double(s.m) * double(s.n) * double(s.k) / (ms * 1e-3) / 1e12;
-    char buf[512];
-    std::snprintf(buf, sizeof buf, ",\"ms\":%.6f,\"tflops\":%.3f,\"rel_err\":%.3e,\"err_bound\":%.3e,\"ok\":%s,\"first_launch_ms\":%.2f}",
-                  ms, tflops, err, bound, ok ? "true" : "false", first_ms);
-    record(std::string(head) + buf);
+    matmul_row(
+        head, s, make,
+        [&](bool poisoned) {
+          return ct::unchecked_mut(ct::unchecked, poisoned ? ct::full<T>({s.m, s.n}, T(NAN)) : ct::zeros<T>({s.m, s.n}));
+        },
+        [](ct::UncheckedTensor<T> c) { return std::move(c).into_tensor().to_host(); },
+        [&](std::int64_t i, std::int64_t j) { return dot(ha, hb, s, i, j, false); }, c_bound<T>());
   } catch (const std::exception& e) {
-    record_failure(head, e);
+    record_failure(head.c_str(), e);
+  }
+}
+
+// The FP8 product with per-tensor scales (bench::matmul_fp8, kernel "matmul_fp8": A [M, K] and
+// Bt [N, K] in e4m3, C = (A @ Bt^T) * scale in bf16), checked against a float64 product of the same
+// fp8 values; its peer is torch._scaled_mm (peers.py).
+template <class T8, std::int64_t BK>
+void run_fp8(const Shape3& s, std::int64_t bm, std::int64_t bn) {
+  const std::string cfg = std::to_string(bm) + "x" + std::to_string(bn) + "x" + std::to_string(BK);
+  if (!g.config.empty() && g.config != cfg) return;
+  const std::string head = row_head("matmul_fp8", "e4m3", s, cfg);
+  try {
+    auto a = ct::randn<T8>({s.m, s.k}, 16).share();
+    auto bt = ct::randn<T8>({s.n, s.k}, 17).share();
+    const float scale = 0.5f;  // scale_a * scale_b, exact
+    auto make = [&](ct::Partition<ct::bf16> c) { return ct::launch(bench::matmul_fp8<T8, BK>, std::move(c), a, bt, scale); };
+    const auto ha = a.to_host(), hb = bt.to_host();
+    matmul_row(
+        head, s, make,
+        [&](bool poisoned) {
+          return (poisoned ? ct::full<ct::bf16>({s.m, s.n}, ct::bf16(NAN)) : ct::zeros<ct::bf16>({s.m, s.n})).partition({bm, bn});
+        },
+        [](ct::Partition<ct::bf16> c) { return std::move(c).unpartition().to_host(); },
+        [&](std::int64_t i, std::int64_t j) { return dot(ha, hb, s, i, j, true) * scale; }, c_bound<ct::bf16>());
+  } catch (const std::exception& e) {
+    record_failure(head.c_str(), e);
   }
 }
 
@@ -292,6 +330,14 @@ void epilogue_rows() {
   }
 }
 
+// FP8 (e4m3) at 8192^3 (issue 8: >= 0.90x torch._scaled_mm).
+void fp8_rows() {
+  const Shape3 s{8192, 8192, 8192};
+  if (!g.only.empty() && g.only != s.str()) return;
+  run_fp8<ct::f8e4m3, 128>(s, 128, 128);
+  run_fp8<ct::f8e4m3, 128>(s, 128, 256);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -327,6 +373,7 @@ int main(int argc, char** argv) {
     run<ct::bf16, 64, true>({200, 136, 300}, 128, 256);
     run<ct::bf16, 64>({16, 136, 300}, 16, 64);  // a skinny row's configuration
     run_unchecked<ct::bf16, 128, 256, 64>({200, 136, 300});
+    run_fp8<ct::f8e4m3, 128>({200, 136, 300}, 128, 128);
     run_gemv<ct::bf16, 512>(300, 1000, 4);
   } else {
     for (const Shape3& s : {Shape3{4096, 4096, 4096}, Shape3{8192, 8192, 8192}, Shape3{2048, 2048, 2048},
@@ -334,6 +381,7 @@ int main(int argc, char** argv) {
       shape<ct::bf16>(s);
     shape<ct::f16>({4096, 4096, 4096});
     epilogue_rows();
+    fp8_rows();
     gemv_rows();
     skinny_rows();
   }

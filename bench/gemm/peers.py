@@ -115,9 +115,9 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out")
     ap.add_argument("--reps", type=int, default=50)
-    ap.add_argument("--kernels", default="matmul,matmul_bias_silu,gemv,skinny,cold",
-                    help="comma-separated groups to run: matmul, matmul_bias_silu, gemv, skinny (M = 16 and 128 "
-                         "projections), cold (Triton's compile)")
+    ap.add_argument("--kernels", default="matmul,matmul_bias_silu,fp8,gemv,skinny,cold",
+                    help="comma-separated groups to run: matmul, matmul_bias_silu, fp8 (torch._scaled_mm), gemv, "
+                         "skinny (M = 16 and 128 projections), cold (Triton's compile)")
     args = ap.parse_args()
     groups = set(args.kernels.split(","))
     REPS = args.reps
@@ -176,6 +176,31 @@ def main():
             ref = h * torch.sigmoid(h)
             err = ((c[ii, jj].double() - ref).norm() / ref.norm().clamp_min(1e-300)).item()
             ms = device_time(addmm_silu, REPS)
+            rec.update(ms=ms, tflops=2.0 * m * n * k / (ms * 1e-3) / 1e12, rel_err=err, ok=err < 0.5 * 2.0 ** -7 + 1e-4)
+        except Exception as e:  # noqa: BLE001
+            rec.update(ok=False, error=str(e)[:300])
+        emit(rec)
+    # FP8 with per-tensor scales (gemm_bench.cpp's matmul_fp8 rows): torch._scaled_mm of A [M, K]
+    # and Bt [N, K] in e4m3 (B passed column-major, as it requires), C in bf16 = (A @ B) * 0.5.
+    for m, n, k in [(8192, 8192, 8192)] if "fp8" in groups and hasattr(torch, "float8_e4m3fn") else []:
+        g = torch.Generator(device="cuda").manual_seed(4)
+        a = torch.randn(m, k, device="cuda", generator=g).to(torch.float8_e4m3fn)
+        bt = torch.randn(n, k, device="cuda", generator=g).to(torch.float8_e4m3fn)
+        one = torch.tensor(1.0, device="cuda")
+        half = torch.tensor(0.5, device="cuda")
+        rec = {"impl": "torch", "kernel": "matmul_fp8", "dtype": "e4m3", "shape": [m, n, k], "device": dev,
+               "what": "torch._scaled_mm (e4m3, per-tensor scales, bf16 out)"}
+        try:
+            def scaled_mm():
+                return torch._scaled_mm(a, bt.t(), scale_a=one, scale_b=half, out_dtype=torch.bfloat16)
+            c = scaled_mm()
+            torch.cuda.synchronize()
+            rng = random.Random(7)
+            ii = torch.tensor([rng.randrange(m) for _ in range(512)], device="cuda")
+            jj = torch.tensor([rng.randrange(n) for _ in range(512)], device="cuda")
+            ref = (a[ii].double() * bt[jj].double()).sum(1) * 0.5
+            err = ((c[ii, jj].double() - ref).norm() / ref.norm().clamp_min(1e-300)).item()
+            ms = device_time(scaled_mm, REPS)
             rec.update(ms=ms, tflops=2.0 * m * n * k / (ms * 1e-3) / 1e12, rel_err=err, ok=err < 0.5 * 2.0 ** -7 + 1e-4)
         except Exception as e:  # noqa: BLE001
             rec.update(ok=False, error=str(e)[:300])
