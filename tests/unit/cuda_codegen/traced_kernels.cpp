@@ -306,6 +306,12 @@ void add_traced_cases(std::vector<Case>& out) {
     return ct::trace(bench::matmul_unchecked<ct::bf16, 128, 128, 64>, "matmul_unchecked<bf16, 128, 128, 64>",
                      {unchecked(D::bf16, 2), ref(D::bf16, 2), ref(D::bf16, 2)}, 2);
   });
+  // The benchmark's FP8 product with per-tensor scales (bench/kernels.hpp: A [M, K], Bt [N, K] in
+  // e4m3, C in bf16): on the CUDA cores until the tensor cores take fp8.
+  add("matmul_fp8_e4m3", [] {
+    return ct::trace(bench::matmul_fp8<ct::f8e4m3, 64>, "matmul_fp8<e4m3, 64>",
+                     {piece(D::bf16, {64, 64}), ref(D::f8e4m3, 2), ref(D::f8e4m3, 2), scalar(D::f32)}, 2);
+  });
   // The kernel option loop_prefetch: a K loop two and three iterations ahead (on sm_90 the loads
   // follow the product in flight, rings of D + 2 slots), and GEMV with its stream of W pipelined.
   for (int d : {2, 3}) {
