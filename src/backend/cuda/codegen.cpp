@@ -1292,51 +1292,30 @@ class Emitter {
     line("ct::load<" + D(r0) + ", " + shape_t(sh) + ", true, " + std::to_string(vm) + ", false, false, " +
          (p.facts.small ? "true" : "false") + ">(" + name(r0) + ", " + td(t) + ", " + w + ", " + pad + ", " + tp(r0) + ");");
   }
+  // ct.store_window into a piece (offsets relative to it) or into a whole unchecked tensor (absolute
+  // offsets: canonicalize's form of a scatter of consecutive positions). The window's elements lie
+  // in other threads than the piece's own, or the scatter's (another tile shape and origin): the
+  // tile block synchronises around it, so earlier and later accesses to the piece or tensor by
+  // other threads are ordered with it (store_one_t does so for a replicated tile).
   void emit_store_window(const ir::Op& op) {
     const ValueId t = op.operands[0], x = op.operands.back();
     const Shape& sh = type(x).shape;
-    const Shape& psh = type(t).shape;
     const DType d = type(x).dtype;
     const std::string off = idx_of(op, 1, sh.size());
-    if (type(t).kind == ir::TypeKind::Tensor) return emit_store_window_unchecked(op);
-    // The window's elements lie in other threads than the piece's own (another tile shape and
-    // origin): the tile block synchronises around it, so earlier and later accesses to the piece
-    // by other threads are ordered with it (store_one_t does so for a replicated tile).
+    const bool piece = type(t).kind == ir::TypeKind::Piece;
+    // The window's template arguments after its shape, and its arguments after the descriptor.
+    const std::string targs = piece ? ", " + shape_t(type(t).shape) : "";
+    const std::string args = piece ? piece_blk(t) + ", " + off : off;
     if (rep(x))
-      return line("ct::store_one_t<" + shape_t(sh) + ">(" + name(x) + ", " + td(t) + ", ct::make_window_in_piece<" + shape_t(sh) +
-                  ", " + shape_t(psh) + ">(" + td(t) + ", " + piece_blk(t) + ", " + off + "), team);" + comment(op));
-    line("team.sync();  // ct.store_window: ordered with the piece's other accesses");
+      return line("ct::store_one_t<" + shape_t(sh) + ">(" + name(x) + ", " + td(t) + ", ct::make_window_" +
+                  (piece ? "in_piece" : "at") + "<" + shape_t(sh) + targs + ">(" + td(t) + ", " + args + "), team);" + comment(op));
+    line(std::string("team.sync();  // ct.store_window: ordered with the ") + (piece ? "piece's" : "tensor's") + " other accesses");
     const int mb = d == DType::b1 ? 1 : dtype_size(d);
     const int vm = mem_vec(x, d);
     const ir::Param& p = param_of(t);
     const std::string w = "w" + std::to_string(uid_++);
-    line("const auto " + w + " = ct::make_win_in_piece<" + shape_t(sh) + ", " + shape_t(psh) + ", " +
-         std::to_string(vm > 1 ? vm * mb : 0) + ">(" + td(t) + ", " + piece_blk(t) + ", " + off + ", " + std::to_string(mb) + ");");
-    line("ct::store<" + D(x) + ", " + shape_t(sh) + ", " + std::to_string(vm) + ", false, false, " +
-         (p.facts.small ? "true" : "false") + ">(" + name(x) + ", " + td(t) + ", " + w + ", " + tp(x) + ", " + own(x) + ");" +
-         comment(op));
-    line("team.sync();");
-  }
-
-  // A window of a whole unchecked tensor at absolute offsets (canonicalize's form of a scatter of
-  // consecutive positions): each thread stores its own elements, as a piece store does, with every
-  // element outside the tensor dropped. The tile block synchronises around it as around the
-  // scatter it replaces, so the tile block's other accesses to the tensor keep their order.
-  void emit_store_window_unchecked(const ir::Op& op) {
-    const ValueId t = op.operands[0], x = op.operands.back();
-    const Shape& sh = type(x).shape;
-    const DType d = type(x).dtype;
-    const std::string org = idx_of(op, 1, sh.size());
-    if (rep(x))
-      return line("ct::store_one_t<" + shape_t(sh) + ">(" + name(x) + ", " + td(t) + ", ct::make_window_at<" + shape_t(sh) +
-                  ">(" + td(t) + ", " + org + "), team);" + comment(op));
-    const int mb = d == DType::b1 ? 1 : dtype_size(d);
-    const int vm = mem_vec(x, d);
-    const ir::Param& p = param_of(t);
-    const std::string w = "w" + std::to_string(uid_++);
-    line("team.sync();  // ct.store_window: ordered with the tile block's other accesses to the tensor");
-    line("const auto " + w + " = ct::make_win_at<" + shape_t(sh) + ", " + std::to_string(vm > 1 ? vm * mb : 0) + ">(" + td(t) +
-         ", " + org + ", " + std::to_string(mb) + ");");
+    line("const auto " + w + " = ct::make_win_" + (piece ? "in_piece" : "at") + "<" + shape_t(sh) + targs + ", " +
+         std::to_string(vm > 1 ? vm * mb : 0) + ">(" + td(t) + ", " + args + ", " + std::to_string(mb) + ");");
     line("ct::store<" + D(x) + ", " + shape_t(sh) + ", " + std::to_string(vm) + ", false, false, " +
          (p.facts.small ? "true" : "false") + ">(" + name(x) + ", " + td(t) + ", " + w + ", " + tp(x) + ", " + own(x) + ");" +
          comment(op));
