@@ -117,15 +117,27 @@ inline void fill(ct::Mut<float, 1> z, ct::Scalar<float> v) { z.store(v); }
 // C = A @ B with 16-bit inputs, f32 accumulation and C in T: each block owns one tile of C and walks
 // K in a run-time loop of BK-wide steps (the K tail pads with 0); the natural kernel of
 // examples/matmul.cpp, which the compiler puts on the tensor cores.
+//
+// product() is the K loop the matmul kernels below share: the f32 bm x bn tile (i, j) of A @ B, or
+// of A @ Bt^T when BT (B given as Bt [N, K], K-contiguous).
+template <std::int64_t BK, bool BT = false, class TA, class TB>
+ct::Tile<float> product(const ct::Ref<TA, 2>& a, const ct::Ref<TB, 2>& b, const auto& i, const auto& j, std::int64_t bm,
+                        std::int64_t bn) {
+  auto pa = a.tiles({bm, BK});
+  auto pb = BT ? b.tiles({bn, BK}) : b.tiles({BK, bn});
+  auto acc = ct::Tile<float>::zeros({bm, bn});
+  for (auto k : ct::range(pa.count(1))) {
+    if constexpr (BT) acc = ct::mma(pa.load({i, k}), ct::transpose(pb.load({j, k})), acc);
+    else acc = ct::mma(pa.load({i, k}), pb.load({k, j}), acc);
+  }
+  return acc;
+}
+
 template <class T, std::int64_t BK>
 void matmul(ct::Mut<T, 2> c, ct::Ref<T, 2> a, ct::Ref<T, 2> b) {
   const auto [bm, bn] = c.tile_shape();
   auto [i, j] = c.tile_index();
-  auto pa = a.tiles({bm, BK});
-  auto pb = b.tiles({BK, bn});
-  auto acc = ct::Tile<float>::zeros({bm, bn});
-  for (auto k : ct::range(pa.count(1))) acc = ct::mma(pa.load({i, k}), pb.load({k, j}), acc);
-  c.store(acc.template to<T>());
+  c.store(product<BK>(a, b, i, j, bm, bn).template to<T>());
 }
 
 // The same product stored through UncheckedMut (the unsafe opt-out): each tile block scatters its
@@ -135,10 +147,7 @@ void matmul(ct::Mut<T, 2> c, ct::Ref<T, 2> a, ct::Ref<T, 2> b) {
 template <class T, std::int64_t BM, std::int64_t BN, std::int64_t BK>
 void matmul_unchecked(ct::UncheckedMut<T, 2> c, ct::Ref<T, 2> a, ct::Ref<T, 2> b) {
   auto i = ct::block_id(0), j = ct::block_id(1);
-  auto pa = a.tiles({BM, BK});
-  auto pb = b.tiles({BK, BN});
-  auto acc = ct::Tile<float>::zeros({BM, BN});
-  for (auto k : ct::range(pa.count(1))) acc = ct::mma(pa.load({i, k}), pb.load({k, j}), acc);
+  auto acc = product<BK>(a, b, i, j, BM, BN);
   auto rows = (ct::iota<std::int64_t>(BM) + i * BM).reshape({BM, 1});
   auto cols = (ct::iota<std::int64_t>(BN) + j * BN).reshape({1, BN});
   c.scatter(ct::unchecked, {rows, cols}, acc.template to<T>());
@@ -152,11 +161,7 @@ template <class T8, std::int64_t BK>
 void matmul_fp8(ct::Mut<ct::bf16, 2> c, ct::Ref<T8, 2> a, ct::Ref<T8, 2> bt, ct::Scalar<float> scale) {
   const auto [bm, bn] = c.tile_shape();
   auto [i, j] = c.tile_index();
-  auto pa = a.tiles({bm, BK});
-  auto pb = bt.tiles({bn, BK});
-  auto acc = ct::Tile<float>::zeros({bm, bn});
-  for (auto k : ct::range(pa.count(1))) acc = ct::mma(pa.load({i, k}), ct::transpose(pb.load({j, k})), acc);
-  c.store((acc * scale).template to<ct::bf16>());
+  c.store((product<BK, true>(a, bt, i, j, bm, bn) * scale).template to<ct::bf16>());
 }
 
 // The same product with a fused epilogue: C = silu(A @ B + bias) (bias [N], broadcast over the
@@ -166,10 +171,7 @@ template <class T, std::int64_t BK>
 void matmul_bias_silu(ct::Mut<T, 2> c, ct::Ref<T, 2> a, ct::Ref<T, 2> b, ct::Ref<T, 1> bias) {
   const auto [bm, bn] = c.tile_shape();
   auto [i, j] = c.tile_index();
-  auto pa = a.tiles({bm, BK});
-  auto pb = b.tiles({BK, bn});
-  auto acc = ct::Tile<float>::zeros({bm, bn});
-  for (auto k : ct::range(pa.count(1))) acc = ct::mma(pa.load({i, k}), pb.load({k, j}), acc);
+  auto acc = product<BK>(a, b, i, j, bm, bn);  // named: C++ leaves the order of a +'s operands (so of the trace) open
   auto h = acc + bias.tiles({bn}).load({j}).template to<float>();
   c.store((h * ct::sigmoid(h)).template to<T>());
 }
