@@ -20,6 +20,19 @@ def target(shape):
     return TARGETS.get(shape, (0.90, None))
 
 
+def best_per_shape(recs, kernel, metric, higher=True):
+    """{shape: {impl: the record of the best configuration}} over the good records of one kernel."""
+    best = {}
+    for r in recs:
+        if r.get("kernel") != kernel or not r.get("ok"):
+            continue
+        cur = best.setdefault(tuple(r["shape"]), {})
+        old = cur.get(r["impl"])
+        if old is None or (r[metric] > old[metric] if higher else r[metric] < old[metric]):
+            cur[r["impl"]] = r
+    return best
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
@@ -53,13 +66,7 @@ def main():
                      f"{'met' if met else 'NOT met'} |" if c else f"| {'x'.join(map(str, shape))} | {dt} | - | | | | | | |")
     # The decode products: best ctile configuration per shape against cuBLAS (issue 8's targets:
     # >= 2.8 TB/s on 20-30 MB matrices, >= 3.7 TB/s on 50 MB or more).
-    gv = {}
-    for r in recs:
-        if r.get("kernel") != "gemv" or not r.get("ok"):
-            continue
-        cur = gv.setdefault(tuple(r["shape"]), {})
-        if r["impl"] not in cur or r["tbps"] > cur[r["impl"]]["tbps"]:
-            cur[r["impl"]] = r
+    gv = best_per_shape(recs, "gemv", "tbps")
     if gv:
         lines += ["", "| GEMV NxK (M = 1) | MB | ctile TB/s (config) | cuBLAS TB/s | ctile/cuBLAS | target | met |",
                   "|---|---|---|---|---|---|---|"]
@@ -74,13 +81,7 @@ def main():
                          f" | {'>= %.1f TB/s' % tgt if tgt else '-'} | {'met' if met else 'NOT met' if tgt else '-'} |")
     # The fused epilogue: ctile's C = silu(A @ B + bias) in one kernel against cuBLAS with the bias
     # (torch.addmm) and a separate SiLU (issue 8's target: >= 1.10x).
-    ep = {}
-    for r in recs:
-        if r.get("kernel") != "matmul_bias_silu" or not r.get("ok"):
-            continue
-        cur = ep.setdefault(tuple(r["shape"]), {})
-        if r["impl"] not in cur or r["ms"] < cur[r["impl"]]["ms"]:
-            cur[r["impl"]] = r
+    ep = best_per_shape(recs, "matmul_bias_silu", "ms", higher=False)
     if ep:
         lines += ["", "| fused epilogue silu(A @ B + bias), bf16 | ctile ms (config) | torch.addmm + F.silu ms | "
                       "ctile speed-up | target | met |", "|---|---|---|---|---|---|"]
@@ -91,13 +92,7 @@ def main():
                      f"{sp:.3f}x" if sp else "-", ">= 1.10x", "met" if sp and sp >= 1.10 else "NOT met"]
             lines.append(f"| {'x'.join(map(str, shape))} | " + " | ".join(cells) + " |")
     # FP8 (e4m3, per-tensor scales) against torch._scaled_mm (issue 8's target: >= 0.90x at 8192^3).
-    f8 = {}
-    for r in recs:
-        if r.get("kernel") != "matmul_fp8" or not r.get("ok"):
-            continue
-        cur = f8.setdefault(tuple(r["shape"]), {})
-        if r["impl"] not in cur or r["tflops"] > cur[r["impl"]]["tflops"]:
-            cur[r["impl"]] = r
+    f8 = best_per_shape(recs, "matmul_fp8", "tflops")
     if f8:
         lines += ["", "| fp8 e4m3, bf16 out | ctile TFLOP/s (config) | torch._scaled_mm | ctile/torch | target | met |",
                   "|---|---|---|---|---|---|"]
