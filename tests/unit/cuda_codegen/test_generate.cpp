@@ -270,12 +270,10 @@ TEST(Generate, OccupancyTargetGoesToLaunchBounds) {
   }
 }
 
-// The tensor-core path: the mma is marked; on sm_90 the 128 x 128 x 32 product runs on wgmma with
-// its operands swizzled in cp.async rings, with sync_mma (and on sm_80) on mma.sync with padded
-// rings, and the simt_mma option takes the CUDA-core path instead.
-TEST(Generate, BFloat16ProductsRunOnTheTensorCores) {
-  KB kb("mm", 2);
-  const ValueId a = kb.tensor("a", DType::bf16, 2), b = kb.tensor("b", DType::bf16, 2);
+// out[128 x 128] (f32) = a @ b over a run-time K loop of 128 x 32 and 32 x 128 tiles.
+std::shared_ptr<const ir::Kernel> product_kernel(const char* name, DType da, DType db) {
+  KB kb(name, 2);
+  const ValueId a = kb.tensor("a", da, 2), b = kb.tensor("b", db, 2);
   const ValueId o = kb.piece("out", DType::f32, {128, 128});
   const ValueId i = kb.block_id(0), j = kb.block_id(1);
   const auto pa = kb.partition(a, {128, 32});
@@ -285,7 +283,14 @@ TEST(Generate, BFloat16ProductsRunOnTheTensorCores) {
                        return std::vector<ValueId>{kb.mma(kb.load(pa, {i, kk}), kb.load(pb, {kk, j}), cv[0])};
                      });
   kb.store_piece(o, res[0]);
-  const auto k = kb.finish();
+  return kb.finish();
+}
+
+// The tensor-core path: the mma is marked; on sm_90 the 128 x 128 x 32 product runs on wgmma with
+// its operands swizzled in cp.async rings, with sync_mma (and on sm_80) on mma.sync with padded
+// rings, and the simt_mma option takes the CUDA-core path instead.
+TEST(Generate, BFloat16ProductsRunOnTheTensorCores) {
+  const auto k = product_kernel("mm", DType::bf16, DType::bf16);
   const ir::Kernel g = ctile::backend::cuda::lower(*k, sm90());
   int tc = 0;
   ir::walk(g.body, [&](const ir::Op& op) { tc += op.kind == ir::OpKind::Mma && op.tensor_core; });
@@ -343,18 +348,7 @@ TEST(Generate, BFloat16ProductsRunOnTheTensorCores) {
 // wgmma, no operand rings in shared memory, and a note saying where it runs and why.
 TEST(Generate, Fp8ProductsDeclineTheTensorCores) {
   for (DType db : {DType::f8e4m3, DType::f8e5m2}) {
-    KB kb("mm_fp8", 2);
-    const ValueId a = kb.tensor("a", DType::f8e4m3, 2), b = kb.tensor("b", db, 2);
-    const ValueId o = kb.piece("out", DType::f32, {128, 128});
-    const ValueId i = kb.block_id(0), j = kb.block_id(1);
-    const auto pa = kb.partition(a, {128, 32});
-    const auto pb = kb.partition(b, {32, 128});
-    auto res = kb.for_(kb.i64c(0), kb.count(pa, 1), kb.i64c(1), {kb.fconst(DType::f32, {128, 128}, 0.0)},
-                       [&](ValueId kk, std::vector<ValueId> cv) {
-                         return std::vector<ValueId>{kb.mma(kb.load(pa, {i, kk}), kb.load(pb, {kk, j}), cv[0])};
-                       });
-    kb.store_piece(o, res[0]);
-    const auto k = kb.finish();
+    const auto k = product_kernel("mm_fp8", DType::f8e4m3, db);
     for (int sm : {80, 89, 90}) {
       const ir::Kernel g = ctile::backend::cuda::lower(*k, CodegenOptions{sm, {}});
       int tc = 0;
