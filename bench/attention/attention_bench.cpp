@@ -10,7 +10,7 @@
 // 8 KV heads, head dim 128, every sequence at the full context): the effective KV bandwidth, the
 // cache's bytes (K and V) over the time of both kernels, 16 sampled (sequence, head) pairs checked.
 //
-//   ctile_attention_bench [--out FILE] [--reps N] [--quick] [--only NAME] [--decode-only] [--cubin FILE]
+//   ctile_attention_bench [--out FILE] [--reps N] [--quick] [--only NAME] [--decode-only | --prefill-only] [--cubin FILE]
 // --cubin: writes the sm_90a cubin of the causal head-dim-128 kernel (for cuobjdump), and exits.
 #include <algorithm>
 #include <chrono>
@@ -35,6 +35,7 @@ struct Settings {
   int reps = 30;
   bool quick = false;
   bool decode_only = false;
+  bool prefill_only = false;
   std::string only;
   std::ofstream out;
   int failures = 0;
@@ -232,6 +233,7 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--reps") && i + 1 < argc) g.reps = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--quick")) g.quick = true;
     else if (!std::strcmp(argv[i], "--decode-only")) g.decode_only = true;
+    else if (!std::strcmp(argv[i], "--prefill-only")) g.prefill_only = true;
     else if (!std::strcmp(argv[i], "--only") && i + 1 < argc) g.only = argv[++i];
     else if (!std::strcmp(argv[i], "--cubin") && i + 1 < argc) {
       namespace spec = ct::spec;
@@ -243,7 +245,7 @@ int main(int argc, char** argv) {
       std::ofstream(argv[++i], std::ios::binary).write(reinterpret_cast<const char*>(r.cubin.data()), std::streamsize(r.cubin.size()));
       return 0;
     } else {
-      std::fprintf(stderr, "usage: ctile_attention_bench [--out FILE] [--reps N] [--quick] [--only NAME] [--decode-only] [--cubin FILE]\n");
+      std::fprintf(stderr, "usage: ctile_attention_bench [--out FILE] [--reps N] [--quick] [--only NAME] [--decode-only | --prefill-only] [--cubin FILE]\n");
       return 2;
     }
   }
@@ -273,7 +275,8 @@ int main(int argc, char** argv) {
         for (std::int64_t rows : {16, 64})  // mma.sync over 16 rows, or one warpgroup's wgmma over 64
           decode.push_back({"decode_b" + std::to_string(b) + "_ctx" + std::to_string(ctx) + "_r" + std::to_string(rows), b, 32, 8,
                             ctx, 128, rows});
-  for (const DecodeCase& c : decode) run_decode(c);
+  if (!g.prefill_only)
+    for (const DecodeCase& c : decode) run_decode(c);
   if (g.failures) std::fprintf(stderr, "ctile_attention_bench: %d row(s) FAILED\n", g.failures);
   return g.failures ? 1 : 0;
 }

@@ -133,6 +133,7 @@ def main():
     ap.add_argument("--out")
     ap.add_argument("--reps", type=int, default=30)
     ap.add_argument("--decode-only", action="store_true")
+    ap.add_argument("--prefill-only", action="store_true")
     args = ap.parse_args()
     REPS = args.reps
     OUT = open(args.out, "a") if args.out else None
@@ -175,7 +176,7 @@ def main():
     # Decode: one query token per sequence, 32 query heads on 8 KV heads, head dim 128, every
     # sequence at the full context (as ctile_attention_bench's decode rows); torch SDPA (its
     # default backend choice) on [B, H, 1, D] queries.
-    for b in (1, 16):
+    for b in (() if args.prefill_only else (1, 16)):
         for ctx in (4096, 16384, 65536):
             h, hkv, d = 32, 8, 128
             g = torch.Generator(device="cuda").manual_seed(2)

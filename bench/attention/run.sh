@@ -65,7 +65,9 @@ fi
   { cuobjdump --dump-sass "$build/attention_sm90a.cubin" | grep -oE '(HMMA|HGMMA|LDSM|LDGSTS|UTMALDG|SYNCS|MUFU)[.A-Za-z0-9]*' | sort | uniq -c
     cuobjdump --dump-resource-usage "$build/attention_sm90a.cubin" | grep -o 'REG:[0-9]*.*'; } >"$out/attention_sass.txt" 2>&1
 cat "$out/attention_sass.txt"
-timeout 900 python3 bench/attention/peers.py --out "$out/attention_peers.jsonl" >"$out/attention_peers.log" 2>&1 || status=1
+peer_args=()  # the peers run the same half of the rows
+for a in "$@"; do case $a in --prefill-only | --decode-only) peer_args+=("$a") ;; esac; done
+timeout 900 python3 bench/attention/peers.py "${peer_args[@]}" --out "$out/attention_peers.jsonl" >"$out/attention_peers.log" 2>&1 || status=1
 tail -3 "$out/attention_peers.log"
 python3 bench/attention/report.py --out "$out" "$out/attention_ctile.jsonl" "$out/attention_peers.jsonl" || status=1
 exit $status
