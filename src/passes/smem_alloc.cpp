@@ -41,8 +41,10 @@ using ir::OpKind;
 
 std::int64_t align16(std::int64_t b) { return (b + 15) / 16 * 16; }
 
-// The compiler's choice of TMA copies (option tma = 0): products of at least this many elements.
-constexpr int kTmaMinProduct = 128 * 256;
+// The compiler's choice of TMA copies (option tma = 0): products of at least this many elements
+// (128 x 64: attention's Q K^T at 128 query rows; a 64-row product stays on cp.async).
+constexpr int kTmaMinProduct = 128 * 64;
+constexpr int kTmaMinRows = 128;
 
 // The warp bits of a reduction's operand layout that lie along its axis (0: it stays in warps).
 int axis_warp_bits(const ir::Kernel& k, const ir::Op& op) {
@@ -404,13 +406,16 @@ class SmemAlloc : public Pass {
       (void)off;
       bool ok = true;
       for (const ir::Op* ld : loads) ok = ok && tma_load_ok(k, *ld);
-      int numel = 0;
-      if (!ok || !single_use_chain(k, loads, numel)) continue;
-      // The compiler's choice (tma = 0): TMA for the rings of large products over 128-byte rows,
-      // where one copy per tile frees the most issue slots and registers (measured on the H200:
-      // 128 x 256 x 64 tiles 13-16% faster, smaller tiles or 64-byte rows up to 15% slower with
-      // one thread issuing every copy and every thread waiting; docs/perf/2026-12-01-h200/NOTES.md).
-      if (tma_ == 0 && (k.layout(loads.front()->results[0]).swizzle != 128 || numel < kTmaMinProduct)) continue;
+      int numel = 0, rows = 0;
+      if (!ok || !single_use_chain(k, loads, numel, rows)) continue;
+      // The compiler's choice (tma = 0): TMA for the rings of products of 128 rows or more over
+      // 128-byte rows, where one copy per tile frees the most issue slots and registers. Measured:
+      // GEMM 128 x 256 x 64 tiles 13-16% faster (H200, before the producer warpgroup; smaller
+      // tiles or 64-byte rows up to 15% slower with one thread issuing every copy and every thread
+      // waiting, docs/perf/2026-12-01-h200/NOTES.md); with the producer warpgroup, attention's
+      // 128 x 64 and 128 x 128 products 1.33x faster, its 64-row products (head dim 64) 0.73x
+      // (docs/perf/2026-12-06-h100/NOTES.md, session 18).
+      if (tma_ == 0 && (k.layout(loads.front()->results[0]).swizzle != 128 || numel < kTmaMinProduct || rows < kTmaMinRows)) continue;
       for (ir::Op* ld : loads) {
         const ir::TensorMapUse u = ir::tensor_map_use(k, *ld);
         auto m = std::find(maps.begin(), maps.end(), u);
@@ -442,8 +447,12 @@ class SmemAlloc : public Pass {
   // Every value of the ring's chain (the loads' results and the loop arguments that carry them) is
   // read by at most one mma (directly or through a transpose) of the region it lives in, and by
   // nothing else but the loop that carries it and the yield.
-  // (numel: the elements of the largest product that reads the chain.)
-  static bool single_use_chain(const ir::Kernel& k, const std::vector<ir::Op*>& loads, int& numel) {
+  // (numel and rows: the elements and the rows of the largest product that reads the chain.)
+  static bool single_use_chain(const ir::Kernel& k, const std::vector<ir::Op*>& loads, int& numel, int& rows) {
+    auto product = [&](const Shape& c) {
+      numel = std::max(numel, static_cast<int>(ctile::numel(c)));
+      if (c.size() >= 2) rows = std::max(rows, static_cast<int>(c[c.size() - 2]));
+    };
     std::set<ir::ValueId> chain;
     for (const ir::Op* ld : loads) chain.insert(ld->results[0]);
     // The loop arguments bound to a chain value (the carried tiles), to a fixed point.
@@ -473,7 +482,7 @@ class SmemAlloc : public Pass {
             ++seen;
             if (m->kind == OpKind::Mma && j < 2) {
               ++n;
-              numel = std::max(numel, static_cast<int>(ctile::numel(k.type(m->results[0]).shape)));
+              product(k.type(m->results[0]).shape);
             } else if (m->kind == OpKind::Permute || m->kind == OpKind::Reshape) {
               const int x = view_reads(reg, m->results[0], nested);
               if (x < 0) return false;
@@ -508,7 +517,7 @@ class SmemAlloc : public Pass {
           if (!here.count(v) && !outer_ok.count(v)) ok = false;
           if (op->kind == OpKind::Mma && j < 2) {
             ++mmas[v];
-            numel = std::max(numel, static_cast<int>(ctile::numel(k.type(op->results[0]).shape)));
+            product(k.type(op->results[0]).shape);
           } else if (op->kind == OpKind::Permute || op->kind == OpKind::Reshape) {
             const int n = view_reads(r, op->results[0], outer_ok.count(v) > 0);
             if (n < 0) ok = false;

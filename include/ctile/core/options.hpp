@@ -37,7 +37,8 @@ struct KernelOptions {
   // On sm_90, how the wgmma operand tiles of a K loop reach shared memory: 1 = TMA (one thread
   // copies each tile through a tensor map encoded at launch, an mbarrier per ring slot counts its
   // bytes), -1 = cp.async (every thread copies its vectors); 0: the compiler chooses (TMA for the
-  // operands of products of at least 128 x 256 elements with 128-byte rows, cp.async otherwise).
+  // operands of products of at least 128 rows and 128 x 64 elements with 128-byte rows, cp.async
+  // otherwise).
   // TMA applies to tiles of read-only rank-2 tensors whose facts prove 16-byte aligned rows and
   // whose padding is zero; other tiles keep cp.async.
   int tma = 0;

@@ -83,6 +83,9 @@ void attention_prefill_kernel(Mut<T, 4> o, Ref<T, 4> q, Ref<T, 4> k, Ref<T, 4> v
 struct AttentionOptions {
   bool causal = false;
   float scale = 0;  // 0: 1 / sqrt(D)
+  // Query rows per tile block: 64 (one warpgroup) or 128 (two); 0: attention_prefill_block_m's
+  // choice for the head dim and the device.
+  std::int64_t block_m = 0;
 };
 
 namespace detail {
@@ -108,6 +111,15 @@ inline std::int64_t attention_prefill_block_m(std::int64_t head_dim, std::int64_
 }
 
 namespace detail {
+// The query block of a launch: the options' block_m (checked) or the library's choice.
+inline std::int64_t prefill_block_m(const AttentionOptions& opt, std::int64_t d, std::int64_t max_smem,
+                                    const std::source_location& loc) {
+  if (opt.block_m == 0) return attention_prefill_block_m(d, max_smem);
+  if (opt.block_m != 64 && opt.block_m != 128)
+    attention_error("block_m " + std::to_string(opt.block_m) + " is not one the kernel takes (64 or 128; 0: the library's choice)", loc);
+  return opt.block_m;
+}
+
 // The shapes the prefill kernel takes (a UserError at `loc` naming them otherwise).
 inline void check_attention_shapes(const Shape& qs, const Shape& ks, const Shape& vs, const Shape& os,
                                    const std::source_location& loc) {
@@ -138,7 +150,7 @@ auto attention_prefill(Tensor<T> o, Shared<T> q, Shared<T> k, Shared<T> v, Atten
   detail::check_attention_shapes(q.shape(), k.shape(), v.shape(), o.shape(), loc);
   const std::int64_t d = q.shape()[3];
   const float scale = opt.scale != 0 ? opt.scale : 1.0f / std::sqrt(static_cast<float>(d));
-  const Shape tile{1, 1, attention_prefill_block_m(d, device_limits(o.device()).max_smem_per_block), d};
+  const Shape tile{1, 1, detail::prefill_block_m(opt, d, device_limits(o.device()).max_smem_per_block, loc), d};
   // The key block: 64 rows (S and P of [BM, 64]: at BN = 128 the mma.sync kernel spills and
   // compiles twice as long, for no gain).
   auto* fn = opt.causal ? attention_prefill_kernel<T, 64, true> : attention_prefill_kernel<T, 64, false>;
@@ -159,7 +171,7 @@ auto attention_prefill(Tensor<T> o, Tensor<float> lse, Shared<T> q, Shared<T> k,
                                 detail::shape_str(ls), loc);
   const std::int64_t d = qs[3];
   const float scale = opt.scale != 0 ? opt.scale : 1.0f / std::sqrt(static_cast<float>(d));
-  const std::int64_t bm = attention_prefill_block_m(d, device_limits(o.device()).max_smem_per_block);
+  const std::int64_t bm = detail::prefill_block_m(opt, d, device_limits(o.device()).max_smem_per_block, loc);
   auto* fn = opt.causal ? attention_prefill_kernel<T, 64, true, Mut<float, 4>> : attention_prefill_kernel<T, 64, false, Mut<float, 4>>;
   return launch(fn, std::move(o).partition({1, 1, bm, d}), std::move(q), std::move(k), std::move(v), scale,
                 std::move(lse).partition({1, 1, bm, 1}));
