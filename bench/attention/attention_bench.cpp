@@ -10,7 +10,7 @@
 // 8 KV heads, head dim 128, every sequence at the full context): the effective KV bandwidth, the
 // cache's bytes (K and V) over the time of both kernels, 16 sampled (sequence, head) pairs checked.
 //
-//   ctile_attention_bench [--out FILE] [--reps N] [--quick] [--only NAME,...] [--block-m N] [--decode-only | --prefill-only] [--cubin FILE]
+//   ctile_attention_bench [--out FILE] [--reps N] [--quick] [--only NAME,...] [--block-m N] [--block-n N] [--decode-only | --prefill-only] [--cubin FILE]
 // --cubin: writes the sm_90a cubin of the causal head-dim-128 kernel (for cuobjdump), and exits.
 #include <algorithm>
 #include <array>
@@ -40,6 +40,7 @@ struct Settings {
   bool prefill_only = false;
   std::string only;     // a comma-separated list of row names
   std::int64_t block_m = 0;  // AttentionOptions::block_m of the prefill rows (0: the library's choice)
+  std::int64_t block_n = 0;  // AttentionOptions::block_n of the prefill rows (0: the library's choice)
   std::ofstream out;
   int failures = 0;
 } g;
@@ -159,13 +160,13 @@ void run(const Case& c) {
   char head[512];
   std::snprintf(head, sizeof head,
                 "{\"impl\":\"ctile\",\"kernel\":\"attention_prefill\",\"name\":\"%s\",\"dtype\":\"bf16\",\"batch\":%lld,\"heads\":%lld,"
-                "\"kv_heads\":%lld,\"seq\":%lld,\"head_dim\":%lld,\"causal\":%s,\"block_m\":%lld",
+                "\"kv_heads\":%lld,\"seq\":%lld,\"head_dim\":%lld,\"causal\":%s,\"block_m\":%lld,\"block_n\":%lld",
                 c.name.c_str(), (long long)c.b, (long long)c.hq, (long long)c.hkv, (long long)c.s, (long long)c.d,
-                c.causal ? "true" : "false", (long long)g.block_m);
+                c.causal ? "true" : "false", (long long)g.block_m, (long long)g.block_n);
   try {
     const Inputs<T>& in = inputs<T>(c);
     const auto &q = in.q, &k = in.k, &v = in.v;
-    const ct::kernels::AttentionOptions opt{.causal = c.causal, .block_m = g.block_m};
+    const ct::kernels::AttentionOptions opt{.causal = c.causal, .block_m = g.block_m, .block_n = g.block_n};
     const auto t0 = Clock::now();
     auto [o0, q0, k0, v0, s0] = ct::kernels::attention_prefill(ct::full<T>({c.b, c.hq, c.s, c.d}, T(NAN)), q, k, v, opt).sync();
     const double first_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
@@ -273,6 +274,7 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--prefill-only")) g.prefill_only = true;
     else if (!std::strcmp(argv[i], "--only") && i + 1 < argc) g.only = argv[++i];
     else if (!std::strcmp(argv[i], "--block-m") && i + 1 < argc) g.block_m = std::atoll(argv[++i]);
+    else if (!std::strcmp(argv[i], "--block-n") && i + 1 < argc) g.block_n = std::atoll(argv[++i]);
     else if (!std::strcmp(argv[i], "--cubin") && i + 1 < argc) {
       namespace spec = ct::spec;
       using B = ct::bf16;
@@ -283,7 +285,7 @@ int main(int argc, char** argv) {
       std::ofstream(argv[++i], std::ios::binary).write(reinterpret_cast<const char*>(r.cubin.data()), std::streamsize(r.cubin.size()));
       return 0;
     } else {
-      std::fprintf(stderr, "usage: ctile_attention_bench [--out FILE] [--reps N] [--quick] [--only NAME,...] [--block-m N] [--decode-only | --prefill-only] [--cubin FILE]\n");
+      std::fprintf(stderr, "usage: ctile_attention_bench [--out FILE] [--reps N] [--quick] [--only NAME,...] [--block-m N] [--block-n N] [--decode-only | --prefill-only] [--cubin FILE]\n");
       return 2;
     }
   }

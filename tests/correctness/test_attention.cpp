@@ -19,19 +19,20 @@ using attention_test::Shape4;
 namespace {
 
 template <class T>
-void check(const Shape4& s, bool causal, std::uint64_t seed, float amplitude = 1.0f, std::int64_t block_m = 0) {
+void check(const Shape4& s, bool causal, std::uint64_t seed, float amplitude = 1.0f, std::int64_t block_m = 0,
+           std::int64_t block_n = 0) {
   // amplitude > 1 gives large scores: every row's softmax is nearly one-hot
   auto qs = ct::randn<T>({s.b, s.hq, s.sq, s.d}, seed, 0.0, amplitude).share();
   auto ks = ct::randn<T>({s.b, s.hkv, s.sk, s.d}, seed + 1).share();
   auto vs = ct::randn<T>({s.b, s.hkv, s.sk, s.d}, seed + 2).share();
   auto o = ct::full<T>({s.b, s.hq, s.sq, s.d}, T(NAN));
-  auto [o2, q2, k2, v2, sc] = ct::kernels::attention_prefill(std::move(o), qs, ks, vs, {.causal = causal, .block_m = block_m}).sync();
+  auto [o2, q2, k2, v2, sc] = ct::kernels::attention_prefill(std::move(o), qs, ks, vs, {.causal = causal, .block_m = block_m, .block_n = block_n}).sync();
   const auto got = std::move(o2).unpartition().to_host();
   const auto ref = attention_test::reference(s, q2.to_host(), k2.to_host(), v2.to_host(), causal, 1.0 / std::sqrt(double(s.d)));
   const double tol = std::is_same_v<T, ct::bf16> ? 0x1p-6 : 0x1p-9;
   EXPECT_LE(attention_test::worst_row_error(s, got, ref), tol) << "b " << s.b << " hq " << s.hq << " hkv " << s.hkv << " sq " << s.sq
                                                << " sk " << s.sk << " d " << s.d << (causal ? " causal" : "")
-                                                                      << " block_m " << block_m;
+                                                                      << " block_m " << block_m << " block_n " << block_n;
 }
 
 TEST(AttentionPrefill, NonCausalOddLengths) {
@@ -53,9 +54,11 @@ TEST(AttentionPrefill, HeadDims) {
   check<ct::bf16>({1, 1, 1, 70, 90, 128}, false, 18);
   check<ct::f16>({1, 1, 1, 70, 90, 256}, true, 19);
 }
-TEST(AttentionPrefill, QueryBlockChosenByTheCaller) {  // the other block than the library's choice
+TEST(AttentionPrefill, BlocksChosenByTheCaller) {  // other blocks than the library's choice
   check<ct::bf16>({1, 2, 1, 200, 150, 64}, true, 24, 1.0f, 128);
   check<ct::bf16>({1, 1, 1, 130, 70, 128}, false, 25, 1.0f, 64);
+  check<ct::bf16>({1, 2, 2, 200, 300, 128}, true, 26, 1.0f, 128, 128);  // odd lengths, key blocks of 128
+  check<ct::f16>({1, 1, 1, 70, 129, 64}, false, 27, 1.0f, 0, 128);
 }
 TEST(AttentionPrefill, LargeScoresStayFinite) {
   check<ct::bf16>({1, 1, 1, 64, 300, 64}, false, 20, 30.0f);
@@ -128,6 +131,13 @@ TEST(AttentionPrefill, ShapeErrorsNameTheArgumentAndTheShapes) {
   });
   EXPECT_NE(bm.find("block_m 96 is not one the kernel takes (64 or 128"), std::string::npos) << bm;
   EXPECT_NE(bm.find("test_attention.cpp"), std::string::npos) << bm;
+  const std::string bn = user_error_of([] {
+    auto l = ct::kernels::attention_prefill(ct::zeros<ct::bf16>({1, 1, 8, 64}), ct::zeros<ct::bf16>({1, 1, 8, 64}).share(),
+                                            ct::zeros<ct::bf16>({1, 1, 8, 64}).share(), ct::zeros<ct::bf16>({1, 1, 8, 64}).share(),
+                                            {.block_n = 32});
+    (void)std::move(l).sync();
+  });
+  EXPECT_NE(bn.find("block_n 32 is not one the kernel takes (64 or 128"), std::string::npos) << bn;
   const std::string lse = user_error_of([] {
     auto l = ct::kernels::attention_prefill(ct::zeros<ct::bf16>({1, 2, 8, 64}), ct::zeros<float>({1, 2, 8}),
                                             ct::zeros<ct::bf16>({1, 2, 8, 64}).share(), ct::zeros<ct::bf16>({1, 2, 8, 64}).share(),

@@ -86,6 +86,8 @@ struct AttentionOptions {
   // Query rows per tile block: 64 (one warpgroup) or 128 (two); 0: attention_prefill_block_m's
   // choice for the head dim and the device.
   std::int64_t block_m = 0;
+  // Key rows per loop iteration: 64 or 128; 0: the library's choice (64).
+  std::int64_t block_n = 0;
 };
 
 namespace detail {
@@ -120,6 +122,18 @@ inline std::int64_t prefill_block_m(const AttentionOptions& opt, std::int64_t d,
   return opt.block_m;
 }
 
+// The kernel for the options' key block and mask (Lse: as attention_prefill_kernel's).
+template <class T, class... Lse>
+auto prefill_kernel(const AttentionOptions& opt, const std::source_location& loc) {
+  if (opt.block_n != 0 && opt.block_n != 64 && opt.block_n != 128)
+    attention_error("block_n " + std::to_string(opt.block_n) + " is not one the kernel takes (64 or 128; 0: the library's choice)", loc);
+  // The key block: 64 rows by default (S and P of [BM, 64]: at BN = 128 the mma.sync kernel spills
+  // and compiles twice as long, for no gain).
+  if (opt.block_n == 128)
+    return opt.causal ? attention_prefill_kernel<T, 128, true, Lse...> : attention_prefill_kernel<T, 128, false, Lse...>;
+  return opt.causal ? attention_prefill_kernel<T, 64, true, Lse...> : attention_prefill_kernel<T, 64, false, Lse...>;
+}
+
 // The shapes the prefill kernel takes (a UserError at `loc` naming them otherwise).
 inline void check_attention_shapes(const Shape& qs, const Shape& ks, const Shape& vs, const Shape& os,
                                    const std::source_location& loc) {
@@ -151,10 +165,7 @@ auto attention_prefill(Tensor<T> o, Shared<T> q, Shared<T> k, Shared<T> v, Atten
   const std::int64_t d = q.shape()[3];
   const float scale = opt.scale != 0 ? opt.scale : 1.0f / std::sqrt(static_cast<float>(d));
   const Shape tile{1, 1, detail::prefill_block_m(opt, d, device_limits(o.device()).max_smem_per_block, loc), d};
-  // The key block: 64 rows (S and P of [BM, 64]: at BN = 128 the mma.sync kernel spills and
-  // compiles twice as long, for no gain).
-  auto* fn = opt.causal ? attention_prefill_kernel<T, 64, true> : attention_prefill_kernel<T, 64, false>;
-  return launch(fn, std::move(o).partition(tile), std::move(q), std::move(k), std::move(v), scale);
+  return launch(detail::prefill_kernel<T>(opt, loc), std::move(o).partition(tile), std::move(q), std::move(k), std::move(v), scale);
 }
 
 // The same with the log-sum-exp of every query row written to lse ([B, Hq, Sq, 1], f32, natural
@@ -172,8 +183,7 @@ auto attention_prefill(Tensor<T> o, Tensor<float> lse, Shared<T> q, Shared<T> k,
   const std::int64_t d = qs[3];
   const float scale = opt.scale != 0 ? opt.scale : 1.0f / std::sqrt(static_cast<float>(d));
   const std::int64_t bm = detail::prefill_block_m(opt, d, device_limits(o.device()).max_smem_per_block, loc);
-  auto* fn = opt.causal ? attention_prefill_kernel<T, 64, true, Mut<float, 4>> : attention_prefill_kernel<T, 64, false, Mut<float, 4>>;
-  return launch(fn, std::move(o).partition({1, 1, bm, d}), std::move(q), std::move(k), std::move(v), scale,
+  return launch(detail::prefill_kernel<T, Mut<float, 4>>(opt, loc), std::move(o).partition({1, 1, bm, d}), std::move(q), std::move(k), std::move(v), scale,
                 std::move(lse).partition({1, 1, bm, 1}));
 }
 
