@@ -94,6 +94,13 @@ TEST(AttentionPrefill, QueryBlockFitsTheDevice) {
   EXPECT_EQ(ct::kernels::attention_prefill_block_m(128, 166912), 64);       // sm_80: 163 KB
   EXPECT_EQ(ct::kernels::attention_prefill_block_m(64, 232448), 64);
   EXPECT_EQ(ct::kernels::attention_prefill_block_m(256, 232448), 64);
+  EXPECT_EQ(ct::kernels::attention_prefill_block_m(64, 232448, 90), 128);  // sm_90: TMA, a producer warpgroup
+  EXPECT_EQ(ct::kernels::attention_prefill_block_m(256, 232448, 90), 64);
+  EXPECT_EQ(ct::kernels::attention_prefill_block_n(128, 90), 128);
+  EXPECT_EQ(ct::kernels::attention_prefill_block_n(64, 90), 128);
+  EXPECT_EQ(ct::kernels::attention_prefill_block_n(256, 90), 64);
+  EXPECT_EQ(ct::kernels::attention_prefill_block_n(128, 80), 64);
+  EXPECT_EQ(ct::kernels::attention_prefill_block_n(128, 0), 64);  // the CPU
 }
 
 TEST(AttentionPrefill, LogSumExpOutput) {

@@ -22,7 +22,9 @@
 // h / (Hq / Hkv).
 //
 // Accuracy: f32 scores, f32 softmax statistics and f32 accumulation of P V with P rounded to T
-// (as every flash-attention kernel does), one rounding of the output to T.
+// (as every flash-attention kernel does), the exponentials by the hardware's approximate exp2
+// (relative error about 2^-22, weights below 2^-126 of the row's largest flushed to 0), one
+// rounding of the output to T.
 #pragma once
 
 #include <cmath>
@@ -69,8 +71,10 @@ void attention_prefill_kernel(Mut<T, 4> o, Ref<T, 4> q, Ref<T, 4> k, Ref<T, 4> v
       s = where(keep, s, -INFINITY);
     });
     auto m2 = maximum(m, max(s, 1, true));
-    auto p = exp2(s - m2);
-    auto alpha = exp2(m - m2);
+    // The hardware's exp2 (one MUFU.EX2; `full` adds a subnormal range fix-up of three
+    // instructions an element): a weight below 2^-126 of the row's largest flushes to 0.
+    auto p = exp2(s - m2, approx);
+    auto alpha = exp2(m - m2, approx);
     l = l * alpha + sum(p, 1, true);
     acc = mma(p.template to<T>(), vt, acc * alpha);
     m = m2;
@@ -86,7 +90,7 @@ struct AttentionOptions {
   // Query rows per tile block: 64 (one warpgroup) or 128 (two); 0: attention_prefill_block_m's
   // choice for the head dim and the device.
   std::int64_t block_m = 0;
-  // Key rows per loop iteration: 64 or 128; 0: the library's choice (64).
+  // Key rows per loop iteration: 64 or 128; 0: attention_prefill_block_n's choice.
   std::int64_t block_n = 0;
 };
 
@@ -102,21 +106,34 @@ inline std::string shape_str(const Shape& s) {
 }  // namespace detail
 
 // The query block of the library's prefill kernel (its piece of o): 128 rows (two warpgroups) at
-// head dim 128; 64 rows (one warpgroup) at head dims 64 and 256. Measured on the H200
-// (docs/perf/2026-12-01-h200/NOTES.md, session 9): at head dim 64, 64 rows run two tile blocks per SM
-// and 1.2x faster than 128; at 128 they are 0.85x.
+// head dim 128, and at head dim 64 on sm_90 (wgmma with TMA copies and a producer warpgroup); 64
+// rows (one warpgroup) at head dim 256 and at head dim 64 before sm_90. Measured: on the H200
+// (docs/perf/2026-12-01-h200/NOTES.md, session 9, cp.async copies) 64 rows at head dim 64 ran two
+// tile blocks per SM and 1.2x faster than 128, and 0.85x at head dim 128; on the H100 (session 18,
+// docs/perf/2026-12-06-h100/NOTES.md) with TMA and key blocks of 128, 128 rows at head dim 64 ran
+// 1.39x (1.21x causal) faster than the 64 rows of cp.async.
 // `max_smem`: the shared memory a CTA may use on the device (DeviceLimits; 0: the CPU). 128 rows at
 // head dim 128 need 193 KB on sm_80's mma.sync path (padded operands) and 129 KB on sm_90's wgmma
-// path: a GPU that gives a CTA less than 200 KB (sm_80: 163 KB) takes 64 rows.
-inline std::int64_t attention_prefill_block_m(std::int64_t head_dim, std::int64_t max_smem = 0) {
-  return head_dim == 128 && (max_smem == 0 || max_smem >= 200 * 1024) ? 128 : 64;
+// path: a GPU that gives a CTA less than 200 KB (sm_80: 163 KB) takes 64 rows. `sm`: the device's
+// compute capability (0: the CPU, which takes the sm_80 choice).
+inline std::int64_t attention_prefill_block_m(std::int64_t head_dim, std::int64_t max_smem = 0, int sm = 0) {
+  if (head_dim == 128) return max_smem == 0 || max_smem >= 200 * 1024 ? 128 : 64;
+  return head_dim == 64 && sm >= 90 ? 128 : 64;
+}
+
+// The key block (rows of K and V per loop iteration): 128 on sm_90 at head dims 64 and 128 (S of
+// [64, 128] per warpgroup: wgmma's wider N; measured on the H100, session 18: 1.19x at head dim 128,
+// s4096 486 against 408 TFLOP/s), else 64 (on sm_80's mma.sync path 128 spills and compiles twice
+// as long, for no gain; at head dim 256 the accumulator alone takes 128 registers a thread).
+inline std::int64_t attention_prefill_block_n(std::int64_t head_dim, int sm = 0) {
+  return sm >= 90 && head_dim <= 128 ? 128 : 64;
 }
 
 namespace detail {
 // The query block of a launch: the options' block_m (checked) or the library's choice.
-inline std::int64_t prefill_block_m(const AttentionOptions& opt, std::int64_t d, std::int64_t max_smem,
+inline std::int64_t prefill_block_m(const AttentionOptions& opt, std::int64_t d, const DeviceLimits& dl,
                                     const std::source_location& loc) {
-  if (opt.block_m == 0) return attention_prefill_block_m(d, max_smem);
+  if (opt.block_m == 0) return attention_prefill_block_m(d, dl.max_smem_per_block, dl.sm);
   if (opt.block_m != 64 && opt.block_m != 128)
     attention_error("block_m " + std::to_string(opt.block_m) + " is not one the kernel takes (64 or 128; 0: the library's choice)", loc);
   return opt.block_m;
@@ -124,12 +141,10 @@ inline std::int64_t prefill_block_m(const AttentionOptions& opt, std::int64_t d,
 
 // The kernel for the options' key block and mask (Lse: as attention_prefill_kernel's).
 template <class T, class... Lse>
-auto prefill_kernel(const AttentionOptions& opt, const std::source_location& loc) {
+auto prefill_kernel(const AttentionOptions& opt, std::int64_t d, const DeviceLimits& dl, const std::source_location& loc) {
   if (opt.block_n != 0 && opt.block_n != 64 && opt.block_n != 128)
     attention_error("block_n " + std::to_string(opt.block_n) + " is not one the kernel takes (64 or 128; 0: the library's choice)", loc);
-  // The key block: 64 rows by default (S and P of [BM, 64]: at BN = 128 the mma.sync kernel spills
-  // and compiles twice as long, for no gain).
-  if (opt.block_n == 128)
+  if ((opt.block_n ? opt.block_n : attention_prefill_block_n(d, dl.sm)) == 128)
     return opt.causal ? attention_prefill_kernel<T, 128, true, Lse...> : attention_prefill_kernel<T, 128, false, Lse...>;
   return opt.causal ? attention_prefill_kernel<T, 64, true, Lse...> : attention_prefill_kernel<T, 64, false, Lse...>;
 }
@@ -164,8 +179,9 @@ auto attention_prefill(Tensor<T> o, Shared<T> q, Shared<T> k, Shared<T> v, Atten
   detail::check_attention_shapes(q.shape(), k.shape(), v.shape(), o.shape(), loc);
   const std::int64_t d = q.shape()[3];
   const float scale = opt.scale != 0 ? opt.scale : 1.0f / std::sqrt(static_cast<float>(d));
-  const Shape tile{1, 1, detail::prefill_block_m(opt, d, device_limits(o.device()).max_smem_per_block, loc), d};
-  return launch(detail::prefill_kernel<T>(opt, loc), std::move(o).partition(tile), std::move(q), std::move(k), std::move(v), scale);
+  const DeviceLimits dl = device_limits(o.device());
+  const Shape tile{1, 1, detail::prefill_block_m(opt, d, dl, loc), d};
+  return launch(detail::prefill_kernel<T>(opt, d, dl, loc), std::move(o).partition(tile), std::move(q), std::move(k), std::move(v), scale);
 }
 
 // The same with the log-sum-exp of every query row written to lse ([B, Hq, Sq, 1], f32, natural
@@ -182,8 +198,9 @@ auto attention_prefill(Tensor<T> o, Tensor<float> lse, Shared<T> q, Shared<T> k,
                                 detail::shape_str(ls), loc);
   const std::int64_t d = qs[3];
   const float scale = opt.scale != 0 ? opt.scale : 1.0f / std::sqrt(static_cast<float>(d));
-  const std::int64_t bm = detail::prefill_block_m(opt, d, device_limits(o.device()).max_smem_per_block, loc);
-  return launch(detail::prefill_kernel<T, Mut<float, 4>>(opt, loc), std::move(o).partition({1, 1, bm, d}), std::move(q), std::move(k), std::move(v), scale,
+  const DeviceLimits dl = device_limits(o.device());
+  const std::int64_t bm = detail::prefill_block_m(opt, d, dl, loc);
+  return launch(detail::prefill_kernel<T, Mut<float, 4>>(opt, d, dl, loc), std::move(o).partition({1, 1, bm, d}), std::move(q), std::move(k), std::move(v), scale,
                 std::move(lse).partition({1, 1, bm, 1}));
 }
 

@@ -36,6 +36,8 @@ TEST_P(Compile, Sm80AndSm90a) {
   const auto k = c.make();
   std::vector<int> sms{80, 90};
   if (has_fp8(*k)) sms.insert(sms.begin() + 1, 89);
+  // A configuration for sm_90 alone (more shared memory than sm_80 gives a CTA): its name says so.
+  if (c.name.ends_with("_sm90")) sms = {90};
   for (int sm : sms) {
     CodegenOptions opt;
     opt.sm = sm;

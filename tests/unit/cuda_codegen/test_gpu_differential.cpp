@@ -120,6 +120,10 @@ class GpuDifferential : public RequireGpu<::testing::TestWithParam<std::size_t>>
 
 TEST_P(GpuDifferential, GeneratedCodeMatchesTheInterpreter) {
   const Case& c = all_cases()[GetParam()];
+  // A configuration for sm_90 alone (its name ends in _sm90: more shared memory than sm_80 gives a
+  // CTA) is skipped, with the reason, on an older GPU.
+  if (c.name.ends_with("_sm90") && cuda_gpu::compute_capability(drv()) < 90)
+    GTEST_SKIP() << c.name << " is a configuration for sm_90; this GPU is sm_" << cuda_gpu::compute_capability(drv());
   const auto k = c.make();
   const auto before = cuda_gpu::launches(drv());
   const auto t0 = std::chrono::steady_clock::now();

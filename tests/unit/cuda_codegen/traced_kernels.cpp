@@ -332,6 +332,17 @@ void add_traced_cases(std::vector<Case>& out) {
       return causal ? ct::trace(ct::kernels::attention_prefill_kernel<ct::bf16, 64, true>, "attention<causal>", specs, 4)
                     : ct::trace(ct::kernels::attention_prefill_kernel<ct::bf16, 64, false>, "attention", specs, 4);
     });
+  // The library's blocks on sm_90 (attention_prefill_block_n): key blocks of 128, at head dim 128
+  // (S of [128, 128], 224 KB of rings) and 64, causal and not. More shared memory than sm_80 gives
+  // a CTA: the names end in _sm90 (compiled for sm_90a only).
+  add("attention_bf16_d128_bn128_causal_sm90", [] {
+    return ct::trace(ct::kernels::attention_prefill_kernel<ct::bf16, 128, true>, "attention<128, causal>",
+                     {piece(D::bf16, {1, 1, 128, 128}), ref(D::bf16, 4), ref(D::bf16, 4), ref(D::bf16, 4), scalar(D::f32)}, 4);
+  });
+  add("attention_bf16_bn128_sm90", [] {
+    return ct::trace(ct::kernels::attention_prefill_kernel<ct::bf16, 128, false>, "attention<128>",
+                     {piece(D::bf16, {1, 1, 128, 64}), ref(D::bf16, 4), ref(D::bf16, 4), ref(D::bf16, 4), scalar(D::f32)}, 4);
+  });
   // f16 at head dim 128 over 64 query rows, the library's block on sm_80 (128 rows need 193 KB of
   // shared memory on its mma.sync path, above its 163 KB; attention_prefill_block_m).
   add("attention_f16_d128", [] {
