@@ -278,9 +278,11 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--cubin") && i + 1 < argc) {
       namespace spec = ct::spec;
       using B = ct::bf16;
+      // The library's blocks on sm_90 at head dim 128 (attention_prefill_block_m, _block_n).
+      constexpr std::int64_t bm = 128, bn = 128;
       const ct::Shape s{8, 32, 4096, 128};
-      const auto r = ct::compile_only(ct::kernels::attention_prefill_kernel<B, 64, true>, ct::CompileOptions{.arch = "sm_90a"},
-                                      spec::partition<B>(s, {1, 1, 128, 128}), spec::shared<B>(s), spec::shared<B>(s),
+      const auto r = ct::compile_only(ct::kernels::attention_prefill_kernel<B, bn, true>, ct::CompileOptions{.arch = "sm_90a"},
+                                      spec::partition<B>(s, {1, 1, bm, 128}), spec::shared<B>(s), spec::shared<B>(s),
                                       spec::shared<B>(s), 0.088f);
       std::ofstream(argv[++i], std::ios::binary).write(reinterpret_cast<const char*>(r.cubin.data()), std::streamsize(r.cubin.size()));
       return 0;
