@@ -27,6 +27,7 @@
 #include <ctile/runtime/timer.hpp>
 
 #include <ctile/kernels/gemv.hpp>
+#include <ctile/kernels/matmul_split_k.hpp>
 
 #include "../kernels.hpp"
 
@@ -206,6 +207,31 @@ void run_unchecked(const Shape3& s) {
   }
 }
 
+// The kernel library's split-K product (ctile/kernels/matmul_split_k.hpp, kernel "matmul": a
+// configuration of the same product, "BMxBNx64/sS") at the skinny shapes, `splits` 0 for the
+// library's choice (the record names the splits it took).
+template <class T>
+void run_split_k(const Shape3& s, std::int64_t bm, std::int64_t bn, std::int64_t splits) {
+  const std::int64_t sp = splits ? splits : ct::kernels::matmul_split_k_splits(s.m, s.n, s.k, bm, bn);
+  const std::string cfg = std::to_string(bm) + "x" + std::to_string(bn) + "x" + std::to_string(ct::kernels::kSplitKBlockK) +
+                          "/s" + std::to_string(sp);
+  if (!g.config.empty() && g.config != cfg) return;
+  const std::string head = row_head("matmul", dname<T>(), s, cfg);
+  try {
+    auto a = ct::randn<T>({s.m, s.k}, 11).share();
+    auto b = ct::randn<T>({s.k, s.n}, 12).share();
+    const ct::kernels::SplitKOptions opt{.splits = sp, .block_m = bm, .block_n = bn};
+    auto make = [&](ct::Tensor<T> c) { return ct::kernels::matmul_split_k(std::move(c), a, b, opt); };
+    const auto ha = a.to_host(), hb = b.to_host();
+    matmul_row(
+        head, s, make, [&](bool poisoned) { return poisoned ? ct::full<T>({s.m, s.n}, T(NAN)) : ct::zeros<T>({s.m, s.n}); },
+        [](ct::Tensor<T> c) { return c.to_host(); }, [&](std::int64_t i, std::int64_t j) { return dot(ha, hb, s, i, j, false); },
+        c_bound<T>());
+  } catch (const std::exception& e) {
+    record_failure(head.c_str(), e);
+  }
+}
+
 // The FP8 product with per-tensor scales (bench::matmul_fp8, kernel "matmul_fp8": A [M, K] and
 // Bt [N, K] in e4m3, C = (A @ Bt^T) * scale in bf16), checked against a float64 product of the same
 // fp8 values; its peer is torch._scaled_mm (peers.py).
@@ -293,7 +319,8 @@ void gemv_rows() {
 
 // The same projections at M = 16 and M = 128 (a batch of decode tokens, a short prefill): the
 // natural matmul kernel at a few tile shapes (M = 16 takes mma.sync tiles of 16 rows, M = 128
-// wgmma tiles); issue 8's target is >= 1.00x cuBLAS (peers.py's "skinny" rows).
+// wgmma tiles), and the library's split-K product (the long-K shapes have too few output tiles
+// for the SMs); issue 8's target is >= 1.00x cuBLAS (peers.py's "skinny" rows).
 void skinny_rows() {
   for (const std::int64_t m : {16, 128})
     for (const auto& w : kGemvShapes) {
@@ -302,9 +329,13 @@ void skinny_rows() {
       if (m == 16) {
         run<ct::bf16, 64>(s, 16, 64);
         run<ct::bf16, 64>(s, 16, 128);
+        run_split_k<ct::bf16>(s, 16, 64, 0);
+        run_split_k<ct::bf16>(s, 16, 64, 4);
       } else {
         run<ct::bf16, 64>(s, 64, 128);
         run<ct::bf16, 64>(s, 128, 128);
+        run_split_k<ct::bf16>(s, 128, 128, 0);
+        run_split_k<ct::bf16>(s, 64, 128, 0);
       }
     }
 }
@@ -372,6 +403,7 @@ int main(int argc, char** argv) {
     shape<ct::bf16>({200, 136, 300});
     run<ct::bf16, 64, true>({200, 136, 300}, 128, 256);
     run<ct::bf16, 64>({16, 136, 300}, 16, 64);  // a skinny row's configuration
+    run_split_k<ct::bf16>({16, 136, 300}, 16, 64, 2);
     run_unchecked<ct::bf16, 128, 256, 64>({200, 136, 300});
     run_fp8<ct::f8e4m3, 128>({200, 136, 300}, 128, 128);
     run_gemv<ct::bf16, 512>(300, 1000, 4);

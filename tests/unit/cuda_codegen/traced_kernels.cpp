@@ -7,6 +7,7 @@
 #include <ctile/kernels/attention.hpp>
 #include <ctile/kernels/attention_decode.hpp>
 #include <ctile/kernels/gemv.hpp>
+#include <ctile/kernels/matmul_split_k.hpp>
 
 #include "../../../bench/kernels.hpp"  // the benchmark's fused-epilogue GEMM, tested as it is measured
 #include "cases.hpp"
@@ -354,6 +355,19 @@ void add_traced_cases(std::vector<Case>& out) {
                      {piece(D::bf16, {1, 1, 128, 64}), ref(D::bf16, 4), ref(D::bf16, 4), ref(D::bf16, 4), scalar(D::f32),
                       piece(D::f32, {1, 1, 128, 1})},
                      4);
+  });
+  // The library's split-K product: the partial products over a K range (mma.sync tiles of 16 rows,
+  // and wgmma tiles of 64 on sm_90) and their sum.
+  add("matmul_split_k_partial_bf16", [] {
+    return ct::trace(ct::kernels::matmul_split_k_partial<ct::bf16, 64>, "matmul_split_k_partial",
+                     {piece(D::f32, {1, 16, 64}), ref(D::bf16, 2), ref(D::bf16, 2), scalar(D::i64)}, 3);
+  });
+  add("matmul_split_k_partial64_bf16", [] {
+    return ct::trace(ct::kernels::matmul_split_k_partial<ct::bf16, 64>, "matmul_split_k_partial",
+                     {piece(D::f32, {1, 64, 128}), ref(D::bf16, 2), ref(D::bf16, 2), scalar(D::i64)}, 3);
+  });
+  add("matmul_split_k_sum_bf16", [] {
+    return ct::trace(ct::kernels::matmul_split_k_sum<ct::bf16>, "matmul_split_k_sum", {piece(D::bf16, {16, 64}), ref(D::f32, 3)}, 2);
   });
   // Decode attention's two kernels: a group of 16 query-head rows over key blocks of 64 (split),
   // and the merge of the splits.

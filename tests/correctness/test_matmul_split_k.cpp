@@ -1,0 +1,95 @@
+// The kernel library's split-K product (ctile/kernels/matmul_split_k.hpp) against a float64
+// product on fresh random inputs: shapes that are not multiples of the tiles, more splits than K
+// blocks (empty splits), one split, f16; and the errors of its host entry.
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include <ctile/ctile.hpp>
+#include <ctile/kernels/matmul_split_k.hpp>
+
+namespace ct = ctile;
+
+namespace {
+
+template <class T>
+void check(std::int64_t m, std::int64_t n, std::int64_t k, ct::kernels::SplitKOptions opt, std::uint64_t seed) {
+  auto a = ct::randn<T>({m, k}, seed).share();
+  auto b = ct::randn<T>({k, n}, seed + 1).share();
+  auto [c, a2, b2] = ct::kernels::matmul_split_k(ct::full<T>({m, n}, T(NAN)), a, b, opt).sync();
+  const auto got = c.to_host(), ha = a2.to_host(), hb = b2.to_host();
+  // Each element within its rounding to T plus f32 accumulation: 2^-8 (bf16) or 2^-11 (f16) of
+  // the element's magnitude, and K * 2^-22 of sum |a b|.
+  const double unit = std::is_same_v<T, ct::bf16> ? 0x1p-8 : 0x1p-11;
+  int bad = 0;
+  for (std::int64_t i = 0; i < m; ++i)
+    for (std::int64_t j = 0; j < n; ++j) {
+      double want = 0, mag = 0;
+      for (std::int64_t kk = 0; kk < k; ++kk) {
+        const double p = double(float(ha[std::size_t(i * k + kk)])) * double(float(hb[std::size_t(kk * n + j)]));
+        want += p;
+        mag += std::fabs(p);
+      }
+      const double g = double(float(got[std::size_t(i * n + j)]));
+      if (!(std::fabs(g - want) <= unit * std::fabs(want) + double(k) * 0x1p-22 * mag + 1e-30) && bad++ < 5)
+        ADD_FAILURE() << "c[" << i << ", " << j << "] = " << g << ", want " << want << " (m " << m << " n " << n << " k " << k
+                      << " splits " << opt.splits << ")";
+    }
+  EXPECT_EQ(bad, 0);
+}
+
+TEST(MatmulSplitK, OddShapes) {
+  check<ct::bf16>(16, 200, 1000, {.splits = 4}, 1);
+  check<ct::bf16>(7, 130, 333, {.splits = 2}, 2);
+  check<ct::bf16>(70, 96, 520, {.splits = 8, .block_m = 64, .block_n = 64}, 3);
+}
+TEST(MatmulSplitK, MoreSplitsThanKBlocks) {  // the last splits' ranges are empty: they add zeros
+  check<ct::bf16>(16, 64, 130, {.splits = 16}, 4);
+}
+TEST(MatmulSplitK, OneSplitAndTheLibrarysChoice) {
+  check<ct::f16>(20, 70, 200, {.splits = 1}, 5);
+  check<ct::bf16>(16, 256, 4096, {}, 6);
+}
+TEST(MatmulSplitK, ChoosesSplitsForFewTiles) {
+  using ct::kernels::matmul_split_k_splits;
+  EXPECT_EQ(ct::kernels::matmul_split_k_block_m(16), 16);
+  EXPECT_EQ(ct::kernels::matmul_split_k_block_m(100), 128);
+  EXPECT_EQ(matmul_split_k_splits(16, 2560, 9728, 16, 64), 8);   // 40 tiles, 152 K blocks: 320 tile blocks
+  EXPECT_EQ(matmul_split_k_splits(16, 24576, 4096, 16, 64), 1);  // 384 tiles: enough already
+  EXPECT_EQ(matmul_split_k_splits(16, 64, 512, 16, 64), 1);      // 8 K blocks: too few to split
+}
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const ct::UserError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(MatmulSplitK, ErrorsNameTheProblemAndTheShapes) {
+  auto run = [](ct::Shape as, ct::Shape bs, ct::Shape cs, ct::kernels::SplitKOptions opt = {}) {
+    return error_of([&] {
+      auto l = ct::kernels::matmul_split_k(ct::zeros<ct::bf16>(cs), ct::zeros<ct::bf16>(as).share(), ct::zeros<ct::bf16>(bs).share(), opt);
+      (void)std::move(l).sync();
+    });
+  };
+  const std::string k = run({16, 64}, {32, 8}, {16, 8});
+  EXPECT_NE(k.find("a has K = 64, b has 32 rows"), std::string::npos) << k;
+  EXPECT_NE(k.find("a [16, 64], b [32, 8], c [16, 8]"), std::string::npos) << k;
+  EXPECT_NE(k.find("test_matmul_split_k.cpp"), std::string::npos) << k;
+  const std::string c = run({16, 64}, {64, 8}, {8, 16});
+  EXPECT_NE(c.find("c must be [M, N] = [16, 8]"), std::string::npos) << c;
+  const std::string s = run({16, 64}, {64, 8}, {16, 8}, {.splits = 3});
+  EXPECT_NE(s.find("splits 3 is not a power of two in [1, 16]"), std::string::npos) << s;
+  const std::string bm = run({16, 64}, {64, 8}, {16, 8}, {.block_m = 48});
+  EXPECT_NE(bm.find("block_m 48 is not 16, 32, 64 or 128"), std::string::npos) << bm;
+  const std::string r = run({16, 64, 1}, {64, 8}, {16, 8});
+  EXPECT_NE(r.find("must be rank 2"), std::string::npos) << r;
+}
+
+}  // namespace
