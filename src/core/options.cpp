@@ -47,6 +47,7 @@ std::string KernelOptions::str() const {
   if (min_ctas_per_sm) add("min_ctas_per_sm=" + std::to_string(min_ctas_per_sm));
   if (tma) add("tma=" + std::to_string(tma));
   if (warp_specialize) add("warp_specialize=" + std::to_string(warp_specialize));
+  if (pingpong) add("pingpong=" + std::to_string(pingpong));
   return s;
 }
 
@@ -63,6 +64,8 @@ void KernelOptions::validate(const std::string& kernel) const {
   if (tma < -1 || tma > 1) bad(detail::cat("tma = ", tma, " is not 1 (TMA), -1 (cp.async) or 0 (the compiler chooses)"));
   if (warp_specialize < -1 || warp_specialize > 1)
     bad(detail::cat("warp_specialize = ", warp_specialize, " is not 1 (a producer warpgroup), -1 (off) or 0 (the compiler chooses)"));
+  if (pingpong < -1 || pingpong > 1)
+    bad(detail::cat("pingpong = ", pingpong, " is not 1 (the consumer warpgroups take turns), -1 (off) or 0 (the compiler chooses)"));
   if (blocks_per_cta != 0 && !pow2_in(blocks_per_cta, 1, 32))
     bad(detail::cat("blocks_per_cta = ", blocks_per_cta, " is not a power of two from 1 to 32"));
   if (warps > 1 && blocks_per_cta > 8)
@@ -83,6 +86,8 @@ KernelOptions KernelOptions::with_env_overrides() const {
   if (auto v = env_tristate("CTILE_TMA", "1 (TMA), -1 (cp.async) or 0 (the compiler chooses)")) o.tma = *v;
   if (auto v = env_tristate("CTILE_WARP_SPECIALIZE", "1 (a producer warpgroup), -1 (off) or 0 (the compiler chooses)"))
     o.warp_specialize = *v;
+  if (auto v = env_tristate("CTILE_PINGPONG", "1 (the consumer warpgroups take turns), -1 (off) or 0 (the compiler chooses)"))
+    o.pingpong = *v;
   if (const char* v = std::getenv("CTILE_FAST_MATH"); v && *v) o.fast_math = std::strcmp(v, "0") != 0;
   if (const char* v = std::getenv("CTILE_SIMT_MMA"); v && *v) o.simt_mma = std::strcmp(v, "0") != 0;
   if (const char* v = std::getenv("CTILE_SYNC_MMA"); v && *v) o.sync_mma = std::strcmp(v, "0") != 0;

@@ -324,6 +324,10 @@ class Parser {
         t.persistent = true;
         continue;
       }
+      if (key == "pingpong") {
+        t.pingpong = true;
+        continue;
+      }
       expect('=');
       const std::int64_t v = parse_int();
       if (key == "sm") t.sm = static_cast<int>(v);
@@ -365,6 +369,7 @@ class Parser {
       else if (key == "min_ctas_per_sm") o.min_ctas_per_sm = v;
       else if (key == "tma") o.tma = v;
       else if (key == "warp_specialize") o.warp_specialize = v;
+      else if (key == "pingpong") o.pingpong = v;
       else fail(cat("unknown kernel option '", key, "'"));
     } while (try_char(','));
     expect('}');

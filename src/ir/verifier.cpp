@@ -254,6 +254,9 @@ class Verifier {
                   t.smem_bytes, " bytes of shared memory"));
       if (!producer_ops(k_)) kfail("target producer_warps is set, but the TMA copies cannot run on a producer of their own");
     }
+    if (t.pingpong && (t.producer_warps == 0 || t.warps != 8))
+      kfail(cat("target pingpong needs a producer warpgroup and two consumer warpgroups (8 warps); this target has ",
+                t.warps, " warps", t.producer_warps ? "" : " and no producer"));
     if (t.group_rows < 0 || (t.group_rows > 0 && k_.grid_rank != 2))
       kfail(cat("target group_rows ", t.group_rows, " needs a grid of rank 2 (this one has rank ", k_.grid_rank, ")"));
     if (k_.layouts.size() != k_.values.size())

@@ -8,12 +8,16 @@
 // ahead as the ring has slots. Between tile blocks the consumers say when their shared memory
 // (the epilogue's scratch lies over the rings) is free for the next tile block's copies.
 //
+// With the option pingpong = 1 and two consumer warpgroups, the loops' products take turns
+// (KernelTarget::pingpong): one warpgroup's softmax runs while the other's products do.
+//
 // The pass only decides and places the producer's barriers (after everything else: one per ring
 // slot, then the tile block's); the code generator writes both programs. Option warp_specialize:
 // 1 or 0 (the compiler's choice) = wherever it applies, -1 = never. The default is on since the
 // GEMM A/B on an H100 (docs/perf/2026-12-06-h100/NOTES.md: 1.15-1.37x the same kernel without a
 // producer at every benchmark shape; docs/compiler.md, "Warp specialisation").
 #include <algorithm>
+#include <functional>
 
 #include "passes.hpp"
 
@@ -47,6 +51,41 @@ class WarpSpecialize : public Pass {
     k.target.producer_warps = 4;
     k.target.producer_bar = (k.target.smem_bytes + 7) / 8 * 8;
     k.target.smem_bytes = k.target.producer_bar + (end - first) + 8;  // a barrier per slot, then the tile block's
+    k.target.pingpong = ctx.options.pingpong == 1 && pingpong_applies(k);
+  }
+
+ private:
+  // Ping-pong (option pingpong = 1): two consumer warpgroups, and loops whose tensor-core products
+  // each warpgroup runs on its own rows with nothing in the loop that waits for the whole tile
+  // block (scratch exchanged through shared memory, a barrier at a region's end, an in-flight K
+  // loop, a cp.async wait): a warpgroup waiting for its turn while the other waits at the tile
+  // block's barrier would never get it.
+  static bool pingpong_applies(const ir::Kernel& k) {
+    if (k.target.warps != 8) return false;
+    bool any = false, ok = true;
+    std::function<bool(const ir::Region&)> has_product = [&](const ir::Region& r) {
+      for (const auto& op : r.ops) {
+        if (op->kind == OpKind::Mma && op->tensor_core) return true;
+        for (const ir::Region& sub : op->regions)
+          if (has_product(sub)) return true;
+      }
+      return false;
+    };
+    ir::walk(k.body, [&](const ir::Op& f) {
+      if (f.kind != OpKind::For || !has_product(f.regions[0])) return;
+      any = true;
+      ir::walk(f.regions[0], [&](const ir::Op& op) {
+        const bool copy = op.kind == OpKind::Load || op.kind == OpKind::LoadPiece;
+        if ((op.smem_bytes > 0 && !copy) || op.sync_after || op.in_flight || op.async_wait >= 0) ok = false;
+        // Each product a wgmma (a swizzled operand in shared memory: mma.sync waits for the tile
+        // block) over 128 rows, 64 a warpgroup.
+        if (op.kind == OpKind::Mma && op.tensor_core &&
+            (k.type(op.results[0]).shape[0] != 128 ||
+             !(k.layout(op.operands[0]).is_swizzled() || k.layout(op.operands[1]).is_swizzled())))
+          ok = false;
+      });
+    });
+    return any && ok;
   }
 };
 

@@ -48,6 +48,12 @@ struct KernelOptions {
   // only wait for copies and multiply (no barrier of the tile block per iteration); -1 = off;
   // 0: the compiler chooses: on wherever it applies (docs/compiler.md, "Warp specialisation").
   int warp_specialize = 0;
+  // On sm_90, a warp-specialised kernel with two consumer warpgroups whose loop runs each
+  // warpgroup's own products (attention): 1 = ping-pong, the two take turns on the tensor cores
+  // (a pair of named barriers around each product of the loop), so one's softmax runs while the
+  // other multiplies; -1 or 0 (the compiler's choice, off until measured): they run free
+  // (docs/compiler.md, "Warp specialisation").
+  int pingpong = 0;
 
   friend bool operator==(const KernelOptions&, const KernelOptions&) = default;
   friend auto operator<=>(const KernelOptions&, const KernelOptions&) = default;
@@ -57,7 +63,7 @@ struct KernelOptions {
   // Throws UserError naming `kernel` and the option when an option is out of range.
   void validate(const std::string& kernel) const;
   // These options with the environment's overrides applied (CTILE_WARPS, CTILE_STAGES,
-  // CTILE_BLOCKS_PER_CTA, CTILE_FAST_MATH, CTILE_SIMT_MMA, CTILE_SYNC_MMA, CTILE_LOOP_PREFETCH, CTILE_MIN_CTAS, CTILE_TMA, CTILE_WARP_SPECIALIZE; a malformed
+  // CTILE_BLOCKS_PER_CTA, CTILE_FAST_MATH, CTILE_SIMT_MMA, CTILE_SYNC_MMA, CTILE_LOOP_PREFETCH, CTILE_MIN_CTAS, CTILE_TMA, CTILE_WARP_SPECIALIZE, CTILE_PINGPONG; a malformed
   // value is a UserError).
   KernelOptions with_env_overrides() const;
 };

@@ -18,6 +18,16 @@ CT_DEV void bar_sync(int id, int threads) {
   asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
 #endif
 }
+// The calling threads count towards barrier `id` of `threads` threads without waiting for it (the
+// others' bar_sync completes once `threads` have arrived or synced): one warpgroup hands a turn to
+// another (ping-pong).
+CT_DEV void bar_arrive(int id, int threads) {
+#if defined(CTILE_DEVICE_EMULATION)
+  ::ct_emu::named_barrier_arrive(id, threads);
+#else
+  asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(threads) : "memory");
+#endif
+}
 // setmaxnreg (sm_90a): the warpgroup's registers per thread become N (a multiple of 8 from 24 to
 // 256); a warp-specialised kernel's producer gives registers back, its consumers take them.
 template <int N>

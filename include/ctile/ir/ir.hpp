@@ -310,8 +310,16 @@ struct KernelTarget {
   // one where they say the tile block's shared memory is free for the next tile block's copies.
   int producer_warps = 0;
   std::int64_t producer_bar = 0;
+  // Ping-pong (the warp-specialize pass, option pingpong): the two consumer warpgroups take turns
+  // on the tensor cores in the loops' products, through named barriers kPingPongBarrier and the
+  // next (warpgroup g waits on kPingPongBarrier + g before a product and hands the turn over on the
+  // other's after it).
+  bool pingpong = false;
   friend bool operator==(const KernelTarget&, const KernelTarget&) = default;
 };
+
+// The first of ping-pong's two named barriers (1 is the consumers' own barrier: device/regs.h).
+inline constexpr int kPingPongBarrier = 2;
 
 // A TMA tensor map a GPU-level kernel copies tiles through (ops with tma_map >= 0): boxes of
 // box_rows x box_cols elements of param `param`'s tensor of rank `rank` (2 to 5; a box has extent

@@ -310,6 +310,7 @@ class Emitter {
   std::ostringstream funcs_;  // the combine functions of ct.reduce_with / ct.scan_with, before the kernel
   int ind_ = 0, uid_ = 0;
   std::vector<std::string> iters_;  // the iteration counters of the enclosing loops with rotating slots
+  int for_depth_ = 0;               // ct.for loops around the op being emitted
   std::vector<ir::TensorMapUse> maps_;            // ir::tensor_maps: p.m[i]
   std::map<std::int64_t, const ir::Op*> tma_rings_;  // a TMA ring's barrier offset -> one of its loads
   std::map<ValueId, const ir::Op*> tma_of_;       // a value of a TMA ring's chain -> one of the ring's loads
@@ -629,6 +630,8 @@ class Emitter {
     emit_tile_block_start();
     emit_region(k_.body);
     close();
+    if (k_.target.pingpong)  // the last hand-over to warpgroup 0 (or the first, with no tile block): no arrival left behind
+      line("if ((team.tid >> 7) == 0) ct::bar_sync(" + std::to_string(ir::kPingPongBarrier) + ", 256);  // ping-pong's last turn");
     close();
   }
   void emit_block_count() {
@@ -677,6 +680,9 @@ class Emitter {
     line("return;");
     close();
     line("ct::setmaxnreg_inc<" + std::to_string(consumer_regs()) + ">();  // the consumers");
+    if (k_.target.pingpong)
+      line("if ((team.tid >> 7) == 1) ct::bar_arrive(" + std::to_string(ir::kPingPongBarrier) +
+           ", 256);  // ping-pong: warpgroup 0 takes the first turn on the tensor cores");
   }
   void emit_producer_region(const ir::Region& r) {
     for (const auto& op : r.ops) {
@@ -1764,6 +1770,15 @@ class Emitter {
     if (op.in_flight) {
       line(issue + targs + ">(" + name(r) + ", " + name(a) + ", " + name(b) + ", team.tid);");
       line("ct::wgmma_wait<1>();  // the previous iteration's products are done");
+    } else if (k_.target.pingpong && for_depth_ > 0) {
+      // Ping-pong: this warpgroup's turn to issue, the other's as soon as the products are issued
+      // (the tensor cores run them in issue order), then the wait.
+      const std::string pp = std::to_string(ir::kPingPongBarrier);
+      line(name(r) + " = " + name(c) + ";");
+      line("ct::bar_sync(" + pp + " + (team.tid >> 7), 256);  // this warpgroup's turn (ping-pong)");
+      line(issue + targs + ">(" + name(r) + ", " + name(a) + ", " + name(b) + ", team.tid);");
+      line("ct::bar_arrive(" + pp + " + ((team.tid >> 7) ^ 1), 256);  // the other warpgroup's turn");
+      line("ct::wgmma_wait<0>();");
     } else {
       line(fn + targs + ">(" + name(r) + ", " + name(c) + ", " + name(a) + ", " + name(b) + ", team.tid);");
     }
@@ -1822,7 +1837,9 @@ class Emitter {
     line("const long long " + name(body.args[0]) + " = iv" + us + ";");
     line("(void)" + name(body.args[0]) + ";");
     bind_args(body, 1, state);
+    ++for_depth_;
     emit_region(body);
+    --for_depth_;
     yield_into(body, state, types);
     if (rotating) line("++it" + us + ";");
     line("if (iv" + us + " > ct::kI64Max - st" + us + ") break;");
@@ -1935,6 +1952,7 @@ ir::Kernel lower(const ir::Kernel& k, const CodegenOptions& opt) {
   if (opt.options.min_ctas_per_sm) o.min_ctas_per_sm = opt.options.min_ctas_per_sm;
   if (opt.options.tma) o.tma = opt.options.tma;
   if (opt.options.warp_specialize) o.warp_specialize = opt.options.warp_specialize;
+  if (opt.options.pingpong) o.pingpong = opt.options.pingpong;
   o.fast_math = o.fast_math || opt.options.fast_math;
   o.simt_mma = o.simt_mma || opt.options.simt_mma;
   o.sync_mma = o.sync_mma || opt.options.sync_mma;

@@ -130,3 +130,36 @@ TEST(Nvrtc, CompileErrorsCarryTheLogTheLineAndAReproducer) {
 
 }  // namespace
 }  // namespace cuda_codegen_test
+
+
+namespace cuda_codegen_test {
+namespace {
+// Ping-pong (option pingpong = 1): each of the loop's two products is issued in its warpgroup's
+// turn and hands the turn over before waiting; warpgroup 1 gives the first turn once, warpgroup 0
+// takes the last one after the tile blocks, so no arrival is left behind. Without the option the
+// same kernel has none of it.
+TEST(Generate, PingPongBracketsTheLoopsProducts) {
+  auto count = [](const std::string& s, const std::string& what) {
+    int n = 0;
+    for (std::size_t at = s.find(what); at != std::string::npos; at = s.find(what, at + 1)) ++n;
+    return n;
+  };
+  for (const char* name : {"attention_bf16_d128_bn128_causal_pingpong_sm90", "attention_bf16_d128_bn128_causal_tma_ws_sm90"}) {
+    const Case* c = nullptr;
+    for (const Case& x : all_cases())
+      if (x.name == name) c = &x;
+    ASSERT_NE(c, nullptr) << name;
+    CodegenOptions opt;
+    opt.sm = 90;
+    const auto g = generate(*c->make(), opt);
+    const bool on = std::string(name).find("pingpong") != std::string::npos;
+    EXPECT_EQ(count(g.source, "ct::bar_sync(2 + (team.tid >> 7), 256);"), on ? 2 : 0) << g.source;
+    EXPECT_EQ(count(g.source, "ct::bar_arrive(2 + ((team.tid >> 7) ^ 1), 256);"), on ? 2 : 0);
+    EXPECT_EQ(count(g.source, "if ((team.tid >> 7) == 1) ct::bar_arrive(2, 256);"), on ? 1 : 0);
+    EXPECT_EQ(count(g.source, "if ((team.tid >> 7) == 0) ct::bar_sync(2, 256);"), on ? 1 : 0);
+    EXPECT_EQ(g.threads, 384);  // a producer warpgroup either way
+  }
+}
+
+}  // namespace
+}  // namespace cuda_codegen_test

@@ -428,14 +428,26 @@ void add_tma_cases(std::vector<Case>& out) {
   }
   // Attention prefill with its K and V blocks ([1, 1, 64, D] of [B, H, S, D]) copied by TMA
   // through rank-4 tensor maps (Q too, its wait hoisted before the loop), q, k and v promised
-  // aligned with 16-element strides; the causal one with a producer warpgroup issuing them.
-  for (const Case& c : out) {
-    if (c.name != "attention_bf16" && c.name != "attention_bf16_causal") continue;
-    const int ws = c.name == "attention_bf16_causal" ? 1 : -1;
-    more.push_back({c.name + (ws == 1 ? "_tma_ws" : "_tma"), [make = c.make, ws] {
+  // aligned with 16-element strides; the causal one with a producer warpgroup issuing them. The
+  // library's sm_90 blocks (key blocks of 128) with the producer, and with ping-pong on top (the
+  // option pingpong: the two consumer warpgroups take turns on the tensor cores).
+  struct AttentionVariant {
+    std::string base, name;
+    int ws, pingpong;
+  };
+  const std::vector<AttentionVariant> variants = {
+      {"attention_bf16", "attention_bf16_tma", -1, 0},
+      {"attention_bf16_causal", "attention_bf16_causal_tma_ws", 1, 0},
+      {"attention_bf16_d128_bn128_causal_sm90", "attention_bf16_d128_bn128_causal_tma_ws_sm90", 1, 0},
+      {"attention_bf16_d128_bn128_causal_sm90", "attention_bf16_d128_bn128_causal_pingpong_sm90", 1, 1}};
+  for (const AttentionVariant& v : variants)
+    for (const Case& c : out) {
+      if (c.name != v.base) continue;
+      more.push_back({v.name, [make = c.make, ws = v.ws, pingpong = v.pingpong] {
                         auto k = std::make_shared<ir::Kernel>(ir::clone(*make()));
                         k->options.tma = 1;
                         k->options.warp_specialize = ws;
+                        k->options.pingpong = pingpong;
                         for (ir::Param& p : k->params)
                           if (p.type.kind == ir::TypeKind::Tensor && p.type.access == ir::Access::Read && p.type.rank == 4) {
                             p.facts.aligned16 = true;
@@ -444,7 +456,7 @@ void add_tma_cases(std::vector<Case>& out) {
                           }
                         return std::shared_ptr<const ir::Kernel>(k);
                       }});
-  }
+    }
   out.insert(out.end(), more.begin(), more.end());
 }
 

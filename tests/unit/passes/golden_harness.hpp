@@ -2,7 +2,7 @@
 //
 //   // passes: canonicalize, dce        (the pipeline, in order)
 //   // options: fast_math, warps=4      (optional: KernelOptions; also simt_mma, stages=, blocks_per_cta=, min_ctas_per_sm=,
-//                                       tma=, warp_specialize=)
+//                                       tma=, warp_specialize=, pingpong=)
 //   // sm: 90                           (optional: the target)
 //   <input IR>
 //   // expect:
@@ -72,6 +72,7 @@ inline Case parse_case(const std::string& text) {
         else if (o.rfind("blocks_per_cta=", 0) == 0) c.ctx.options.blocks_per_cta = std::stoi(o.substr(15));
         else if (o.rfind("tma=", 0) == 0) c.ctx.options.tma = std::stoi(o.substr(4));
         else if (o.rfind("warp_specialize=", 0) == 0) c.ctx.options.warp_specialize = std::stoi(o.substr(16));
+        else if (o.rfind("pingpong=", 0) == 0) c.ctx.options.pingpong = std::stoi(o.substr(9));
         else if (o.rfind("min_ctas_per_sm=", 0) == 0) c.ctx.options.min_ctas_per_sm = std::stoi(o.substr(16));
         else throw std::runtime_error("unknown option " + o);
       }

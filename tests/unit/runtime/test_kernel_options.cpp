@@ -128,6 +128,12 @@ TEST(KernelOptions, BadOptionIsAUserErrorAtTheCallersLineNamingKernelAndOption) 
                        spec::partition<float>({kRows, kCols}, {8, 128}), spec::shared<float>({kRows, kCols}), 0.0f);
       },
       {"scaled_exp", "min_ctas_per_sm = 12"});
+  ct::test::expect_user_error(
+      [&] {
+        (void)ct::warm_up(scaled_exp, ct::WarmUpOptions{.kernel = {.pingpong = 2}}, spec::partition<float>({kRows, kCols}, {8, 128}),
+                          spec::shared<float>({kRows, kCols}), 0.0f);
+      },
+      {"scaled_exp", "pingpong = 2", "the consumer warpgroups take turns"});
   // Nothing was lost: the shared input is still usable.
   EXPECT_EQ(x.to_host().size(), static_cast<std::size_t>(kRows * kCols));
 }

@@ -58,18 +58,18 @@ inline thread_local Team* t_team = nullptr;
 inline unsigned char* dynamic_smem() { return t_team->smem; }
 
 // bar.sync id, n: the n threads that reach barrier `id` (all of one tile block's warps).
-inline void named_barrier(int id, int n) {
+inline std::barrier<>& named_barrier_of(int id, int n) {
   Team& tm = *t_team;
-  std::barrier<>* b;
-  {
-    std::lock_guard<std::mutex> g(tm.named_mu);
-    // Tile blocks of one CTA use different ids: key by id and count.
-    auto& slot = tm.named[{id, n}];
-    if (!slot) slot = std::make_unique<std::barrier<>>(n);
-    b = slot.get();
-  }
-  b->arrive_and_wait();
+  std::lock_guard<std::mutex> g(tm.named_mu);
+  // Tile blocks of one CTA use different ids: key by id and count.
+  auto& slot = tm.named[{id, n}];
+  if (!slot) slot = std::make_unique<std::barrier<>>(n);
+  return *slot;
 }
+inline void named_barrier(int id, int n) { named_barrier_of(id, n).arrive_and_wait(); }
+// bar.arrive id, n: counts towards the barrier's n arrivals without waiting (a phase may be left
+// open when the kernel ends, as on the hardware).
+inline void named_barrier_arrive(int id, int n) { (void)named_barrier_of(id, n).arrive(); }
 inline void warp_barrier();
 
 // wgmma with A in registers (device/wgmma.h mma_wg_issue_rs): the 128 threads of the calling
