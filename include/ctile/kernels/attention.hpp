@@ -98,11 +98,6 @@ namespace detail {
 [[noreturn]] inline void attention_error(const std::string& what, const std::source_location& loc) {
   throw UserError(std::string("attention_prefill: ") + what, SourceLoc(loc));
 }
-inline std::string shape_str(const Shape& s) {
-  std::string r = "[";
-  for (std::size_t i = 0; i < s.size(); ++i) r += (i ? ", " : "") + std::to_string(s[i]);
-  return r + "]";
-}
 }  // namespace detail
 
 // The query block of the library's prefill kernel (its piece of o): 128 rows (two warpgroups) at
@@ -194,8 +189,7 @@ auto attention_prefill(Tensor<T> o, Tensor<float> lse, Shared<T> q, Shared<T> k,
   const Shape& ls = lse.shape();
   detail::check_attention_shapes(qs, k.shape(), v.shape(), o.shape(), loc);
   if (ls.size() != 4 || ls[0] != qs[0] || ls[1] != qs[1] || ls[2] != qs[2] || ls[3] != 1)
-    detail::attention_error("lse must be [batch, heads, seq, 1] for q " + detail::shape_str(qs) + "; got " +
-                                detail::shape_str(ls), loc);
+    detail::attention_error("lse must be [batch, heads, seq, 1] for q " + shape_str(qs) + "; got " + shape_str(ls), loc);
   const std::int64_t d = qs[3];
   const float scale = opt.scale != 0 ? opt.scale : 1.0f / std::sqrt(static_cast<float>(d));
   const DeviceLimits dl = device_limits(o.device());

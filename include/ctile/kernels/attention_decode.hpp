@@ -204,7 +204,6 @@ template <class T>
 AttentionDecode<T> attention_decode(Tensor<T> o, Shared<T> q, Shared<T> k, Shared<T> v, Shared<std::int64_t> lens,
                                     AttentionDecodeOptions opt = {},
                                     std::source_location loc = std::source_location::current()) {
-  using detail::shape_str;
   const Shape& qs = q.shape();
   const Shape& ks = k.shape();
   const Shape& vs = v.shape();

@@ -118,14 +118,9 @@ class MatmulSplitK {
 template <class T>
 MatmulSplitK<T> matmul_split_k(Tensor<T> c, Shared<T> a, Shared<T> b, SplitKOptions opt = {},
                                std::source_location loc = std::source_location::current()) {
-  auto str = [](const Shape& s) {
-    std::string r = "[";
-    for (std::size_t i = 0; i < s.size(); ++i) r += (i ? ", " : "") + std::to_string(s[i]);
-    return r + "]";
-  };
   const Shape &as = a.shape(), &bs = b.shape(), &cs = c.shape();
   auto fail = [&](const std::string& what) {
-    throw UserError("matmul_split_k: " + what + " (a " + str(as) + ", b " + str(bs) + ", c " + str(cs) + ")", SourceLoc(loc));
+    throw UserError("matmul_split_k: " + what + " (a " + shape_str(as) + ", b " + shape_str(bs) + ", c " + shape_str(cs) + ")", SourceLoc(loc));
   };
   if (as.size() != 2 || bs.size() != 2 || cs.size() != 2) fail("a, b and c must be rank 2, a [M, K], b [K, N], c [M, N]");
   if (as[1] != bs[0]) fail("a has K = " + std::to_string(as[1]) + ", b has " + std::to_string(bs[0]) + " rows");
