@@ -12,6 +12,7 @@
 
 #include <barrier>
 #include <chrono>
+#include <condition_variable>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -34,13 +35,38 @@ struct Dim3 {
   unsigned x = 0, y = 0, z = 0;
 };
 
+// A named barrier as the hardware counts it: a phase completes when `expected` threads have
+// arrived (bar.sync waits for that, bar.arrive does not), and the count starts again.
+struct NamedBarrier {
+  explicit NamedBarrier(int n) : expected(n) {}
+  std::mutex mu;
+  std::condition_variable cv;
+  int expected, arrived = 0;
+  unsigned long long phase = 0;
+  // Arrives; returns the phase to wait for (done once `phase` has moved past it).
+  unsigned long long arrive() {
+    std::lock_guard<std::mutex> g(mu);
+    const unsigned long long p = phase;
+    if (++arrived == expected) {
+      arrived = 0;
+      ++phase;
+      cv.notify_all();
+    }
+    return p;
+  }
+  void wait(unsigned long long p) {
+    std::unique_lock<std::mutex> g(mu);
+    cv.wait(g, [&] { return phase != p; });
+  }
+};
+
 struct Team {
   int threads;
   std::barrier<> block;
   std::vector<std::unique_ptr<std::barrier<>>> warps;
   // Named barriers (bar.sync id, n): one per id and participant count, made on first use.
   std::mutex named_mu;
-  std::map<std::pair<int, int>, std::unique_ptr<std::barrier<>>> named;
+  std::map<std::pair<int, int>, std::unique_ptr<NamedBarrier>> named;
   std::vector<unsigned long long> xchg;
   std::vector<float> wg_frag;  // warpgroup_gather's exchange (threads x 128 floats), made on first use
   std::vector<unsigned char> smem_buf;
@@ -58,18 +84,36 @@ inline thread_local Team* t_team = nullptr;
 inline unsigned char* dynamic_smem() { return t_team->smem; }
 
 // bar.sync id, n: the n threads that reach barrier `id` (all of one tile block's warps).
-inline std::barrier<>& named_barrier_of(int id, int n) {
+inline NamedBarrier& named_barrier_of(int id, int n) {
   Team& tm = *t_team;
   std::lock_guard<std::mutex> g(tm.named_mu);
   // Tile blocks of one CTA use different ids: key by id and count.
   auto& slot = tm.named[{id, n}];
-  if (!slot) slot = std::make_unique<std::barrier<>>(n);
+  if (!slot) slot = std::make_unique<NamedBarrier>(n);
   return *slot;
 }
-inline void named_barrier(int id, int n) { named_barrier_of(id, n).arrive_and_wait(); }
-// bar.arrive id, n: counts towards the barrier's n arrivals without waiting (a phase may be left
-// open when the kernel ends, as on the hardware).
+inline void named_barrier(int id, int n) {
+  NamedBarrier& b = named_barrier_of(id, n);
+  b.wait(b.arrive());
+}
+// bar.arrive id, n: counts towards the barrier's n arrivals without waiting.
 inline void named_barrier_arrive(int id, int n) { (void)named_barrier_of(id, n).arrive(); }
+// At the end of an emulated CTA: a named barrier with arrivals of an unfinished phase is a
+// mismatch of the generated code (more bar.arrive than bar.sync partners); the hardware would
+// drop them with the CTA, the emulator, which reuses its barriers for the next CTA, says so.
+inline void check_named_barriers_idle() {
+  Team& tm = *t_team;
+  std::lock_guard<std::mutex> g(tm.named_mu);
+  for (auto& [key, b] : tm.named) {
+    std::lock_guard<std::mutex> gb(b->mu);
+    if (b->arrived != 0) {
+      fprintf(stderr, "ct_emu: named barrier %d (%d threads) ends the CTA with %d of its arrivals pending\n", key.first, key.second,
+              b->arrived);
+      fflush(stderr);
+      abort();
+    }
+  }
+}
 inline void warp_barrier();
 
 // wgmma with A in registers (device/wgmma.h mma_wg_issue_rs): the 128 threads of the calling
@@ -112,6 +156,8 @@ inline void launch(int threads, long long grid_x, size_t smem_bytes, const std::
       for (long long b = 0; b < grid_x; ++b) {
         t_block.x = static_cast<unsigned>(b);
         kernel();
+        team.block.arrive_and_wait();
+        if (t == 0) check_named_barriers_idle();
         team.block.arrive_and_wait();
       }
     });
