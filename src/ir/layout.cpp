@@ -257,9 +257,10 @@ Layout mma_accumulator(std::int64_t m, std::int64_t n, int warps) {
   return l;
 }
 
-bool wgmma_shape(std::int64_t m, std::int64_t n, std::int64_t k, int warps) {
+bool wgmma_shape(std::int64_t m, std::int64_t n, std::int64_t k, int warps, int elem_bytes) {
   if (warps < 4 || warps % 4 != 0 || !is_pow2(warps) || !is_pow2(m) || !is_pow2(n)) return false;
-  return m % (16 * warps) == 0 && n % 64 == 0 && k % 16 == 0 && wgmma_swizzle(k) != 0;
+  if (elem_bytes != 1 && elem_bytes != 2) return false;
+  return m % (16 * warps) == 0 && n % 64 == 0 && k % wgmma_k(elem_bytes) == 0 && wgmma_swizzle(k, elem_bytes) != 0;
 }
 
 namespace {
@@ -290,16 +291,17 @@ Layout wgmma_a_fragment(std::int64_t m, std::int64_t k, int warps) {
   return wgmma_fragment(m, k, warps);
 }
 
-int wgmma_swizzle(std::int64_t row) {
-  if (row == 16 || row == 32) return static_cast<int>(2 * row);
-  return row > 0 && row % 64 == 0 ? 128 : 0;
+int wgmma_swizzle(std::int64_t row, int elem_bytes) {
+  const std::int64_t bytes = row * elem_bytes;
+  if (bytes == 32 || bytes == 64) return static_cast<int>(bytes);
+  return bytes > 0 && bytes % 128 == 0 ? 128 : 0;
 }
 
-std::int64_t shared_offset(const Layout& l, std::int64_t rows, std::int64_t r, std::int64_t c) {
+std::int64_t shared_offset(const Layout& l, std::int64_t rows, std::int64_t r, std::int64_t c, int elem_bytes) {
   if (!l.swizzle) return r * (l.row + l.pad) + c;
-  const std::int64_t sw = l.swizzle, bw = sw / 2;
-  const std::int64_t o = (c / bw) * rows * sw + (r / 8) * 8 * sw + (r % 8) * sw + 2 * (c % bw);
-  return (o ^ (((o >> 7) & (sw / 16 - 1)) << 4)) / 2;
+  const std::int64_t sw = l.swizzle, e = elem_bytes, bw = sw / e;
+  const std::int64_t o = (c / bw) * rows * sw + (r / 8) * 8 * sw + (r % 8) * sw + e * (c % bw);
+  return (o ^ (((o >> 7) & (sw / 16 - 1)) << 4)) / e;
 }
 
 }  // namespace ctile::ir

@@ -277,12 +277,12 @@ class Verifier {
         const std::int64_t rows = lead_ones ? (l.trans ? ty.shape[1] : numel(ty.shape) / ty.shape.back()) : 0;
         if (!lead_ones || l.row != (l.trans ? ty.shape[0] : ty.shape.back()) || l.pad < 0 || (l.trans && !l.swizzle))
           kfail(cat("value %", v, " of type ", type_str(ty), " has layout ", layout_str(l), ": a shared layout needs rows of the last extent"));
-        if (l.swizzle && (l.pad != 0 || dtype_size(ty.dtype) != 2 || wgmma_swizzle(l.row) != l.swizzle ||
-                          rows % 8 != 0 ||
+        const int es = static_cast<int>(dtype_size(ty.dtype));
+        if (l.swizzle && (l.pad != 0 || (es != 1 && es != 2) || wgmma_swizzle(l.row, es) != l.swizzle || rows % 8 != 0 ||
                           t.sm != 90))
           kfail(cat("value %", v, " of type ", type_str(ty), " has layout ", layout_str(l),
-                    ": a swizzled layout holds 16-bit rows of ", l.swizzle == 128 ? "a multiple of 64" : std::to_string(l.swizzle / 2),
-                    " elements, a multiple of 8 rows, for sm_90's wgmma"));
+                    ": a swizzled layout holds 8- or 16-bit rows of ", l.swizzle == 128 ? "a multiple of 128" : std::to_string(l.swizzle),
+                    " bytes, a multiple of 8 rows, for sm_90's wgmma"));
         continue;
       }
       const std::string m = check_dist(l, numel(ty.shape), t.warps);
@@ -380,14 +380,20 @@ class Verifier {
           const Shape& b = k_.type(op.operands[1]).shape;
           const Layout& lb = L(op.operands[1]);
           const bool ra = !sa && sb && !shared(op.operands[0]);
+          // 8-bit operands (fp8): both in shared memory and K-major (B held transposed), k32 steps.
+          const int es = static_cast<int>(dtype_size(k_.type(op.operands[0]).dtype));
+          const bool fp8 = es == 1;
           if (ra && wgmma_shape(a[0], b[1], a[1], k_.target.warps) && !(L(op.operands[0]) == wgmma_a_fragment(a[0], a[1], k_.target.warps)))
             fail(op, cat("a register-A wgmma product's A has layout ", layout_str(L(op.operands[0])), ", expected ",
                          layout_str(wgmma_a_fragment(a[0], a[1], k_.target.warps))));
           if ((!sa && !ra) || !sb || !op.tensor_core || L(op.operands[0]).trans ||
-              lb.swizzle != (lb.trans ? wgmma_swizzle(a[1]) : 128) ||
-              k_.type(op.operands[2]).dtype != DType::f32 || !wgmma_shape(a[0], b[1], a[1], k_.target.warps))
+              lb.swizzle != (lb.trans ? wgmma_swizzle(a[1], es) : 128) ||
+              k_.type(op.operands[2]).dtype != DType::f32 || !wgmma_shape(a[0], b[1], a[1], k_.target.warps, es) ||
+              dtype_size(k_.type(op.operands[1]).dtype) != es)
             fail(op, "a wgmma product needs B swizzled (with 128 bytes when N-major) and A swizzled or in registers, an f32 "
                      "accumulator and a wgmma shape");
+          if (fp8 && (ra || !lb.trans))
+            fail(op, "an 8-bit wgmma product needs both operands K-major in shared memory (A swizzled, B a transposed tile)");
           if (!(L(op.results[0]) == wgmma_accumulator(a[0], b[1], k_.target.warps)))
             fail(op, cat("a wgmma product's accumulator has layout ", layout_str(L(op.results[0])), ", expected ",
                          layout_str(wgmma_accumulator(a[0], b[1], k_.target.warps))));

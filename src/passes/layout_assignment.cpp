@@ -97,6 +97,7 @@ class LayoutAssignment : public Pass {
     soft_.clear();
     flexible_.clear();
     k_ = &k;
+    declined_.clear();  // (ops of this kernel: a trial runs on a copy)
     choose_target(k, ctx);
     banned_.clear();
     find_shared_operands(k);
@@ -157,12 +158,12 @@ class LayoutAssignment : public Pass {
       const std::int64_t m = k.type(op.results[0]).shape[0], n = k.type(op.results[0]).shape[1];
       const std::int64_t kk = k.type(op.operands[0]).shape[1];
       int w = static_cast<int>(std::clamp<std::int64_t>(mn / 2048, 4, 8));
-      if (wgmma_types(op) && ir::wgmma_shape(m, n, kk, 4)) {
+      if (wgmma_types(op) && ir::wgmma_shape(m, n, kk, 4, elem_bytes(op))) {
         // Whole warpgroups over 64-row blocks, one block each where 8 warps allow (a warpgroup
         // with two blocks of a small product has ptxas serialise its wgmmas: C7520 at 128 x 64
         // over 4 warps).
         w = std::max<int>(w, static_cast<int>(std::min<std::int64_t>(8, m / 16)));
-        while (w > 4 && !ir::wgmma_shape(m, n, kk, w)) w /= 2;
+        while (w > 4 && !ir::wgmma_shape(m, n, kk, w, elem_bytes(op))) w /= 2;
       }
       else
         while (w > 1 && ir::mma_warp_grid(m, n, w).wm == 0) w /= 2;
@@ -195,31 +196,42 @@ class LayoutAssignment : public Pass {
     const ir::Type& a = k_type(op.operands[0]);
     const ir::Type& b = k_type(op.operands[1]);
     const ir::Type& c = k_type(op.operands[2]);
-    // bf16 or f16 only: fp8 operands (e4m3, e5m2, mixed) decline and run on the CUDA cores (their
-    // tensor-core lowering is not written; the note says where they run).
+    if (a.shape.size() != 2 || b.shape.size() != 2) return false;
+    const std::int64_t m = a.shape[0], kk = a.shape[1], n = b.shape[1];
+    // fp8 operands (e4m3, e5m2, mixed) into f32: on wgmma only (sm_90), with k32 steps; a product
+    // that cannot have both operands K-major in shared memory is declined (declined_) and runs on
+    // the CUDA cores, as everywhere else (the note says so).
+    if (is_fp8(a.dtype) && is_fp8(b.dtype))
+      return wgmma_on_ && !declined_.count(&op) && c.dtype == DType::f32 && is_pow2(m) && is_pow2(n) && m >= 16 && n >= 16 &&
+             kk % ir::wgmma_k(1) == 0;
+    // 16-bit operands: bf16 or f16 (the same for A and B).
     const bool half = a.dtype == DType::bf16 || a.dtype == DType::f16;
     const bool acc = c.dtype == DType::f32 || c.dtype == DType::f16 || c.dtype == DType::bf16;
-    if (!half || b.dtype != a.dtype || !acc || a.shape.size() != 2 || b.shape.size() != 2) return false;
-    const std::int64_t m = a.shape[0], kk = a.shape[1], n = b.shape[1];
+    if (!half || b.dtype != a.dtype || !acc) return false;
     return is_pow2(m) && is_pow2(n) && m >= 16 && n >= 16 && kk % 16 == 0;
   }
+  // The bytes of an mma's operand elements (2, or 1 for fp8).
+  int elem_bytes(const ir::Op& op) const { return static_cast<int>(dtype_size(k_type(op.operands[0]).dtype)); }
   // The operand and accumulator types wgmma takes (on sm_90, sync_mma unset).
   bool wgmma_types(const ir::Op& op) const {
     return wgmma_on_ && tensor_core_shape(op) && k_type(op.operands[2]).dtype == DType::f32;
   }
   // An mma the warpgroup instructions could run over this kernel's warps (before knowing where its
-  // operands live).
+  // operands live): B's rows (N-major, 16-bit) of a multiple of 128 bytes, or (fp8) any N the
+  // shape allows (its B is K-major).
   bool wgmma_candidate(const ir::Op& op) const {
     if (!wgmma_types(op)) return false;
     const Shape& a = k_type(op.operands[0]).shape;
     const Shape& b = k_type(op.operands[1]).shape;
-    return ir::wgmma_shape(a[0], b[1], a[1], warps_) && ir::wgmma_swizzle(b[1]) == 128;
+    const int es = elem_bytes(op);
+    return ir::wgmma_shape(a[0], b[1], a[1], warps_, es) && (es == 1 || ir::wgmma_swizzle(b[1]) == 128);
   }
   // The accumulator layout of a tensor-core mma over this kernel's warps, or None.
   Layout tensor_core_layout(const ir::Op& op) const {
     if (!tensor_core_shape(op)) return {};
     const Shape& s = k_type(op.results[0]).shape;
     if (wg_.count(&op)) return ir::wgmma_accumulator(s[0], s[1], warps_);
+    if (elem_bytes(op) == 1) return {};  // fp8: wgmma or the CUDA cores
     if (ir::mma_warp_grid(s[0], s[1], warps_).wm == 0) return {};
     return ir::mma_accumulator(s[0], s[1], warps_);
   }
@@ -230,7 +242,7 @@ class LayoutAssignment : public Pass {
     Layout l;
     l.kind = ir::LayoutKind::Shared;
     l.row = t.shape.back();
-    if (swizzled) l.swizzle = ir::wgmma_swizzle(l.row);
+    if (swizzled) l.swizzle = ir::wgmma_swizzle(l.row, static_cast<int>(dtype_size(t.dtype)));
     else l.pad = ir::kMmaRowPad;
     return l;
   }
@@ -267,11 +279,13 @@ class LayoutAssignment : public Pass {
     // mma's barrier runs whenever the tile is loaded: smem-alloc's rings rely on it).
     std::map<ValueId, const ir::Region*> where;
     const Defs defs(k);
-    // 16-bit tiles of rank 2, or of higher rank with leading extents of 1 (a [1, 1, S, D] block of
-    // attention's [batch, heads, seq, dim] tensors: rows of the last extent all the same).
+    // 16-bit tiles (fp8 ones too where wgmma takes them) of rank 2, or of higher rank with leading
+    // extents of 1 (a [1, 1, S, D] block of attention's [batch, heads, seq, dim] tensors: rows of the
+    // last extent all the same).
     auto half = [&](ValueId v) {
       const ir::Type& t = k.type(v);
-      if (!t.is_tile() || t.shape.size() < 2 || (t.dtype != DType::bf16 && t.dtype != DType::f16)) return false;
+      const bool types = t.dtype == DType::bf16 || t.dtype == DType::f16 || (wgmma_on_ && is_fp8(t.dtype));
+      if (!t.is_tile() || t.shape.size() < 2 || !types) return false;
       for (std::size_t d = 0; d + 2 < t.shape.size(); ++d)
         if (t.shape[d] != 1) return false;
       return true;
@@ -388,11 +402,14 @@ class LayoutAssignment : public Pass {
       changed = false;
       for (auto it = wg_.begin(); it != wg_.end();) {
         const ir::Op& m = **it;
-        if (in(m.operands[0]) && in(m.operands[1]) && swz(m.operands[0]) && swz(m.operands[1])) {
+        // fp8: no transposed B (N-major) and no A in registers on the hardware.
+        const bool fp8 = elem_bytes(m) == 1;
+        if (in(m.operands[0]) && in(m.operands[1]) && swz(m.operands[0]) && swz(m.operands[1]) &&
+            (!fp8 || transposed_.count(m.operands[1]))) {
           ++it;
           continue;
         }
-        if (!in(m.operands[0]) && in(m.operands[1]) && swz(m.operands[1])) {
+        if (!fp8 && !in(m.operands[0]) && in(m.operands[1]) && swz(m.operands[1])) {
           rs_.insert(&m);
           ++it;
           continue;
@@ -416,6 +433,13 @@ class LayoutAssignment : public Pass {
         banned_.insert(t);
         return find_shared_operands(k);
       }
+    // An fp8 product off wgmma has no tensor-core path left: it runs on the CUDA cores, and the
+    // search runs again without it (its operands then stay in registers).
+    bool declined = false;
+    ir::walk(k.body, [&](const ir::Op& op) {
+      if (tensor_core_shape(op) && elem_bytes(op) == 1 && !wg_.count(&op)) declined = declined || declined_.insert(&op).second;
+    });
+    if (declined) return find_shared_operands(k);
     for (auto it = transposed_.begin(); it != transposed_.end();)
       it = in(it->first) ? std::next(it) : transposed_.erase(it);
     for (auto it = reshaped_.begin(); it != reshaped_.end();)
@@ -796,7 +820,20 @@ class LayoutAssignment : public Pass {
     if (!tensor_core_layout(op).is_dist()) {
       const bool half = (a.dtype == DType::bf16 || a.dtype == DType::f16) && b.dtype == a.dtype;
       const bool acc = c.dtype == DType::f32 || c.dtype == DType::f16 || c.dtype == DType::bf16;
+      const bool fp8 = is_fp8(a.dtype) && is_fp8(b.dtype);
       if (simt_mma_) why = "on the CUDA cores (the kernel option simt_mma)";
+      else if (fp8 && !wgmma_on_)
+        why = "on the CUDA cores (fp8 products run on the tensor cores through sm_90's wgmma only" +
+              std::string(sm_ == 90 ? ", which the kernel option sync_mma turns off)" : ")");
+      else if (fp8 && c.dtype != DType::f32)
+        why = "on the CUDA cores (fp8 products on the tensor cores accumulate into f32; this one is " + dn(c.dtype) + ")";
+      else if (fp8 && declined_.count(&op))
+        why = "on the CUDA cores (fp8 products on wgmma need A [M, K] and B K-major, a transposed [N, K] tile, both loaded "
+              "from read-only tensors and read only by products, M a multiple of 16 x " + std::to_string(warps_) +
+              " warps, N of 64 and K of 32; this one is " + mnk + ")";
+      else if (fp8)
+        why = "on the CUDA cores (fp8 products on wgmma need M and N powers of two of at least 16 and K a multiple of 32; this "
+              "one is " + mnk + ")";
       else if (!half || !acc)
         why = "on the CUDA cores (the tensor-core path takes bf16 or f16 operands into f32, f16 or bf16; this one is " +
               dn(a.dtype) + " x " + dn(b.dtype) + " -> " + dn(c.dtype) + ")";
@@ -851,6 +888,7 @@ class LayoutAssignment : public Pass {
   std::map<ValueId, ValueId> transposed_;  // transposes held in shared memory -> their source
   std::map<ValueId, ValueId> reshaped_;    // reshapes of tiles in shared memory -> their source
   std::set<ValueId> banned_;               // transposes that cannot be (find_shared_operands)
+  std::set<const ir::Op*> declined_;       // fp8 products whose operands cannot be wgmma's (find_shared_operands)
 };
 
 }  // namespace

@@ -43,6 +43,7 @@ TensorMapEncoding tensor_map_encoding(const TensorMapSlot& m, const void* data, 
     case DType::bf16: e.data_type = 9; break;  // CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
     default:
       if (es == 2) e.data_type = 1;  // CU_TENSOR_MAP_DATA_TYPE_UINT16
+      else if (es == 1) e.data_type = 0;  // CU_TENSOR_MAP_DATA_TYPE_UINT8 (fp8: the bytes as they are)
       else return fail(detail::cat("TMA copies of ", dtype_name(m.dtype), " elements are not supported"));
   }
   switch (m.swizzle) {

@@ -31,9 +31,9 @@ __device__ __forceinline__ void probe_body(const ct::bf16* A, const ct::bf16* B,
     const unsigned long long da = ct::wgmma_desc<128>(a0 + 32 * ks, 16, 1024);
     const unsigned long long db = KMAJ ? ct::wgmma_desc<128>(b0 + 32 * ks, 16, 1024) : ct::wgmma_desc<128>(b0 + 2048 * ks, 128 * K, 1024);
 #if defined(__CUDA_ARCH__)
-    ct::wgmma_k16<ct::bf16, N, KMAJ ? 0 : 1>(d, da, db, 1);
+    ct::wgmma_step<ct::bf16, ct::bf16, N, KMAJ ? 0 : 1>(d, da, db, 1);
 #else
-    ct::wgmma_emulated<ct::bf16, N, 128, KMAJ ? 0 : 1>(d, da, db, 1, t, (const unsigned char*)sm);
+    ct::wgmma_emulated<ct::bf16, ct::bf16, N, 128, KMAJ ? 0 : 1>(d, da, db, 1, t, (const unsigned char*)sm);
 #endif
   }
   ct::wgmma_commit();

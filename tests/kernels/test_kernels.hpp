@@ -283,6 +283,23 @@ void mm(ct::Mut<Acc, 2> c, ct::Ref<In, 2> a, ct::Ref<InB, 2> b) {
   c.store(acc);
 }
 
+// The same product with b given as Bt [N, K] and transposed in the kernel: both operands K-major,
+// the only form in which wgmma takes 8-bit (fp8) operands.
+template <class In, class Acc, int BK, class InB = In>
+void mm_bt(ct::Mut<Acc, 2> c, ct::Ref<In, 2> a, ct::Ref<InB, 2> bt) {
+  const auto [bm, bn] = c.tile_shape();
+  auto [i, j] = c.tile_index();
+  auto pa = a.tiles({bm, BK});
+  auto pb = bt.tiles({bn, BK});
+  auto acc = ct::Tile<Acc>::zeros({bm, bn});
+  for (auto k : ct::range(pa.count(1))) {
+    auto at = pa.load({i, k});
+    auto btt = pb.load({j, k});
+    acc = ct::mma(at, ct::transpose(btt), acc);
+  }
+  c.store(acc);
+}
+
 // Batched products (rank-3 ct.mma): block (h, i, j) of c [P, M, N] in tiles [bp, bm, bn] multiplies
 // the bp matrices of a [P, M, K] and b [P, K, N] in a K loop.
 template <class In, class Acc, int BK>

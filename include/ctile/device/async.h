@@ -21,15 +21,17 @@ template <int ROW, int PAD>
 struct RowPad {
   static CT_DEV int at(int r, int c) { return r * (ROW + PAD) + c; }
 };
-// The swizzled layout of an [R][C] tile of 16-bit elements (ir::shared_offset): column blocks of
-// SW / 2 elements, each its R rows of SW bytes in atoms of 8 rows, the 16-byte chunks of a row
-// XORed with its row index in the atom. A's K-major and B's N-major operand layouts of wgmma.h.
-template <int R, int C, int SW>
+// The swizzled layout of an [R][C] tile of E-byte elements (16-bit, or fp8 with E = 1;
+// ir::shared_offset): column blocks of SW / E elements, each its R rows of SW bytes in atoms of 8
+// rows, the 16-byte chunks of a row XORed with its row index in the atom. A's K-major and B's
+// N-major or K-major operand layouts of wgmma.h.
+template <int R, int C, int SW, int E = 2>
 struct Swizzled {
-  static_assert(R % 8 == 0 && (C * 2 == SW || (SW == 128 && C % 64 == 0)), "Swizzled: the tile does not fit the swizzle");
+  static_assert(E == 1 || E == 2, "Swizzled: elements of 1 or 2 bytes");
+  static_assert(R % 8 == 0 && (C * E == SW || (SW == 128 && (C * E) % 128 == 0)), "Swizzled: the tile does not fit the swizzle");
   static CT_DEV int at(int r, int c) {
-    constexpr int BW = SW / 2;
-    return (int)(swizzle<SW>((unsigned)((c / BW) * R * SW + (r >> 3) * 8 * SW + (r & 7) * SW + 2 * (c % BW))) / 2);
+    constexpr int BW = SW / E;
+    return (int)(swizzle<SW>((unsigned)((c / BW) * R * SW + (r >> 3) * 8 * SW + (r & 7) * SW + E * (c % BW))) / E);
   }
 };
 

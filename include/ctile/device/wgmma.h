@@ -13,6 +13,9 @@
 //     swizzled, with LBO = 128 K (an atom column holds all K rows); SBO = 1024 (the next 8 rows of
 //     K), each k16 step moves the start address 2048 bytes; the instruction's imm-trans-b is 1.
 //   Every atom starts at a multiple of 8 SW bytes (the descriptors' base offset is 0).
+//   8-bit operands (fp8, m64nNk32): A and B both K-major ([M][K] and a transposed [N][K]), the same
+//   byte arithmetic with 1-byte elements: rows of K bytes (32, 64 or a multiple of 128), each k32
+//   step 32 bytes on. The instruction has no transpose for them (no N-major B).
 // The accumulator of m64nNk16 for the 128 threads of a warpgroup is the mma.sync fragment per
 // 16-row warp slice: warp w of the warpgroup holds rows 16 w .. 16 w + 15, register 4 j + i of lane
 // l is row 16 w + l / 4 (+ 8 for i >= 2), column 8 j + 2 (l % 4) + (i % 2). That is
@@ -87,12 +90,43 @@ CT_DEV void wgmma_wait() {
 
 namespace ct {
 
-// D += A * B for one k16 step of a 64 x N product of 16-bit T (the generated instructions).
-template <class T, int N, int TRANS_B>
-CT_DEV void wgmma_k16(float (&d)[N / 2], unsigned long long da, unsigned long long db, int scale_d) {
+// The fp8 instructions of (A, B) element types (e4m3 or e5m2 each).
+template <class T, class U, int N>
+CT_DEV void wgmma_k32_fp8(float (&d)[N / 2], unsigned long long da, unsigned long long db, int scale_d) {
+#if defined(__CUDA_ARCH__)
+  constexpr bool a4 = is_same<T, f8e4m3>::value, b4 = is_same<U, f8e4m3>::value;
+  if constexpr (N == 64) {
+    if constexpr (a4 && b4) wgmma_m64n64k32_e4m3_e4m3(d, da, db, scale_d);
+    else if constexpr (a4) wgmma_m64n64k32_e4m3_e5m2(d, da, db, scale_d);
+    else if constexpr (b4) wgmma_m64n64k32_e5m2_e4m3(d, da, db, scale_d);
+    else wgmma_m64n64k32_e5m2_e5m2(d, da, db, scale_d);
+  } else if constexpr (N == 128) {
+    if constexpr (a4 && b4) wgmma_m64n128k32_e4m3_e4m3(d, da, db, scale_d);
+    else if constexpr (a4) wgmma_m64n128k32_e4m3_e5m2(d, da, db, scale_d);
+    else if constexpr (b4) wgmma_m64n128k32_e5m2_e4m3(d, da, db, scale_d);
+    else wgmma_m64n128k32_e5m2_e5m2(d, da, db, scale_d);
+  } else {
+    if constexpr (a4 && b4) wgmma_m64n256k32_e4m3_e4m3(d, da, db, scale_d);
+    else if constexpr (a4) wgmma_m64n256k32_e4m3_e5m2(d, da, db, scale_d);
+    else if constexpr (b4) wgmma_m64n256k32_e5m2_e4m3(d, da, db, scale_d);
+    else wgmma_m64n256k32_e5m2_e5m2(d, da, db, scale_d);
+  }
+#else
+  (void)d, (void)da, (void)db, (void)scale_d;
+#endif
+}
+
+// D += A * B for one instruction step (32 bytes of K: k16 of a 16-bit T, k32 of fp8) of a 64 x N
+// product of A elements T and B elements U (the generated instructions). 8-bit operands are both
+// K-major (TRANS_B = 0: the instruction has no transpose for them).
+template <class T, class U, int N, int TRANS_B>
+CT_DEV void wgmma_step(float (&d)[N / 2], unsigned long long da, unsigned long long db, int scale_d) {
 #if defined(__CUDA_ARCH__)
   static_assert(N == 64 || N == 128 || N == 256, "wgmma: N of 64, 128 or 256");
-  if constexpr (is_same<T, bf16>::value) {
+  static_assert(sizeof(T) == sizeof(U) && (sizeof(T) == 2 || TRANS_B == 0), "wgmma: operand types");
+  if constexpr (sizeof(T) == 1) {
+    wgmma_k32_fp8<T, U, N>(d, da, db, scale_d);
+  } else if constexpr (is_same<T, bf16>::value) {
     if constexpr (N == 64) wgmma_m64n64k16_bf16<TRANS_B>(d, da, db, scale_d);
     else if constexpr (N == 128) wgmma_m64n128k16_bf16<TRANS_B>(d, da, db, scale_d);
     else wgmma_m64n256k16_bf16<TRANS_B>(d, da, db, scale_d);
@@ -125,33 +159,35 @@ CT_DEV void wgmma_k16_rs(float (&d)[N / 2], const unsigned (&a)[4], unsigned lon
 #endif
 }
 
-// The descriptor of B for k16 step ks and N chunk c (NI columns) of a [K][N] product: N-major
-// (TB = 1, Swizzled<K, N, 128>) or held transposed, [N][K] K-major with swizzle SW (TB = 0).
+// The descriptor of B for instruction step ks (32 bytes of K) and N chunk c (NI columns) of a [K][N]
+// product: N-major (TB = 1, Swizzled<K, N, 128>, 16-bit) or held transposed, [N][K] K-major with
+// swizzle SW (TB = 0; the step's 32 bytes of each row lie in column block 32 ks / SW).
 template <int K, int N, int NI, int SW, int TB>
 CT_DEV unsigned long long wgmma_b_desc(unsigned b0, int c, int ks) {
-  constexpr int BW = SW / 2;
   return TB ? wgmma_desc<128>(b0 + (unsigned)(c * (NI / 64) * K * 128 + ks * 2048), 128 * K, 1024)
-            : wgmma_desc<SW>(b0 + (unsigned)(c * NI * SW + (16 * ks / BW) * N * SW + 2 * (16 * ks % BW)), 16, 8 * SW);
+            : wgmma_desc<SW>(b0 + (unsigned)(c * NI * SW + (32 * ks / SW) * N * SW + (32 * ks) % SW), 16, 8 * SW);
 }
 
 #if !defined(__CUDA_ARCH__)
 // The shared-memory offset of B's element (k, col) through its descriptor's fields (the layouts of
 // wgmma_b_desc, decoded as the hardware decodes them).
-template <int SW, int TRANS_B>
+template <int SW, int TRANS_B, int E = 2>
 CT_DEV unsigned wgmma_b_offset(unsigned b_start, unsigned b_lbo, unsigned b_sbo, int k, int col) {
   if constexpr (TRANS_B)
     return swizzle<128>(b_start + (unsigned)((col >> 6) * b_lbo + (k >> 3) * b_sbo + (k & 7) * 128 + 2 * (col & 63)));
   else
-    return swizzle<SW>(b_start + (unsigned)((col >> 3) * b_sbo + (col & 7) * SW + 2 * k));
+    return swizzle<SW>(b_start + (unsigned)((col >> 3) * b_sbo + (col & 7) * SW + E * k));
 }
 
-// The emulation: thread `t` (0..127) of the warpgroup, its fragment of D += A (64 x 16 at da) *
-// B (16 x N at db). The descriptors' start fields hold offsets into the emulated shared memory
-// (smem_addr there), which starts at offset 0 like an aligned segment, so the swizzle applies to
-// the offset of each element's address as on the hardware.
-template <class T, int N, int SW, int TRANS_B>
+// The emulation: thread `t` (0..127) of the warpgroup, its fragment of D += A (64 x KS at da) *
+// B (KS x N at db), KS = 32 / sizeof(T) (one instruction's 32 bytes of K), A's elements T, B's U.
+// The descriptors' start fields hold offsets into the emulated shared memory (smem_addr there),
+// which starts at offset 0 like an aligned segment, so the swizzle applies to the offset of each
+// element's address as on the hardware.
+template <class T, class U, int N, int SW, int TRANS_B>
 CT_DEV void wgmma_emulated(float (&d)[N / 2], unsigned long long da, unsigned long long db, int scale_d, int t,
                            const unsigned char* smem) {
+  constexpr int E = (int)sizeof(T), KS = 32 / E;
   auto field = [](unsigned long long desc, int lo) { return (unsigned)((desc >> lo) & 0x3fffu) << 4; };
   const unsigned a_start = field(da, 0), a_sbo = field(da, 32);
   const unsigned b_start = field(db, 0), b_lbo = field(db, 16), b_sbo = field(db, 32);
@@ -160,10 +196,10 @@ CT_DEV void wgmma_emulated(float (&d)[N / 2], unsigned long long da, unsigned lo
     for (int i = 0; i < 4; ++i) {
       const int row = 16 * w + l / 4 + (i >= 2 ? 8 : 0), col = 8 * j + 2 * (l % 4) + (i % 2);
       float s = scale_d ? d[4 * j + i] : 0.0f;
-      for (int k = 0; k < 16; ++k) {
-        const unsigned ao = swizzle<SW>(a_start + (unsigned)((row >> 3) * a_sbo + (row & 7) * SW + 2 * k));
-        const unsigned bo = wgmma_b_offset<SW, TRANS_B>(b_start, b_lbo, b_sbo, k, col);
-        s = fmaf(up(*(const T*)(smem + ao)), up(*(const T*)(smem + bo)), s);
+      for (int k = 0; k < KS; ++k) {
+        const unsigned ao = swizzle<SW>(a_start + (unsigned)((row >> 3) * a_sbo + (row & 7) * SW + E * k));
+        const unsigned bo = wgmma_b_offset<SW, TRANS_B, E>(b_start, b_lbo, b_sbo, k, col);
+        s = fmaf(up(*(const T*)(smem + ao)), up(*(const U*)(smem + bo)), s);
       }
       d[4 * j + i] = s;
     }
@@ -192,18 +228,22 @@ CT_DEV void wgmma_emulated_rs(float (&d)[N / 2], const float (&rows)[2][16], uns
 
 // The products of acc += a @ b on the warpgroup instructions, for the W warps (W / 4 warpgroups) of
 // a tile block: a [M][K] at sa in Swizzled<M, K, SWA> (async.h); b [K][N] at sb in Swizzled<K, N,
-// 128> (TB = 1, N-major) or held transposed, [N][K] in Swizzled<N, K, SWA> (TB = 0, K-major: a
-// transposed tile, as attention's K^T arrives); the accumulator in ir::wgmma_accumulator (f32), updated in place. Warpgroup g computes the
-// 64-row blocks g, g + G, ... (G = W / 4), each as K / 16 steps of m64nNIk16 per NI-column chunk of
-// N (NI = 256, 128 or 64), committed as one group and left in flight: acc's registers belong to the
-// tensor cores until a wgmma_wait lets the group finish, and the operands' slots must not be
-// overwritten before then. The caller has waited for the operands' copies, fenced them for the
-// async proxy and synchronised the tile block. `tid`: the thread's index in the tile block.
-template <class D, int M, int N, int K, int W, int SWA, int TB, class TA>
-CT_DEV void mma_wg_issue(Regs<float, D::regs>& acc, const TA* sa, const TA* sb, int tid) {
-  constexpr int G = W / 4, MB = M / (64 * G), NA = N / 8, BW = SWA / 2;
+// 128> (TB = 1, N-major, 16-bit only) or held transposed, [N][K] in Swizzled<N, K, SWA> (TB = 0,
+// K-major: a transposed tile, as attention's K^T arrives); the accumulator in
+// ir::wgmma_accumulator (f32), updated in place. A's elements TA, B's TE: both bf16 or f16, or both
+// fp8 (e4m3 / e5m2, mixed allowed; then TB = 0). Warpgroup g computes the 64-row blocks g, g + G,
+// ... (G = W / 4), each as K / KS steps (KS = 32 / sizeof(TA): 32 bytes of K per instruction,
+// m64nNIk16 or m64nNIk32) per NI-column chunk of N (NI = 256, 128 or 64), committed as one group
+// and left in flight: acc's registers belong to the tensor cores until a wgmma_wait lets the group
+// finish, and the operands' slots must not be overwritten before then. The caller has waited for
+// the operands' copies, fenced them for the async proxy and synchronised the tile block. `tid`:
+// the thread's index in the tile block.
+template <class D, int M, int N, int K, int W, int SWA, int TB, class TA, class TE>
+CT_DEV void mma_wg_issue(Regs<float, D::regs>& acc, const TA* sa, const TE* sb, int tid) {
+  constexpr int G = W / 4, MB = M / (64 * G), NA = N / 8, KS = 32 / (int)sizeof(TA);
   constexpr int NI = N % 256 == 0 ? 256 : N % 128 == 0 ? 128 : 64, NC = N / NI;
-  static_assert(W % 4 == 0 && M % (64 * G) == 0 && N % 64 == 0 && K % 16 == 0, "mma_wg: tile shape");
+  static_assert(W % 4 == 0 && M % (64 * G) == 0 && N % 64 == 0 && K % KS == 0, "mma_wg: tile shape");
+  static_assert(sizeof(TA) == sizeof(TE) && (sizeof(TA) == 2 || TB == 0), "mma_wg: 8-bit operands are both K-major");
   static_assert(D::regs == 4 * NA * MB, "mma_wg: the accumulator layout does not match the warpgroups");
   const int g = tid >> 7;
   float* d = acc.v;
@@ -213,19 +253,18 @@ CT_DEV void mma_wg_issue(Regs<float, D::regs>& acc, const TA* sa, const TA* sb, 
   for (int mb = 0; mb < MB; ++mb) {
     const unsigned am = a0 + (unsigned)(64 * (g + G * mb) * SWA);
 #pragma unroll
-    for (int ks = 0; ks < K / 16; ++ks) {
-      const unsigned long long da =
-          wgmma_desc<SWA>(am + (unsigned)((16 * ks / BW) * M * SWA + 2 * (16 * ks % BW)), 16, 8 * SWA);
+    for (int ks = 0; ks < K / KS; ++ks) {
+      const unsigned long long da = wgmma_desc<SWA>(am + (unsigned)((32 * ks / SWA) * M * SWA + (32 * ks) % SWA), 16, 8 * SWA);
 #pragma unroll
       for (int c = 0; c < NC; ++c) {
         const unsigned long long db = wgmma_b_desc<K, N, NI, SWA, TB>(b0, c, ks);
         float(&dc)[NI / 2] = *reinterpret_cast<float(*)[NI / 2]>(&d[4 * (c * (NI / 8) + NA * mb)]);
 #if defined(__CUDA_ARCH__)
-        wgmma_k16<TA, NI, TB>(dc, da, db, 1);
+        wgmma_step<TA, TE, NI, TB>(dc, da, db, 1);
 #elif defined(CTILE_DEVICE_EMULATION)
         const int t = tid & 127;
         unsigned char* const sm = ::ct_emu::dynamic_smem();
-        ::ct_emu::wgmma_defer([&dc, da, db, t, sm] { wgmma_emulated<TA, NI, SWA, TB>(dc, da, db, 1, t, sm); });
+        ::ct_emu::wgmma_defer([&dc, da, db, t, sm] { wgmma_emulated<TA, TE, NI, SWA, TB>(dc, da, db, 1, t, sm); });
 #else
         (void)dc, (void)da, (void)db;
 #endif
@@ -237,10 +276,10 @@ CT_DEV void mma_wg_issue(Regs<float, D::regs>& acc, const TA* sa, const TA* sb, 
 
 // out = acc + a @ b, done when it returns (mma_wg_issue on a copy of acc, then wgmma.wait_group 0):
 // the operands' slots may be overwritten after the next barrier.
-template <class D, int M, int N, int K, int W, int SWA, int TB, class TA>
-CT_DEV void mma_wg(Regs<float, D::regs>& out, const Regs<float, D::regs>& acc, const TA* sa, const TA* sb, int tid) {
+template <class D, int M, int N, int K, int W, int SWA, int TB, class TA, class TE>
+CT_DEV void mma_wg(Regs<float, D::regs>& out, const Regs<float, D::regs>& acc, const TA* sa, const TE* sb, int tid) {
   out = acc;
-  mma_wg_issue<D, M, N, K, W, SWA, TB, TA>(out, sa, sb, tid);
+  mma_wg_issue<D, M, N, K, W, SWA, TB, TA, TE>(out, sa, sb, tid);
   wgmma_wait<0>();
 }
 

@@ -113,19 +113,22 @@ Layout mma_accumulator(std::int64_t m, std::int64_t n, int warps);
 // A swizzled tile starts at a multiple of this many bytes of shared memory (the swizzle pattern's
 // period: 8 rows of 128 bytes).
 constexpr std::int64_t kSwizzleAlign = 1024;
-bool wgmma_shape(std::int64_t m, std::int64_t n, std::int64_t k, int warps);
+// K of one instruction: 32 bytes of K (k16 for 16-bit operands, k32 for 8-bit ones).
+constexpr int wgmma_k(int elem_bytes) { return 32 / elem_bytes; }
+// m, n, k of a product of operands of `elem_bytes` bytes (2: bf16 / f16, 1: fp8) over `warps`.
+bool wgmma_shape(std::int64_t m, std::int64_t n, std::int64_t k, int warps, int elem_bytes = 2);
 Layout wgmma_accumulator(std::int64_t m, std::int64_t n, int warps);
 // A [m, k] operand of wgmma held in registers (register-A wgmma): the accumulator's layout (the
 // m16n8k16 A fragment of each warp's 16-row slice, per k16 step), so a product's result converted
 // to 16 bits feeds the next product as it is. k a multiple of 16.
 Layout wgmma_a_fragment(std::int64_t m, std::int64_t k, int warps);
-// The swizzled shared layout of a wgmma operand with rows of `row` 16-bit elements (A: K, B: N):
-// swizzle 2 * row bytes for rows of 16 or 32 elements, else 128 (row a multiple of 64); 0 when
-// none fits.
-int wgmma_swizzle(std::int64_t row);
-// The element offset of (r, c) in a [rows][row] tile of 16-bit elements held in the swizzled
-// layout `swizzle` (device/wgmma.h's Swizzled computes the same).
-std::int64_t shared_offset(const Layout& l, std::int64_t rows, std::int64_t r, std::int64_t c);
+// The swizzled shared layout of a wgmma operand with rows of `row` elements of `elem_bytes` bytes
+// (A: K, B: N, or K when held K-major): a swizzle of the row's bytes for rows of 32 or 64 bytes,
+// else 128 (rows a multiple of 128 bytes); 0 when none fits.
+int wgmma_swizzle(std::int64_t row, int elem_bytes = 2);
+// The element offset of (r, c) in a [rows][row] tile of `elem_bytes`-byte elements held in the
+// swizzled layout `swizzle` (device/async.h's Swizzled computes the same).
+std::int64_t shared_offset(const Layout& l, std::int64_t rows, std::int64_t r, std::int64_t c, int elem_bytes = 2);
 
 // True when converting `from` to `to` moves no data between threads (same lanes and warps: the
 // registers are only renumbered).

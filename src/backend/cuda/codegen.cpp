@@ -1334,8 +1334,11 @@ class Emitter {
     const Shape& sh = type(v).shape;
     // Rows of the last extent (a tile of higher rank has leading extents of 1).
     const std::int64_t cols = sh.back(), rows = numel(sh) / cols;
-    if (l.is_swizzled())
-      return "ct::Swizzled<" + std::to_string(rows) + ", " + std::to_string(cols) + ", " + std::to_string(l.swizzle) + ">";
+    if (l.is_swizzled()) {
+      const std::int64_t es = dtype_size(type(v).dtype);  // 16-bit elements unless said (fp8: 1)
+      return "ct::Swizzled<" + std::to_string(rows) + ", " + std::to_string(cols) + ", " + std::to_string(l.swizzle) +
+             (es == 2 ? std::string() : ", " + std::to_string(es)) + ">";
+    }
     return "ct::RowPad<" + std::to_string(l.row) + ", " + std::to_string(l.pad) + ">";
   }
 
@@ -1726,9 +1729,10 @@ class Emitter {
     const int W = k_.target.warps;
     const bool tb = !lay(b).trans;  // B N-major (a row-major [K, N] tile), else K-major (a transposed [N, K] one)
     const bool ra = !shared(a);     // register-A: A in registers, in the fragment layout
+    const int es = static_cast<int>(dtype_size(type(a).dtype));  // 2, or 1 for fp8 (both operands K-major in shared memory)
     CTILE_CHECK(sm_ == 90 && shared(b) && (ra ? lay(a) == ir::wgmma_a_fragment(M, K, W) : !lay(a).trans) &&
-                    lay(b).swizzle == (tb ? 128 : ir::wgmma_swizzle(K)) && lay(r) == ir::wgmma_accumulator(M, N, W) &&
-                    lay(c) == lay(r) && type(r).dtype == DType::f32,
+                    lay(b).swizzle == (tb ? 128 : ir::wgmma_swizzle(K, es)) && lay(r) == ir::wgmma_accumulator(M, N, W) &&
+                    lay(c) == lay(r) && type(r).dtype == DType::f32 && (es == 2 || (!ra && !tb)),
                 "cuda codegen: wgmma product at ", loc_str(op.loc), " without swizzled operands and its accumulator layout");
     const std::string targs = D(r) + ", " + std::to_string(M) + ", " + std::to_string(N) + ", " + std::to_string(K) + ", " +
                               std::to_string(W) + ", " + std::to_string(ra ? lay(b).swizzle : lay(a).swizzle) + ", " +

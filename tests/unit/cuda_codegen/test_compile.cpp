@@ -108,6 +108,34 @@ TEST(Nvrtc, Fp8ConversionsUseTheCvtInstructionsFromSm89) {
   }
 }
 
+// fp8 products with both operands K-major run on sm_90a's 8-bit wgmma (k32, the operand types in
+// the instruction, mixed ones too), and on the CUDA cores elsewhere (no wgmma, no mma.sync).
+TEST(Nvrtc, Fp8ProductsTakeTheK32WgmmaOnSm90a) {
+  Nvrtc* rtc = ctile::backend::cuda::nvrtc();
+  ASSERT_NE(rtc, nullptr) << ctile::backend::cuda::nvrtc_unavailable_reason();
+  const std::vector<std::pair<std::string, std::string>> want = {
+      {"matmul_fp8_e4m3_128", "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3"},
+      {"mm_bt_f8e4m3_f8e5m2_f32", "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e5m2"},
+      {"mm_bt_f8e5m2_f8e4m3_f32", "wgmma.mma_async.sync.aligned.m64n64k32.f32.e5m2.e4m3"},
+      {"mm_bt_f8e5m2_f32_k32", "wgmma.mma_async.sync.aligned.m64n64k32.f32.e5m2.e5m2"}};
+  for (const auto& [name, insn] : want) {
+    const Case* c = nullptr;
+    for (const Case& x : all_cases())
+      if (x.name == name) c = &x;
+    ASSERT_NE(c, nullptr) << name;
+    const auto k = c->make();
+    for (int sm : {89, 90}) {
+      CodegenOptions opt;
+      opt.sm = sm;
+      const auto g = generate(*k, opt);
+      const std::string ptx = rtc->compile(g, sm, Output::Ptx).image;
+      if (sm == 90) EXPECT_NE(ptx.find(insn), std::string::npos) << name << ": " << insn << " missing";
+      else EXPECT_EQ(ptx.find("wgmma"), std::string::npos) << name << " on sm_" << sm;
+      EXPECT_EQ(ptx.find("mma.sync"), std::string::npos) << name << " on sm_" << sm;
+    }
+  }
+}
+
 TEST(Nvrtc, CompileErrorsCarryTheLogTheLineAndAReproducer) {
   Nvrtc* rtc = ctile::backend::cuda::nvrtc();
   ASSERT_NE(rtc, nullptr) << ctile::backend::cuda::nvrtc_unavailable_reason();

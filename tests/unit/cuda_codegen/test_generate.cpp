@@ -271,16 +271,20 @@ TEST(Generate, OccupancyTargetGoesToLaunchBounds) {
 }
 
 // out[128 x 128] (f32) = a @ b over a run-time K loop of 128 x 32 and 32 x 128 tiles.
-std::shared_ptr<const ir::Kernel> product_kernel(const char* name, DType da, DType db) {
+// (bt: B given as Bt [N, K] and transposed in the kernel, K-major like A; n, ks: the tile's N and
+// the K loop's step.)
+std::shared_ptr<const ir::Kernel> product_kernel(const char* name, DType da, DType db, bool bt = false, std::int64_t n = 128,
+                                                 std::int64_t ks = 32) {
   KB kb(name, 2);
   const ValueId a = kb.tensor("a", da, 2), b = kb.tensor("b", db, 2);
-  const ValueId o = kb.piece("out", DType::f32, {128, 128});
+  const ValueId o = kb.piece("out", DType::f32, {128, n});
   const ValueId i = kb.block_id(0), j = kb.block_id(1);
-  const auto pa = kb.partition(a, {128, 32});
-  const auto pb = kb.partition(b, {32, 128});
-  auto res = kb.for_(kb.i64c(0), kb.count(pa, 1), kb.i64c(1), {kb.fconst(DType::f32, {128, 128}, 0.0)},
+  const auto pa = kb.partition(a, {128, ks});
+  const auto pb = bt ? kb.partition(b, {n, ks}) : kb.partition(b, {ks, n});
+  auto res = kb.for_(kb.i64c(0), kb.count(pa, 1), kb.i64c(1), {kb.fconst(DType::f32, {128, n}, 0.0)},
                      [&](ValueId kk, std::vector<ValueId> cv) {
-                       return std::vector<ValueId>{kb.mma(kb.load(pa, {i, kk}), kb.load(pb, {kk, j}), cv[0])};
+                       const ValueId tb = bt ? kb.permute(kb.load(pb, {j, kk}), {1, 0}) : kb.load(pb, {kk, j});
+                       return std::vector<ValueId>{kb.mma(kb.load(pa, {i, kk}), tb, cv[0])};
                      });
   kb.store_piece(o, res[0]);
   return kb.finish();
@@ -343,10 +347,11 @@ TEST(Generate, BFloat16ProductsRunOnTheTensorCores) {
   EXPECT_NE(g75.notes[0].find("on the CUDA cores (sm_75 has no 16-bit tensor-core mma)"), std::string::npos) << g75.notes[0];
 }
 
-// The same product with fp8 operands (e4m3 x e4m3, e4m3 x e5m2) declines the tensor cores on
-// every target: the portable path (ct::mma, operands staged and converted to f32), no mma.sync or
-// wgmma, no operand rings in shared memory, and a note saying where it runs and why.
-TEST(Generate, Fp8ProductsDeclineTheTensorCores) {
+// The same product with fp8 operands (e4m3 x e4m3, e4m3 x e5m2) and B N-major declines the tensor
+// cores on every target: wgmma takes 8-bit operands K-major only, and sm_80 / sm_89 have no fp8
+// path here. It runs on the portable path (ct::mma, operands staged and converted to f32), no
+// mma.sync or wgmma, no operand rings in shared memory, with a note saying where it runs and why.
+TEST(Generate, Fp8ProductsWithNMajorBDeclineTheTensorCores) {
   for (DType db : {DType::f8e4m3, DType::f8e5m2}) {
     const auto k = product_kernel("mm_fp8", DType::f8e4m3, db);
     for (int sm : {80, 89, 90}) {
@@ -360,10 +365,44 @@ TEST(Generate, Fp8ProductsDeclineTheTensorCores) {
       EXPECT_EQ(gk.source.find("ct::mma_wg"), std::string::npos) << gk.source;
       EXPECT_EQ(gk.source.find("ct::load_async<"), std::string::npos) << gk.source;
       ASSERT_EQ(gk.notes.size(), 1u) << "sm_" << sm;
-      const std::string want = std::string("on the CUDA cores (the tensor-core path takes bf16 or f16 operands into f32, f16 or "
-                                           "bf16; this one is f8e4m3 x ") + std::string(dtype_name(db)) + " -> f32)";
+      const std::string want = sm == 90 ? "on the CUDA cores (fp8 products on wgmma need A [M, K] and B K-major, a transposed [N, K] tile"
+                                        : "on the CUDA cores (fp8 products run on the tensor cores through sm_90's wgmma only)";
       EXPECT_NE(gk.notes[0].find(want), std::string::npos) << gk.notes[0];
     }
+  }
+}
+
+// With B given as Bt [N, K] and transposed in the kernel (torch._scaled_mm's layout), both
+// operands are K-major and the fp8 product runs on wgmma (m64nNk32) on sm_90: both tiles copied
+// into swizzled rings of 1-byte elements (32-byte rows: K = 32), B read transposed (TB = 0), no
+// note. sm_80 / sm_89 still decline (the note), and sync_mma turns wgmma off.
+TEST(Generate, Fp8ProductsWithKMajorOperandsRunOnWgmma) {
+  for (DType db : {DType::f8e4m3, DType::f8e5m2}) {
+    const auto k = product_kernel("mm_fp8_bt", DType::f8e4m3, db, /*bt=*/true);
+    const ir::Kernel g = ctile::backend::cuda::lower(*k, sm90());
+    int tc = 0;
+    ir::walk(g.body, [&](const ir::Op& op) { tc += op.kind == ir::OpKind::Mma && op.tensor_core; });
+    EXPECT_EQ(tc, 1);
+    const auto gk = generate(*k, sm90());
+    EXPECT_TRUE(gk.notes.empty()) << gk.notes.front();
+    const auto& src = gk.source;
+    EXPECT_NE(src.find("ct::mma_wg_issue<"), std::string::npos) << src;
+    EXPECT_NE(src.find(", 32, 0>("), std::string::npos) << src;  // swizzle 32, B K-major (TB = 0)
+    EXPECT_NE(src.find("ct::Swizzled<128, 32, 32, 1>"), std::string::npos) << src;
+    EXPECT_NE(src.find("ct::load_async<"), std::string::npos) << src;
+    EXPECT_EQ(src.find("ct::mma<"), std::string::npos) << src;
+    for (int sm : {80, 89}) {
+      const auto gs = generate(*k, CodegenOptions{sm, {}});
+      EXPECT_NE(gs.source.find("ct::mma<"), std::string::npos) << gs.source;
+      ASSERT_EQ(gs.notes.size(), 1u);
+      EXPECT_NE(gs.notes[0].find("through sm_90's wgmma only)"), std::string::npos) << gs.notes[0];
+    }
+    CodegenOptions sync = sm90();
+    sync.options.sync_mma = true;
+    const auto gsync = generate(*k, sync);
+    EXPECT_NE(gsync.source.find("ct::mma<"), std::string::npos);
+    ASSERT_EQ(gsync.notes.size(), 1u);
+    EXPECT_NE(gsync.notes[0].find("which the kernel option sync_mma turns off)"), std::string::npos) << gsync.notes[0];
   }
 }
 

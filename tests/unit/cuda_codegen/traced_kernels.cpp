@@ -308,10 +308,30 @@ void add_traced_cases(std::vector<Case>& out) {
                      {unchecked(D::bf16, 2), ref(D::bf16, 2), ref(D::bf16, 2)}, 2);
   });
   // The benchmark's FP8 product with per-tensor scales (bench/kernels.hpp: A [M, K], Bt [N, K] in
-  // e4m3, C in bf16): on the CUDA cores until the tensor cores take fp8.
+  // e4m3, C in bf16): on sm_90 on wgmma (k32 steps, both operands K-major), elsewhere on the CUDA
+  // cores. K blocks of 64 (64-byte rows: the 64-byte swizzle) and of 128 (the 128-byte swizzle,
+  // the benchmark's blocks; with the TMA variants of add_tma_cases).
   add("matmul_fp8_e4m3", [] {
     return ct::trace(bench::matmul_fp8<ct::f8e4m3, 64>, "matmul_fp8<e4m3, 64>",
                      {piece(D::bf16, {64, 64}), ref(D::f8e4m3, 2), ref(D::f8e4m3, 2), scalar(D::f32)}, 2);
+  });
+  add("matmul_fp8_e4m3_128", [] {
+    return ct::trace(bench::matmul_fp8<ct::f8e4m3, 128>, "matmul_fp8<e4m3, 128>",
+                     {piece(D::bf16, {128, 128}), ref(D::f8e4m3, 2), ref(D::f8e4m3, 2), scalar(D::f32)}, 2);
+  });
+  // fp8 products with Bt [N, K] (K-major, wgmma's form): mixed operand types both ways, K steps
+  // of 32 bytes (the 32-byte swizzle, one instruction a step) and of 128 with two warpgroups.
+  add("mm_bt_f8e4m3_f8e5m2_f32", [] {
+    return ct::trace(mm_bt<ct::f8e4m3, float, 64, ct::f8e5m2>, "mm_bt<f8e4m3 x f8e5m2,f32>",
+                     {piece(D::f32, {64, 128}), ref(D::f8e4m3, 2), ref(D::f8e5m2, 2)}, 2);
+  });
+  add("mm_bt_f8e5m2_f8e4m3_f32", [] {
+    return ct::trace(mm_bt<ct::f8e5m2, float, 128, ct::f8e4m3>, "mm_bt<f8e5m2 x f8e4m3,f32>",
+                     {piece(D::f32, {128, 64}), ref(D::f8e5m2, 2), ref(D::f8e4m3, 2)}, 2);
+  });
+  add("mm_bt_f8e5m2_f32_k32", [] {
+    return ct::trace(mm_bt<ct::f8e5m2, float, 32>, "mm_bt<f8e5m2,f32>",
+                     {piece(D::f32, {64, 64}), ref(D::f8e5m2, 2), ref(D::f8e5m2, 2)}, 2);
   });
   // The kernel option loop_prefetch: a K loop two and three iterations ahead (on sm_90 the loads
   // follow the product in flight, rings of D + 2 slots), and GEMV with its stream of W pipelined.
@@ -402,7 +422,7 @@ void add_traced_cases(std::vector<Case>& out) {
 void add_tma_cases(std::vector<Case>& out) {
   const std::vector<std::string> names = {"example_matmul", "matmul_128x128x32", "matmul_128x128x32_prefetch2",
                                           "matmul_128x128x64", "mma_tc_bias_relu_bt_bf16", "matmul_bias_silu_bf16",
-                                          "matmul_unchecked_bf16", "mma_tc_long_k_bf16"};
+                                          "matmul_unchecked_bf16", "mma_tc_long_k_bf16", "matmul_fp8_e4m3_128"};
   std::vector<Case> more;
   for (const Case& c : out) {
     if (std::find(names.begin(), names.end(), c.name) == names.end()) continue;

@@ -133,6 +133,29 @@ TEST(TensorMapEncoding, Rank2RowMajor) {
   EXPECT_EQ(e.box[1], 128u);
 }
 
+// fp8 tiles (wgmma's 8-bit operands) copy their bytes as UINT8: 128 elements a 128-byte box row.
+TEST(TensorMapEncoding, Fp8AsBytes) {
+  for (ct::DType d : {ct::DType::f8e4m3, ct::DType::f8e5m2}) {
+    ct::platform::TensorMapSlot m = map_slot(2, 128, 128);
+    m.dtype = d;
+    const std::int64_t shape[] = {256, 4096}, strides[] = {4096, 1};
+    const auto e = ct::platform::tensor_map_encoding(m, g_data, shape, strides, 2);
+    ASSERT_EQ(e.error, "");
+    EXPECT_EQ(e.data_type, 0u);  // CU_TENSOR_MAP_DATA_TYPE_UINT8
+    EXPECT_EQ(e.strides_bytes[0], 4096u);
+    EXPECT_EQ(e.box[0], 128u);
+    // Rows of 8 bytes are not 16-byte aligned.
+    const std::int64_t narrow[] = {256, 8}, nstrides[] = {8, 1};
+    EXPECT_NE(ct::platform::tensor_map_encoding(m, g_data, narrow, nstrides, 2).error, "");
+  }
+  // A 4-byte type has no TMA copies here.
+  ct::platform::TensorMapSlot f = map_slot(2, 128, 32);
+  f.dtype = ct::DType::f32;
+  const std::int64_t shape[] = {256, 4096}, strides[] = {4096, 1};
+  EXPECT_NE(ct::platform::tensor_map_encoding(f, g_data, shape, strides, 2).error.find("f32 elements are not supported"),
+            std::string::npos);
+}
+
 TEST(TensorMapEncoding, Rank4BlocksOfAttention) {
   // q of [B, H, S, D] = [2, 32, 4096, 128], boxes of [1, 1, 64, 64]: dims innermost first.
   const std::int64_t shape[] = {2, 32, 4096, 128}, strides[] = {32 * 4096 * 128, 4096 * 128, 128, 1};
