@@ -328,6 +328,10 @@ class Parser {
         t.pingpong = true;
         continue;
       }
+      if (key == "scratch_over_rings") {
+        t.scratch_over_rings = true;
+        continue;
+      }
       expect('=');
       const std::int64_t v = parse_int();
       if (key == "sm") t.sm = static_cast<int>(v);

@@ -33,7 +33,7 @@ class Printer {
           << (t.producer_warps > 0 ? ", producer_warps = " + std::to_string(t.producer_warps) +
                                          ", producer_bar = " + std::to_string(t.producer_bar)
                                    : std::string())
-          << (t.pingpong ? ", pingpong" : "") << "}";
+          << (t.pingpong ? ", pingpong" : "") << (t.scratch_over_rings ? ", scratch_over_rings" : "") << "}";
     }
     os_ << " (";
     for (std::size_t i = 0; i < k_.params.size(); ++i) {

@@ -254,6 +254,23 @@ class Verifier {
                   t.smem_bytes, " bytes of shared memory"));
       if (!producer_ops(k_)) kfail("target producer_warps is set, but the TMA copies cannot run on a producer of their own");
     }
+    if (t.scratch_over_rings && t.producer_warps == 0)
+      kfail("target scratch_over_rings needs a producer warpgroup (it says the producer waits for each tile block's end)");
+    if (t.producer_warps > 0 && !t.scratch_over_rings) {
+      // The producer copies the next tile block's operands during this one's epilogue: no ring may
+      // lie over the scratch.
+      std::int64_t scratch_end = 0, ring_lo = -1;
+      walk(k_.body, [&](const Op& op) {
+        if (op.smem_offset < 0 || op.smem_bytes <= 0) return;
+        if (op.kind == OpKind::Load || op.kind == OpKind::LoadPiece)
+          ring_lo = ring_lo < 0 ? op.smem_offset : std::min(ring_lo, op.smem_offset);
+        else
+          scratch_end = std::max(scratch_end, op.smem_offset + op.smem_bytes);
+      });
+      if (ring_lo >= 0 && ring_lo < scratch_end)
+        kfail(cat("the rings start at byte ", ring_lo, ", inside the scratch (", scratch_end,
+                  " bytes), but the target does not say scratch_over_rings: the producer would copy over the epilogue's scratch"));
+    }
     if (t.pingpong && (t.producer_warps == 0 || t.warps != 8))
       kfail(cat("target pingpong needs a producer warpgroup and two consumer warpgroups (8 warps); this target has ",
                 t.warps, " warps", t.producer_warps ? "" : " and no producer"));

@@ -5,8 +5,11 @@
 // the consumers: they wait for each copy on its slot's barrier, multiply, and hand the slot back
 // (one arrival per warp on the slot's `empty` barrier) once the products that read it are done;
 // the barrier of the whole tile block before each product goes away, and the producer runs as far
-// ahead as the ring has slots. Between tile blocks the consumers say when their shared memory
-// (the epilogue's scratch lies over the rings) is free for the next tile block's copies.
+// ahead as the ring has slots. Where smem-alloc laid the epilogue's scratch over the rings (a K
+// loop, then its epilogue), the pass moves the rings and their barriers above the scratch when the
+// CTA's shared memory holds both, so the producer copies the next tile block's operands while the
+// consumers run this one's epilogue; where it does not, the consumers say at each tile block's
+// end that its shared memory is free for the next one's copies (KernelTarget::scratch_over_rings).
 //
 // With the option pingpong = 1 and two consumer warpgroups, the loops' products take turns
 // (KernelTarget::pingpong): one warpgroup's softmax runs while the other's products do.
@@ -49,12 +52,41 @@ class WarpSpecialize : public Pass {
       end = std::max(end, op.tma_bar + 8 * op.ring_slots);
     });
     k.target.producer_warps = 4;
+    k.target.scratch_over_rings = !rings_apart(k, end - first + 8);
     k.target.producer_bar = (k.target.smem_bytes + 7) / 8 * 8;
     k.target.smem_bytes = k.target.producer_bar + (end - first) + 8;  // a barrier per slot, then the tile block's
     k.target.pingpong = ctx.options.pingpong == 1 && pingpong_applies(k);
   }
 
  private:
+  // sm_90's shared memory per CTA (227 KiB, the opt-in limit), less what the code generator adds to
+  // align swizzled tiles.
+  static constexpr std::int64_t kSharedPerCta = 227 * 1024 - (ir::kSwizzleAlign - 16);
+
+  // True when no ring lies over the scratch, after moving the rings (and everything smem-alloc put
+  // above them: their barriers) above it where the CTA's shared memory holds both with `extra`
+  // more bytes (the producer's barriers).
+  static bool rings_apart(ir::Kernel& k, std::int64_t extra) {
+    std::int64_t scratch_end = 0, ring_lo = -1;
+    ir::walk(k.body, [&](const ir::Op& op) {
+      if (op.smem_offset < 0 || op.smem_bytes <= 0) return;
+      if (op.kind == OpKind::Load || op.kind == OpKind::LoadPiece)
+        ring_lo = ring_lo < 0 ? op.smem_offset : std::min(ring_lo, op.smem_offset);
+      else
+        scratch_end = std::max(scratch_end, op.smem_offset + op.smem_bytes);
+    });
+    if (ring_lo < 0 || ring_lo >= scratch_end) return true;
+    const std::int64_t shift = (scratch_end + ir::kSwizzleAlign - 1) / ir::kSwizzleAlign * ir::kSwizzleAlign - ring_lo;
+    if ((k.target.smem_bytes + shift + 7) / 8 * 8 + extra > kSharedPerCta) return false;
+    ir::walk_mut(k.body, [&](ir::Op& op) {
+      const bool copy = op.kind == OpKind::Load || op.kind == OpKind::LoadPiece;
+      if (copy && op.smem_offset >= 0 && op.smem_bytes > 0) op.smem_offset += shift;
+      if (op.tma_bar >= 0) op.tma_bar += shift;
+    });
+    k.target.smem_bytes += shift;
+    return true;
+  }
+
   // Ping-pong (option pingpong = 1): two consumer warpgroups, and loops whose tensor-core products
   // each warpgroup runs on its own rows with nothing in the loop that waits for the whole tile
   // block (scratch exchanged through shared memory, a barrier at a region's end, an in-flight K

@@ -315,6 +315,12 @@ struct KernelTarget {
   // next (warpgroup g waits on kPingPongBarrier + g before a product and hands the turn over on the
   // other's after it).
   bool pingpong = false;
+  // With a producer warpgroup: the epilogue's scratch lies over the rings (smem-alloc puts it there
+  // when every op with scratch follows the K loop), so the producer waits for each tile block's
+  // end before the next one's copies. False: they lie apart and the producer copies the next tile
+  // block's operands while the consumers run this one's epilogue (the warp-specialize pass moves
+  // the rings above the scratch where the CTA's shared memory holds both).
+  bool scratch_over_rings = false;
   friend bool operator==(const KernelTarget&, const KernelTarget&) = default;
 };
 

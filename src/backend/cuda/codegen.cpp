@@ -616,7 +616,7 @@ class Emitter {
                ");");
         }
       }
-      if (P) {
+      if (P && t.scratch_over_rings) {
         line("ct::u64* const tfree = " + free_bar() + ";  // the tile block's shared memory is free for the next copies");
         line("if (threadIdx.x == 0) ct::mbar_init(tfree, 1);");
       }
@@ -666,13 +666,18 @@ class Emitter {
     open("if ((int)threadIdx.x == " + std::to_string(32 * W) + ") {");
     for (const auto& [bar, ld] : tma_rings_)
       line("ct::TmaProducer<" + std::to_string(ld->ring_slots) + "> tq" + std::to_string(bar) + ";");
-    line("unsigned free_phase = 0;");
+    // Where the epilogue's scratch lies over the rings, the next tile block's copies wait for this
+    // one's end; elsewhere only for their slots, so they run during the epilogue.
+    const bool wait_tile = k_.target.scratch_over_rings;
+    if (wait_tile) line("unsigned free_phase = 0;");
     emit_block_count();
     open("for (long long lin = blockIdx.x; lin < nblocks; lin += gridDim.x) {");
-    open("if (lin != blockIdx.x) {  // the previous tile block's shared memory is free");
-    line("ct::mbar_wait(tfree, free_phase);");
-    line("free_phase ^= 1u;");
-    close();
+    if (wait_tile) {
+      open("if (lin != blockIdx.x) {  // the previous tile block's shared memory is free");
+      line("ct::mbar_wait(tfree, free_phase);");
+      line("free_phase ^= 1u;");
+      close();
+    }
     emit_tile_block_start();
     emit_producer_region(k_.body);
     close();
@@ -837,10 +842,11 @@ class Emitter {
         }
       if (op->kind == OpKind::Yield) {
         // The next tile block's TMA copies may land where this one wrote its scratch.
-        if (op->sync_after && !tma_rings_.empty() && &r == &k_.body)
+        const bool tile_wait = ws() && &r == &k_.body && k_.target.scratch_over_rings;
+        if (op->sync_after && !tma_rings_.empty() && &r == &k_.body && (!ws() || tile_wait))
           line("ct::wgmma_smem_fence();  // this tile block's shared stores, before the next one's TMA copies");
         if (op->sync_after || (ws() && &r == &k_.body)) line("team.sync();  // scratch of the next iteration");
-        if (ws() && &r == &k_.body) line("if (team.tid == 0) ct::mbar_arrive(tfree);  // to the producer: this tile block is done");
+        if (tile_wait) line("if (team.tid == 0) ct::mbar_arrive(tfree);  // to the producer: this tile block is done");
         break;
       }
       if (producer_only_.count(op.get())) continue;  // the producer warpgroup computes it

@@ -406,5 +406,32 @@ TEST(Generate, Fp8ProductsWithKMajorOperandsRunOnWgmma) {
   }
 }
 
+// With a producer warpgroup, the next tile block's copies wait for this one's end only where the
+// epilogue's scratch lies over the rings (target scratch_over_rings): the producer's wait on the
+// tile block's barrier, the consumers' arrival and the fence before the copies are there exactly
+// then. The 128 x 128 x 64 GEMM's rings move above its scratch (warp-specialize); those of a
+// 128 x 256 x 64 one with f32 C cannot (128 KiB of scratch beside 192 KiB of rings).
+TEST(Generate, TheProducerWaitsForTheTileBlockOnlyWhenItsScratchLiesOverTheRings) {
+  for (std::int64_t n : {128, 256}) {
+    auto k = std::make_shared<ir::Kernel>(ir::clone(*product_kernel("mm_ws", DType::bf16, DType::bf16, false, n, 64)));
+    k->options.tma = 1;
+    k->options.warp_specialize = 1;
+    for (ir::Param& p : k->params)
+      if (p.type.kind == ir::TypeKind::Tensor && p.type.access == ir::Access::Read) {
+        p.facts.aligned16 = true;
+        p.facts.contiguous_last = true;
+        p.facts.stride_div16 |= 1u;
+      }
+    const ir::Kernel g = ctile::backend::cuda::lower(*k, sm90());
+    ASSERT_EQ(g.target.producer_warps, 4) << n;
+    const bool over = n == 256;
+    EXPECT_EQ(g.target.scratch_over_rings, over) << n;
+    const std::string src = generate(*k, sm90()).source;
+    EXPECT_EQ(src.find("ct::mbar_wait(tfree, free_phase);") != std::string::npos, over) << src;
+    EXPECT_EQ(src.find("ct::mbar_arrive(tfree);") != std::string::npos, over) << src;
+    EXPECT_EQ(src.find("this tile block's shared stores, before the next one's TMA copies") != std::string::npos, over) << src;
+  }
+}
+
 }  // namespace
 }  // namespace cuda_codegen_test

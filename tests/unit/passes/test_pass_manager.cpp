@@ -72,3 +72,34 @@ TEST(PassManager, ABrokenPassIsCaughtByTheVerifier) {
     EXPECT_NE(std::string(e.what()).find("after pass 'breaker' on kernel 'dump_me'"), std::string::npos) << e.what();
   }
 }
+
+// The verifier holds warp specialisation's shared-memory promise: without scratch_over_rings the
+// producer copies the next tile block's operands during this one's epilogue, so a ring lying over
+// the epilogue's scratch is rejected (here: the GEMM of 128 x 256 tiles, whose rings and f32
+// scratch do not fit side by side, with the flag taken away); the flag needs a producer.
+TEST(Verifier, RingsOverTheScratchNeedTheProducerToWaitForTheTileBlock) {
+  std::ifstream in(std::string(CTILE_PASS_GOLDEN_DIR) + "/warp-specialize/gemm_producer.ir");
+  const std::string file((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::size_t at = file.find("// expect:\n");
+  ASSERT_NE(at, std::string::npos);
+  const std::string text = file.substr(at + 11);
+  ASSERT_NE(text.find(", scratch_over_rings}"), std::string::npos) << text;
+  EXPECT_NO_THROW((void)ir::parse(text));
+  auto without = [&](const std::string& what, const std::string& with) {
+    std::string t = text;
+    t.replace(t.find(what), what.size(), with);
+    return t;
+  };
+  try {
+    (void)ir::parse(without(", scratch_over_rings}", "}"));
+    ADD_FAILURE() << "no error";
+  } catch (const ctile::UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("inside the scratch"), std::string::npos) << e.what();
+  }
+  try {
+    (void)ir::parse(without(", producer_warps = 4, producer_bar = 196672", ""));
+    ADD_FAILURE() << "no error";
+  } catch (const ctile::UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("scratch_over_rings needs a producer warpgroup"), std::string::npos) << e.what();
+  }
+}
