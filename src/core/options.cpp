@@ -48,6 +48,7 @@ std::string KernelOptions::str() const {
   if (tma) add("tma=" + std::to_string(tma));
   if (warp_specialize) add("warp_specialize=" + std::to_string(warp_specialize));
   if (pingpong) add("pingpong=" + std::to_string(pingpong));
+  if (epilogue_overlap) add("epilogue_overlap=" + std::to_string(epilogue_overlap));
   return s;
 }
 
@@ -66,6 +67,9 @@ void KernelOptions::validate(const std::string& kernel) const {
     bad(detail::cat("warp_specialize = ", warp_specialize, " is not 1 (a producer warpgroup), -1 (off) or 0 (the compiler chooses)"));
   if (pingpong < -1 || pingpong > 1)
     bad(detail::cat("pingpong = ", pingpong, " is not 1 (the consumer warpgroups take turns), -1 (off) or 0 (the compiler chooses)"));
+  if (epilogue_overlap < -1 || epilogue_overlap > 1)
+    bad(detail::cat("epilogue_overlap = ", epilogue_overlap,
+                    " is not 1 (the next tile block's copies during the epilogue), -1 (off) or 0 (the compiler chooses)"));
   if (blocks_per_cta != 0 && !pow2_in(blocks_per_cta, 1, 32))
     bad(detail::cat("blocks_per_cta = ", blocks_per_cta, " is not a power of two from 1 to 32"));
   if (warps > 1 && blocks_per_cta > 8)
@@ -88,6 +92,9 @@ KernelOptions KernelOptions::with_env_overrides() const {
     o.warp_specialize = *v;
   if (auto v = env_tristate("CTILE_PINGPONG", "1 (the consumer warpgroups take turns), -1 (off) or 0 (the compiler chooses)"))
     o.pingpong = *v;
+  if (auto v = env_tristate("CTILE_EPILOGUE_OVERLAP",
+                            "1 (the next tile block's copies during the epilogue), -1 (off) or 0 (the compiler chooses)"))
+    o.epilogue_overlap = *v;
   if (const char* v = std::getenv("CTILE_FAST_MATH"); v && *v) o.fast_math = std::strcmp(v, "0") != 0;
   if (const char* v = std::getenv("CTILE_SIMT_MMA"); v && *v) o.simt_mma = std::strcmp(v, "0") != 0;
   if (const char* v = std::getenv("CTILE_SYNC_MMA"); v && *v) o.sync_mma = std::strcmp(v, "0") != 0;

@@ -374,6 +374,7 @@ class Parser {
       else if (key == "tma") o.tma = v;
       else if (key == "warp_specialize") o.warp_specialize = v;
       else if (key == "pingpong") o.pingpong = v;
+      else if (key == "epilogue_overlap") o.epilogue_overlap = v;
       else fail(cat("unknown kernel option '", key, "'"));
     } while (try_char(','));
     expect('}');

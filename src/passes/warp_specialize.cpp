@@ -21,6 +21,8 @@
 // producer at every benchmark shape; docs/compiler.md, "Warp specialisation").
 #include <algorithm>
 #include <functional>
+#include <map>
+#include <vector>
 
 #include "passes.hpp"
 
@@ -52,7 +54,7 @@ class WarpSpecialize : public Pass {
       end = std::max(end, op.tma_bar + 8 * op.ring_slots);
     });
     k.target.producer_warps = 4;
-    k.target.scratch_over_rings = !rings_apart(k, end - first + 8);
+    k.target.scratch_over_rings = !rings_apart(k, end - first + 8, ctx.options.epilogue_overlap);
     k.target.producer_bar = (k.target.smem_bytes + 7) / 8 * 8;
     k.target.smem_bytes = k.target.producer_bar + (end - first) + 8;  // a barrier per slot, then the tile block's
     k.target.pingpong = ctx.options.pingpong == 1 && pingpong_applies(k);
@@ -65,25 +67,75 @@ class WarpSpecialize : public Pass {
 
   // True when no ring lies over the scratch, after moving the rings (and everything smem-alloc put
   // above them: their barriers) above it where the CTA's shared memory holds both with `extra`
-  // more bytes (the producer's barriers).
-  static bool rings_apart(ir::Kernel& k, std::int64_t extra) {
+  // more bytes (the producer's barriers). Option epilogue_overlap: -1 never moves them; 1 also
+  // takes a slot from each rotating ring of three or more where both do not fit otherwise (with
+  // the producer, a ring of two slots is safe: each slot is copied into only once its products are
+  // done).
+  static bool rings_apart(ir::Kernel& k, std::int64_t extra, int option) {
     std::int64_t scratch_end = 0, ring_lo = -1;
     ir::walk(k.body, [&](const ir::Op& op) {
       if (op.smem_offset < 0 || op.smem_bytes <= 0) return;
-      if (op.kind == OpKind::Load || op.kind == OpKind::LoadPiece)
-        ring_lo = ring_lo < 0 ? op.smem_offset : std::min(ring_lo, op.smem_offset);
-      else
-        scratch_end = std::max(scratch_end, op.smem_offset + op.smem_bytes);
+      if (is_copy(op)) ring_lo = ring_lo < 0 ? op.smem_offset : std::min(ring_lo, op.smem_offset);
+      else scratch_end = std::max(scratch_end, op.smem_offset + op.smem_bytes);
     });
     if (ring_lo < 0 || ring_lo >= scratch_end) return true;
-    const std::int64_t shift = (scratch_end + ir::kSwizzleAlign - 1) / ir::kSwizzleAlign * ir::kSwizzleAlign - ring_lo;
-    if ((k.target.smem_bytes + shift + 7) / 8 * 8 + extra > kSharedPerCta) return false;
+    if (option < 0) return false;
+    for (const bool fewer : {false, true}) {
+      if (fewer && option != 1) break;
+      if (repack(k, scratch_end, extra, fewer)) return true;
+    }
+    return false;
+  }
+  static bool is_copy(const ir::Op& op) { return op.kind == OpKind::Load || op.kind == OpKind::LoadPiece; }
+  static std::int64_t align(std::int64_t x, std::int64_t a) { return (x + a - 1) / a * a; }
+
+  // Places the rings from `base` on (each at a multiple of ir::kSwizzleAlign, in their order) and
+  // their barriers after them (8 bytes a slot, in their order), with one slot fewer in each
+  // rotating ring of three or more when `fewer`; false (and nothing changed) when that and `extra`
+  // bytes more do not fit the CTA's shared memory.
+  static bool repack(ir::Kernel& k, std::int64_t base, std::int64_t extra, bool fewer) {
+    struct Ring {
+      std::vector<ir::Op*> loads;
+      std::int64_t slot_bytes = 0;
+      int slots = 0;
+      bool rotating = false;
+    };
+    std::map<std::int64_t, Ring> rings;  // by offset
     ir::walk_mut(k.body, [&](ir::Op& op) {
-      const bool copy = op.kind == OpKind::Load || op.kind == OpKind::LoadPiece;
-      if (copy && op.smem_offset >= 0 && op.smem_bytes > 0) op.smem_offset += shift;
-      if (op.tma_bar >= 0) op.tma_bar += shift;
+      if (!is_copy(op) || op.smem_offset < 0 || op.smem_bytes <= 0) return;
+      Ring& r = rings[op.smem_offset];
+      r.loads.push_back(&op);
+      r.slots = op.ring_slots;
+      r.slot_bytes = op.smem_bytes / op.ring_slots;
+      r.rotating = r.rotating || op.ring_slot < 0;
     });
-    k.target.smem_bytes += shift;
+    std::int64_t at = align(base, ir::kSwizzleAlign);
+    std::map<std::int64_t, std::int64_t> offset;  // old offset -> new
+    std::map<std::int64_t, int> slots;
+    for (auto& [off, r] : rings) {
+      slots[off] = fewer && r.rotating && r.slots >= 3 ? r.slots - 1 : r.slots;
+      offset[off] = align(at, ir::kSwizzleAlign);
+      at = offset[off] + slots[off] * r.slot_bytes;
+    }
+    // The barriers, in the order smem-alloc gave them.
+    std::map<std::int64_t, std::int64_t> bars;  // old barrier offset -> ring offset
+    for (auto& [off, r] : rings)
+      if (r.loads.front()->tma_bar >= 0) bars[r.loads.front()->tma_bar] = off;
+    std::int64_t b = align(at, 8);
+    std::map<std::int64_t, std::int64_t> bar_at;
+    for (auto& [old, off] : bars) {
+      bar_at[old] = b;
+      b += 8 * slots[off];
+    }
+    if (align(b, 8) + extra > kSharedPerCta) return false;
+    for (auto& [off, r] : rings)
+      for (ir::Op* op : r.loads) {
+        op->smem_offset = offset[off];
+        op->ring_slots = slots[off];
+        op->smem_bytes = slots[off] * r.slot_bytes;
+        if (op->tma_bar >= 0) op->tma_bar = bar_at[op->tma_bar];
+      }
+    k.target.smem_bytes = b;
     return true;
   }
 

@@ -54,6 +54,13 @@ struct KernelOptions {
   // other multiplies; -1 or 0 (the compiler's choice, off until measured): they run free
   // (docs/compiler.md, "Warp specialisation").
   int pingpong = 0;
+  // On sm_90, a warp-specialised kernel whose epilogue's scratch smem-alloc laid over the K loop's
+  // rings (a GEMM's relayout of C): 1 = the rings move above the scratch, each rotating ring a slot
+  // fewer where both do not fit otherwise, so the producer copies the next tile block's operands
+  // during this one's epilogue; -1 = the rings stay over the scratch (the producer waits for each
+  // tile block's end); 0: the compiler chooses (apart wherever both fit with the rings' slots as
+  // they are; docs/compiler.md, "Warp specialisation").
+  int epilogue_overlap = 0;
 
   friend bool operator==(const KernelOptions&, const KernelOptions&) = default;
   friend auto operator<=>(const KernelOptions&, const KernelOptions&) = default;
@@ -63,7 +70,7 @@ struct KernelOptions {
   // Throws UserError naming `kernel` and the option when an option is out of range.
   void validate(const std::string& kernel) const;
   // These options with the environment's overrides applied (CTILE_WARPS, CTILE_STAGES,
-  // CTILE_BLOCKS_PER_CTA, CTILE_FAST_MATH, CTILE_SIMT_MMA, CTILE_SYNC_MMA, CTILE_LOOP_PREFETCH, CTILE_MIN_CTAS, CTILE_TMA, CTILE_WARP_SPECIALIZE, CTILE_PINGPONG; a malformed
+  // CTILE_BLOCKS_PER_CTA, CTILE_FAST_MATH, CTILE_SIMT_MMA, CTILE_SYNC_MMA, CTILE_LOOP_PREFETCH, CTILE_MIN_CTAS, CTILE_TMA, CTILE_WARP_SPECIALIZE, CTILE_PINGPONG, CTILE_EPILOGUE_OVERLAP; a malformed
   // value is a UserError).
   KernelOptions with_env_overrides() const;
 };

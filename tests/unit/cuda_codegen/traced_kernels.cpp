@@ -477,6 +477,25 @@ void add_tma_cases(std::vector<Case>& out) {
                         return std::shared_ptr<const ir::Kernel>(k);
                       }});
     }
+  // The benchmark's 128 x 256 x 64 GEMM (bf16 C) with TMA and the producer, its rings above the
+  // epilogue's scratch at a slot's cost (option epilogue_overlap = 1: 3 slots a ring), so the
+  // producer copies the next tile block's operands during the epilogue; 208 KiB of shared memory,
+  // sm_90 only.
+  more.push_back({"matmul_bf16_128x256x64_overlap_sm90", [] {
+                    auto k = std::make_shared<ir::Kernel>(ir::clone(*ct::trace(
+                        bench::matmul<ct::bf16, 64>, "matmul<bf16, 64>",
+                        {piece(ct::DType::bf16, {128, 256}), ref(ct::DType::bf16, 2), ref(ct::DType::bf16, 2)}, 2)));
+                    k->options.tma = 1;
+                    k->options.warp_specialize = 1;
+                    k->options.epilogue_overlap = 1;
+                    for (ir::Param& p : k->params)
+                      if (p.type.kind == ir::TypeKind::Tensor && p.type.access == ir::Access::Read) {
+                        p.facts.aligned16 = true;
+                        p.facts.contiguous_last = true;
+                        p.facts.stride_div16 |= 1u;
+                      }
+                    return std::shared_ptr<const ir::Kernel>(k);
+                  }});
   out.insert(out.end(), more.begin(), more.end());
 }
 

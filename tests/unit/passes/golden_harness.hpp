@@ -2,7 +2,7 @@
 //
 //   // passes: canonicalize, dce        (the pipeline, in order)
 //   // options: fast_math, warps=4      (optional: KernelOptions; also simt_mma, stages=, blocks_per_cta=, min_ctas_per_sm=,
-//                                       tma=, warp_specialize=, pingpong=)
+//                                       tma=, warp_specialize=, pingpong=, epilogue_overlap=)
 //   // sm: 90                           (optional: the target)
 //   <input IR>
 //   // expect:
@@ -73,6 +73,7 @@ inline Case parse_case(const std::string& text) {
         else if (o.rfind("tma=", 0) == 0) c.ctx.options.tma = std::stoi(o.substr(4));
         else if (o.rfind("warp_specialize=", 0) == 0) c.ctx.options.warp_specialize = std::stoi(o.substr(16));
         else if (o.rfind("pingpong=", 0) == 0) c.ctx.options.pingpong = std::stoi(o.substr(9));
+        else if (o.rfind("epilogue_overlap=", 0) == 0) c.ctx.options.epilogue_overlap = std::stoi(o.substr(17));
         else if (o.rfind("min_ctas_per_sm=", 0) == 0) c.ctx.options.min_ctas_per_sm = std::stoi(o.substr(16));
         else throw std::runtime_error("unknown option " + o);
       }

@@ -134,6 +134,12 @@ TEST(KernelOptions, BadOptionIsAUserErrorAtTheCallersLineNamingKernelAndOption) 
                           spec::shared<float>({kRows, kCols}), 0.0f);
       },
       {"scaled_exp", "pingpong = 2", "the consumer warpgroups take turns"});
+  ct::test::expect_user_error(
+      [&] {
+        (void)ct::warm_up(scaled_exp, ct::WarmUpOptions{.kernel = {.epilogue_overlap = -2}},
+                          spec::partition<float>({kRows, kCols}, {8, 128}), spec::shared<float>({kRows, kCols}), 0.0f);
+      },
+      {"scaled_exp", "epilogue_overlap = -2", "the next tile block's copies during the epilogue"});
   // Nothing was lost: the shared input is still usable.
   EXPECT_EQ(x.to_host().size(), static_cast<std::size_t>(kRows * kCols));
 }
