@@ -11,9 +11,10 @@
 //      after a warm-up, no L2 flush (the peers are timed the same way, bench/gemm/peers.py).
 // One JSON record per row and line.
 //
-//   ctile_gemm_bench [--out FILE] [--reps N] [--quick] [--only MxNxK] [--config CFG] [--cubin FILE]
+//   ctile_gemm_bench [--out FILE] [--reps N] [--quick] [--only MxNxK] [--config CFG] [--cubin FILE] [--cubin-fp8 FILE]
 // --config: one configuration alone, as the records name it (128x256x64, R4xBK512), for ncu.
-// --cubin: also writes the sm_90a cubin of the 128 x 128 x 32 bf16 kernel (for cuobjdump), and exits.
+// --cubin: also writes the sm_90a cubin of the 128 x 128 x 32 bf16 kernel (for cuobjdump), and exits;
+// --cubin-fp8: the same for the FP8 product (128 x 128 x 128, e4m3).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -378,6 +379,15 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--quick")) g.quick = true;
     else if (!std::strcmp(argv[i], "--only") && i + 1 < argc) g.only = argv[++i];
     else if (!std::strcmp(argv[i], "--config") && i + 1 < argc) g.config = argv[++i];
+    else if (!std::strcmp(argv[i], "--cubin-fp8") && i + 1 < argc) {
+      namespace spec = ct::spec;
+      using F = ct::f8e4m3;
+      const auto r = ct::compile_only(bench::matmul_fp8<F, 128>, ct::CompileOptions{.arch = "sm_90a"},
+                                      spec::partition<ct::bf16>({4096, 4096}, {128, 128}), spec::shared<F>({4096, 4096}),
+                                      spec::shared<F>({4096, 4096}), 1.0f);
+      std::ofstream(argv[++i], std::ios::binary).write(reinterpret_cast<const char*>(r.cubin.data()), std::streamsize(r.cubin.size()));
+      return 0;
+    }
     else if (!std::strcmp(argv[i], "--cubin") && i + 1 < argc) {
       namespace spec = ct::spec;
       using B = ct::bf16;
@@ -388,7 +398,7 @@ int main(int argc, char** argv) {
       return 0;
     }
     else {
-      std::fprintf(stderr, "usage: ctile_gemm_bench [--out FILE] [--reps N] [--quick] [--only MxNxK] [--config CFG] [--cubin FILE]\n");
+      std::fprintf(stderr, "usage: ctile_gemm_bench [--out FILE] [--reps N] [--quick] [--only MxNxK] [--config CFG] [--cubin FILE] [--cubin-fp8 FILE]\n");
       return 2;
     }
   }
