@@ -118,6 +118,8 @@ class MatmulSplitK {
 template <class T>
 MatmulSplitK<T> matmul_split_k(Tensor<T> c, Shared<T> a, Shared<T> b, SplitKOptions opt = {},
                                std::source_location loc = std::source_location::current()) {
+  static_assert(!std::is_same_v<T, f8e4m3> && !std::is_same_v<T, f8e5m2>,
+                "matmul_split_k: fp8 operands need per-tensor scales: use ctile::kernels::matmul_fp8(c, a, bt, scale_a, scale_b)");
   const Shape &as = a.shape(), &bs = b.shape(), &cs = c.shape();
   auto fail = [&](const std::string& what) {
     throw UserError("matmul_split_k: " + what + " (a " + shape_str(as) + ", b " + shape_str(bs) + ", c " + shape_str(cs) + ")", SourceLoc(loc));

@@ -1,0 +1,91 @@
+// The kernel library's FP8 product with per-tensor scales (ctile/kernels/matmul_fp8.hpp) against a
+// float64 product of the same fp8 values on fresh random inputs: shapes that are not multiples of
+// the tiles, K shorter than one K step, mixed formats, every output type and block; and the errors
+// of its host entry.
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include <ctile/ctile.hpp>
+#include <ctile/kernels/matmul_fp8.hpp>
+
+namespace ct = ctile;
+
+namespace {
+
+template <class TA, class TB, class TC>
+void check(std::int64_t m, std::int64_t n, std::int64_t k, float sa, float sb, ct::kernels::Fp8MatmulOptions opt,
+           std::uint64_t seed) {
+  auto a = ct::randn<TA>({m, k}, seed).share();
+  auto bt = ct::randn<TB>({n, k}, seed + 1).share();
+  auto [c, a2, bt2, s] = ct::kernels::matmul_fp8(ct::full<TC>({m, n}, TC(NAN)), a, bt, sa, sb, opt).sync();
+  EXPECT_EQ(s, sa * sb);
+  const auto got = std::move(c).unpartition().to_host();
+  const auto ha = a2.to_host(), hb = bt2.to_host();
+  // fp8 products are exact in f32; the f32 sum of K of them is within K * 2^-24 of sum |a b| (and
+  // the scale's product one rounding), then one rounding to C: 2^-8 (bf16), 2^-11 (f16), 2^-24.
+  const double unit = std::is_same_v<TC, ct::bf16> ? 0x1p-8 : std::is_same_v<TC, ct::f16> ? 0x1p-11 : 0x1p-24;
+  const double scale = double(sa * sb);
+  int bad = 0;
+  for (std::int64_t i = 0; i < m; ++i)
+    for (std::int64_t j = 0; j < n; ++j) {
+      double want = 0, mag = 0;
+      for (std::int64_t kk = 0; kk < k; ++kk) {
+        const double p = double(float(ha[std::size_t(i * k + kk)])) * double(float(hb[std::size_t(j * k + kk)]));
+        want += p;
+        mag += std::fabs(p);
+      }
+      want *= scale;
+      mag *= scale;
+      const double g = double(float(got[std::size_t(i * n + j)]));
+      if (!(std::fabs(g - want) <= unit * std::fabs(want) + (double(k) + 2) * 0x1p-24 * mag + 1e-30) && bad++ < 5)
+        ADD_FAILURE() << "c[" << i << ", " << j << "] = " << g << ", want " << want << " (m " << m << " n " << n << " k " << k << ")";
+    }
+  EXPECT_EQ(bad, 0);
+}
+
+TEST(MatmulFp8, OddShapesIntoBf16) {
+  check<ct::f8e4m3, ct::f8e4m3, ct::bf16>(70, 130, 300, 0.5f, 0.25f, {}, 1);
+  check<ct::f8e4m3, ct::f8e4m3, ct::bf16>(7, 9, 20, 2.0f, 3.0f, {.block_m = 64, .block_n = 64}, 2);  // K below one step
+}
+TEST(MatmulFp8, MixedFormatsAndOutputTypes) {
+  check<ct::f8e4m3, ct::f8e5m2, float>(64, 200, 256, 1.0f, 0.125f, {.block_n = 256}, 3);
+  check<ct::f8e5m2, ct::f8e4m3, ct::f16>(129, 64, 130, 0.75f, 1.5f, {.block_m = 128, .block_n = 64}, 4);
+  check<ct::f8e5m2, ct::f8e5m2, ct::bf16>(33, 65, 129, 1.0f, 1.0f, {}, 5);
+}
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const ct::UserError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(MatmulFp8, ErrorsNameTheProblemAndTheShapes) {
+  using F = ct::f8e4m3;
+  auto run = [](ct::Shape as, ct::Shape bs, ct::Shape cs, float sa = 1, float sb = 1, ct::kernels::Fp8MatmulOptions opt = {}) {
+    return error_of([&] {
+      auto l = ct::kernels::matmul_fp8(ct::zeros<ct::bf16>(cs), ct::zeros<F>(as).share(), ct::zeros<F>(bs).share(), sa, sb, opt);
+      (void)std::move(l).sync();
+    });
+  };
+  EXPECT_NE(run({16, 64}, {32, 48}, {16, 32}).find("matmul_fp8: a has K = 64, bt has K = 48 (a [16, 64], bt [32, 48], c [16, 32])"),
+            std::string::npos);
+  EXPECT_NE(run({16, 64}, {32, 64}, {16, 16}).find("c must be [M, N] = [16, 32]"), std::string::npos);
+  EXPECT_NE(run({16, 64, 1}, {32, 64}, {16, 32}).find("must be rank 2"), std::string::npos);
+  EXPECT_NE(run({16, 64}, {32, 64}, {16, 32}, 0.0f, 1.0f).find("the scales must be finite and positive, got scale_a 0"),
+            std::string::npos);
+  EXPECT_NE(run({16, 64}, {32, 64}, {16, 32}, 1.0f, NAN).find("the scales must be finite and positive"), std::string::npos);
+  EXPECT_NE(run({16, 64}, {32, 64}, {16, 32}, 1, 1, {.block_m = 32}).find("block_m 32 is not 64 or 128"), std::string::npos);
+  EXPECT_NE(run({16, 64}, {32, 64}, {16, 32}, 1, 1, {.block_n = 512}).find("block_n 512 is not 64, 128 or 256"), std::string::npos);
+  // The message names the caller's line.
+  EXPECT_NE(run({16, 64}, {32, 48}, {16, 32}).find("test_matmul_fp8.cpp:"), std::string::npos);
+}
+
+}  // namespace
