@@ -4,7 +4,6 @@
 // of its host entry.
 #include <cmath>
 #include <cstdint>
-#include <functional>
 #include <string>
 #include <vector>
 
@@ -12,6 +11,8 @@
 
 #include <ctile/ctile.hpp>
 #include <ctile/kernels/matmul_fp8.hpp>
+
+#include "../unit/runtime/test_helpers.hpp"
 
 namespace ct = ctile;
 
@@ -58,34 +59,26 @@ TEST(MatmulFp8, MixedFormatsAndOutputTypes) {
   check<ct::f8e5m2, ct::f8e5m2, ct::bf16>(33, 65, 129, 1.0f, 1.0f, {}, 5);
 }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const ct::UserError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
-
 TEST(MatmulFp8, ErrorsNameTheProblemAndTheShapes) {
   using F = ct::f8e4m3;
-  auto run = [](ct::Shape as, ct::Shape bs, ct::Shape cs, float sa = 1, float sb = 1, ct::kernels::Fp8MatmulOptions opt = {}) {
-    return error_of([&] {
-      auto l = ct::kernels::matmul_fp8(ct::zeros<ct::bf16>(cs), ct::zeros<F>(as).share(), ct::zeros<F>(bs).share(), sa, sb, opt);
-      (void)std::move(l).sync();
-    });
+  // Each a UserError at this file's line, naming the problem (and the three shapes).
+  auto run = [](ct::Shape as, ct::Shape bs, ct::Shape cs, float sa, float sb, ct::kernels::Fp8MatmulOptions opt,
+                std::initializer_list<std::string_view> parts) {
+    ct::test::expect_user_error(
+        [&] {
+          auto l = ct::kernels::matmul_fp8(ct::zeros<ct::bf16>(cs), ct::zeros<F>(as).share(), ct::zeros<F>(bs).share(), sa, sb, opt);
+          (void)std::move(l).sync();
+        },
+        parts);
   };
-  EXPECT_NE(run({16, 64}, {32, 48}, {16, 32}).find("matmul_fp8: a has K = 64, bt has K = 48 (a [16, 64], bt [32, 48], c [16, 32])"),
-            std::string::npos);
-  EXPECT_NE(run({16, 64}, {32, 64}, {16, 16}).find("c must be [M, N] = [16, 32]"), std::string::npos);
-  EXPECT_NE(run({16, 64, 1}, {32, 64}, {16, 32}).find("must be rank 2"), std::string::npos);
-  EXPECT_NE(run({16, 64}, {32, 64}, {16, 32}, 0.0f, 1.0f).find("the scales must be finite and positive, got scale_a 0"),
-            std::string::npos);
-  EXPECT_NE(run({16, 64}, {32, 64}, {16, 32}, 1.0f, NAN).find("the scales must be finite and positive"), std::string::npos);
-  EXPECT_NE(run({16, 64}, {32, 64}, {16, 32}, 1, 1, {.block_m = 32}).find("block_m 32 is not 64 or 128"), std::string::npos);
-  EXPECT_NE(run({16, 64}, {32, 64}, {16, 32}, 1, 1, {.block_n = 512}).find("block_n 512 is not 64, 128 or 256"), std::string::npos);
-  // The message names the caller's line.
-  EXPECT_NE(run({16, 64}, {32, 48}, {16, 32}).find("test_matmul_fp8.cpp:"), std::string::npos);
+  run({16, 64}, {32, 48}, {16, 32}, 1, 1, {},
+      {"matmul_fp8: a has K = 64, bt has K = 48 (a [16, 64], bt [32, 48], c [16, 32])", "test_matmul_fp8.cpp:"});
+  run({16, 64}, {32, 64}, {16, 16}, 1, 1, {}, {"c must be [M, N] = [16, 32]"});
+  run({16, 64, 1}, {32, 64}, {16, 32}, 1, 1, {}, {"must be rank 2"});
+  run({16, 64}, {32, 64}, {16, 32}, 0.0f, 1.0f, {}, {"the scales must be finite and positive, got scale_a 0"});
+  run({16, 64}, {32, 64}, {16, 32}, 1.0f, NAN, {}, {"the scales must be finite and positive"});
+  run({16, 64}, {32, 64}, {16, 32}, 1, 1, {.block_m = 32}, {"block_m 32 is not 64 or 128"});
+  run({16, 64}, {32, 64}, {16, 32}, 1, 1, {.block_n = 512}, {"block_n 512 is not 64, 128 or 256"});
 }
 
 }  // namespace

@@ -11,6 +11,8 @@
 #include <ctile/ctile.hpp>
 #include <ctile/kernels/matmul_split_k.hpp>
 
+#include "../unit/runtime/test_helpers.hpp"
+
 namespace ct = ctile;
 
 namespace {
@@ -62,34 +64,21 @@ TEST(MatmulSplitK, ChoosesSplitsForFewTiles) {
   EXPECT_EQ(matmul_split_k_splits(16, 64, 512, 16, 64), 1);      // 8 K blocks: too few to split
 }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const ct::UserError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
-
 TEST(MatmulSplitK, ErrorsNameTheProblemAndTheShapes) {
-  auto run = [](ct::Shape as, ct::Shape bs, ct::Shape cs, ct::kernels::SplitKOptions opt = {}) {
-    return error_of([&] {
-      auto l = ct::kernels::matmul_split_k(ct::zeros<ct::bf16>(cs), ct::zeros<ct::bf16>(as).share(), ct::zeros<ct::bf16>(bs).share(), opt);
-      (void)std::move(l).sync();
-    });
+  // Each a UserError at this file's line, naming the problem and the three shapes.
+  auto run = [](ct::Shape as, ct::Shape bs, ct::Shape cs, ct::kernels::SplitKOptions opt, std::initializer_list<std::string_view> parts) {
+    ct::test::expect_user_error(
+        [&] {
+          auto l = ct::kernels::matmul_split_k(ct::zeros<ct::bf16>(cs), ct::zeros<ct::bf16>(as).share(), ct::zeros<ct::bf16>(bs).share(), opt);
+          (void)std::move(l).sync();
+        },
+        parts);
   };
-  const std::string k = run({16, 64}, {32, 8}, {16, 8});
-  EXPECT_NE(k.find("a has K = 64, b has 32 rows"), std::string::npos) << k;
-  EXPECT_NE(k.find("a [16, 64], b [32, 8], c [16, 8]"), std::string::npos) << k;
-  EXPECT_NE(k.find("test_matmul_split_k.cpp"), std::string::npos) << k;
-  const std::string c = run({16, 64}, {64, 8}, {8, 16});
-  EXPECT_NE(c.find("c must be [M, N] = [16, 8]"), std::string::npos) << c;
-  const std::string s = run({16, 64}, {64, 8}, {16, 8}, {.splits = 3});
-  EXPECT_NE(s.find("splits 3 is not a power of two in [1, 16]"), std::string::npos) << s;
-  const std::string bm = run({16, 64}, {64, 8}, {16, 8}, {.block_m = 48});
-  EXPECT_NE(bm.find("block_m 48 is not 16, 32, 64 or 128"), std::string::npos) << bm;
-  const std::string r = run({16, 64, 1}, {64, 8}, {16, 8});
-  EXPECT_NE(r.find("must be rank 2"), std::string::npos) << r;
+  run({16, 64}, {32, 8}, {16, 8}, {}, {"a has K = 64, b has 32 rows", "a [16, 64], b [32, 8], c [16, 8]", "test_matmul_split_k.cpp"});
+  run({16, 64}, {64, 8}, {8, 16}, {}, {"c must be [M, N] = [16, 8]"});
+  run({16, 64}, {64, 8}, {16, 8}, {.splits = 3}, {"splits 3 is not a power of two in [1, 16]"});
+  run({16, 64}, {64, 8}, {16, 8}, {.block_m = 48}, {"block_m 48 is not 16, 32, 64 or 128"});
+  run({16, 64, 1}, {64, 8}, {16, 8}, {}, {"must be rank 2"});
 }
 
 }  // namespace

@@ -265,39 +265,33 @@ inline void window_parts(ct::Mut<float, 2> y, ct::Ref<float, 2> x) {
   y.store_window({1 - bm, bn / 2}, r);
 }
 
-// InB: b's element type when it differs from a's (an fp8 product mixes e4m3 and e5m2).
-template <class In, class Acc, int BK, class InB = In>
+// InB: b's element type when it differs from a's (an fp8 product mixes e4m3 and e5m2). BT: b is
+// given as Bt [N, K] and transposed in the kernel, so both operands are K-major (the only form in
+// which wgmma takes 8-bit operands; mm_bt below).
+template <class In, class Acc, int BK, class InB = In, bool BT = false>
 void mm(ct::Mut<Acc, 2> c, ct::Ref<In, 2> a, ct::Ref<InB, 2> b) {
   const auto [bm, bn] = c.tile_shape();
   auto [i, j] = c.tile_index();
   auto pa = a.tiles({bm, BK});
-  auto pb = b.tiles({BK, bn});
+  auto pb = BT ? b.tiles({bn, BK}) : b.tiles({BK, bn});
   auto acc = ct::Tile<Acc>::zeros({bm, bn});
   for (auto k : ct::range(pa.count(1))) {
     // Named loads: C++ leaves the order of function arguments unspecified, and the trace (so the
     // printed IR) follows the order in which the loads run.
     auto at = pa.load({i, k});
-    auto bt = pb.load({k, j});
-    acc = ct::mma(at, bt, acc);
+    if constexpr (BT) {
+      auto bt = pb.load({j, k});
+      acc = ct::mma(at, ct::transpose(bt), acc);
+    } else {
+      auto bt = pb.load({k, j});
+      acc = ct::mma(at, bt, acc);
+    }
   }
   c.store(acc);
 }
-
-// The same product with b given as Bt [N, K] and transposed in the kernel: both operands K-major,
-// the only form in which wgmma takes 8-bit (fp8) operands.
 template <class In, class Acc, int BK, class InB = In>
 void mm_bt(ct::Mut<Acc, 2> c, ct::Ref<In, 2> a, ct::Ref<InB, 2> bt) {
-  const auto [bm, bn] = c.tile_shape();
-  auto [i, j] = c.tile_index();
-  auto pa = a.tiles({bm, BK});
-  auto pb = bt.tiles({bn, BK});
-  auto acc = ct::Tile<Acc>::zeros({bm, bn});
-  for (auto k : ct::range(pa.count(1))) {
-    auto at = pa.load({i, k});
-    auto btt = pb.load({j, k});
-    acc = ct::mma(at, ct::transpose(btt), acc);
-  }
-  c.store(acc);
+  mm<In, Acc, BK, InB, true>(std::move(c), std::move(a), std::move(bt));
 }
 
 // Batched products (rank-3 ct.mma): block (h, i, j) of c [P, M, N] in tiles [bp, bm, bn] multiplies
