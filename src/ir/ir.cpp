@@ -127,6 +127,25 @@ int tensor_param_of(const Kernel& k, ValueId v) {
   return -1;
 }
 
+SharedMemoryUse shared_memory_use(const Kernel& k) {
+  SharedMemoryUse u;
+  std::vector<std::pair<std::int64_t, std::int64_t>> rings, scratch;
+  walk(k.body, [&](const Op& op) {
+    if (op.smem_offset < 0 || op.smem_bytes <= 0) return;
+    const std::pair<std::int64_t, std::int64_t> r{op.smem_offset, op.smem_offset + op.smem_bytes};
+    if (op.kind == OpKind::Load || op.kind == OpKind::LoadPiece) {
+      rings.push_back(r);
+      u.ring_lo = u.ring_lo < 0 ? r.first : std::min(u.ring_lo, r.first);
+    } else {
+      scratch.push_back(r);
+      u.scratch_end = std::max(u.scratch_end, r.second);
+    }
+  });
+  for (const auto& a : rings)
+    for (const auto& b : scratch) u.rings_over_scratch = u.rings_over_scratch || (a.first < b.second && b.first < a.second);
+  return u;
+}
+
 TensorMapUse tensor_map_use(const Kernel& k, const Op& load) {
   TensorMapUse u;
   u.param = tensor_param_of(k, load.operands[0]);

@@ -259,16 +259,9 @@ class Verifier {
     if (t.producer_warps > 0 && !t.scratch_over_rings) {
       // The producer copies the next tile block's operands during this one's epilogue: no ring may
       // lie over the scratch.
-      std::int64_t scratch_end = 0, ring_lo = -1;
-      walk(k_.body, [&](const Op& op) {
-        if (op.smem_offset < 0 || op.smem_bytes <= 0) return;
-        if (op.kind == OpKind::Load || op.kind == OpKind::LoadPiece)
-          ring_lo = ring_lo < 0 ? op.smem_offset : std::min(ring_lo, op.smem_offset);
-        else
-          scratch_end = std::max(scratch_end, op.smem_offset + op.smem_bytes);
-      });
-      if (ring_lo >= 0 && ring_lo < scratch_end)
-        kfail(cat("the rings start at byte ", ring_lo, ", inside the scratch (", scratch_end,
+      const SharedMemoryUse u = shared_memory_use(k_);
+      if (u.rings_over_scratch)
+        kfail(cat("the rings (from byte ", u.ring_lo, ") lie over the scratch (", u.scratch_end,
                   " bytes), but the target does not say scratch_over_rings: the producer would copy over the epilogue's scratch"));
     }
     if (t.pingpong && (t.producer_warps == 0 || t.warps != 8))

@@ -72,17 +72,12 @@ class WarpSpecialize : public Pass {
   // the producer, a ring of two slots is safe: each slot is copied into only once its products are
   // done).
   static bool rings_apart(ir::Kernel& k, std::int64_t extra, int option) {
-    std::int64_t scratch_end = 0, ring_lo = -1;
-    ir::walk(k.body, [&](const ir::Op& op) {
-      if (op.smem_offset < 0 || op.smem_bytes <= 0) return;
-      if (is_copy(op)) ring_lo = ring_lo < 0 ? op.smem_offset : std::min(ring_lo, op.smem_offset);
-      else scratch_end = std::max(scratch_end, op.smem_offset + op.smem_bytes);
-    });
-    if (ring_lo < 0 || ring_lo >= scratch_end) return true;
+    const ir::SharedMemoryUse u = ir::shared_memory_use(k);
+    if (!u.rings_over_scratch) return true;
     if (option < 0) return false;
     for (const bool fewer : {false, true}) {
       if (fewer && option != 1) break;
-      if (repack(k, scratch_end, extra, fewer)) return true;
+      if (repack(k, u.scratch_end, extra, fewer)) return true;
     }
     return false;
   }

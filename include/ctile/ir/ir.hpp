@@ -375,12 +375,21 @@ void copy_attributes(const Op& from, Op& to);
 // refers to; -1 when it is neither.
 int tensor_param_of(const Kernel& k, ValueId v);
 
-// The tensor maps of a GPU-level kernel, indexed by the ops' tma_map (empty when no op copies with
-// TMA). Throws InternalError when two ops of one map disagree or a map index is unused.
 // The tensor map that `load` (a Load of a read-only rank-2 parameter into a swizzled tile) copies
 // through: its parameter, element type, box and swizzle.
 TensorMapUse tensor_map_use(const Kernel& k, const Op& load);
+// The tensor maps of a GPU-level kernel, indexed by the ops' tma_map (empty when no op copies with
+// TMA). Throws InternalError when two ops of one map disagree or a map index is unused.
 std::vector<TensorMapUse> tensor_maps(const Kernel& k);
+
+// Where a GPU-level kernel's shared memory goes (smem-alloc's offsets): the rings (loads into
+// shared memory) and the scratch (every other op with an offset).
+struct SharedMemoryUse {
+  std::int64_t ring_lo = -1;    // the first ring's offset; -1: no ring
+  std::int64_t scratch_end = 0;  // the end of the scratch (0: none)
+  bool rings_over_scratch = false;  // a ring's bytes meet a scratch op's
+};
+SharedMemoryUse shared_memory_use(const Kernel& k);
 
 // What the producer warpgroup of a warp-specialised kernel runs (KernelTarget::producer_warps):
 // every TMA copy (tma_map >= 0), the ct.for loops around them, and the pure scalar ops that their

@@ -94,7 +94,7 @@ TEST(Verifier, RingsOverTheScratchNeedTheProducerToWaitForTheTileBlock) {
     (void)ir::parse(without(", scratch_over_rings}", "}"));
     ADD_FAILURE() << "no error";
   } catch (const ctile::UserError& e) {
-    EXPECT_NE(std::string(e.what()).find("inside the scratch"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("lie over the scratch"), std::string::npos) << e.what();
   }
   try {
     (void)ir::parse(without(", producer_warps = 4, producer_bar = 196672", ""));
