@@ -66,7 +66,8 @@ std::uint64_t gpu_launches();
 
 template <class T>
 double as_double(T v) {
-  if constexpr (std::is_same_v<T, ct::f16> || std::is_same_v<T, ct::bf16>)
+  if constexpr (std::is_same_v<T, ct::f16> || std::is_same_v<T, ct::bf16> || std::is_same_v<T, ct::f8e4m3> ||
+                std::is_same_v<T, ct::f8e5m2>)
     return static_cast<double>(static_cast<float>(v));
   else
     return static_cast<double>(v);

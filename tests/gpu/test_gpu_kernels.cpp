@@ -10,6 +10,8 @@
 #include <numeric>
 #include <random>
 
+#include <ctile/kernels/matmul_fp8.hpp>
+
 #include "../unit/cuda_codegen/error_bounds.hpp"
 #include "test_kernels.hpp"
 #include "harness.hpp"
@@ -374,6 +376,41 @@ void check_mm(std::int64_t m, std::int64_t n, std::int64_t k) {
       bound.push_back(per * mag);
     }
   CHECK_WITHIN(g, c, bound, "mma " + tname<In>() + " -> " + tname<Acc>());
+}
+
+// The library's FP8 product with per-tensor scales (on sm_90a on wgmma's 8-bit form, m64nNk32):
+// fp8 products are exact, so GPU and CPU backend differ by the order of the f32 sums (the
+// accumulation bound of sum |a b| * scale) and C's one rounding (an ulp of C either way).
+template <class TA, class TB, class TC>
+void check_matmul_fp8(std::int64_t m, std::int64_t n, std::int64_t k, ct::kernels::Fp8MatmulOptions opt) {
+  const float sa = 0.5f, sb = 0.25f;
+  auto [g, c] = both([&](ct::Device d) {
+    auto a = ct::randn<TA>({m, k}, seed(31), 0.0, 1.0, d).share();
+    auto bt = ct::randn<TB>({n, k}, seed(32), 0.0, 1.0, d).share();
+    auto [cc, a2, bt2, s] = ct::kernels::matmul_fp8(poisoned<TC>({m, n}, d), a, bt, sa, sb, opt).sync();
+    return std::move(cc).unpartition().to_host();
+  });
+  const auto ha = host_values(ct::randn<TA>({m, k}, seed(31), 0.0, 1.0, kCpu));
+  const auto hb = host_values(ct::randn<TB>({n, k}, seed(32), 0.0, 1.0, kCpu));
+  const double per = (eb::accumulation_ulps(k) + 2) * kEps32;
+  std::vector<double> bound;
+  for (std::int64_t i = 0; i < m; ++i)
+    for (std::int64_t j = 0; j < n; ++j) {
+      double mag = 0, sum = 0;
+      for (std::int64_t q = 0; q < k; ++q) {
+        mag += std::abs(ha[std::size_t(i * k + q)] * hb[std::size_t(j * k + q)]);
+        sum += ha[std::size_t(i * k + q)] * hb[std::size_t(j * k + q)];
+      }
+      const double scale = double(sa) * double(sb);
+      bound.push_back(per * mag * scale + 2 * narrowing_ulp<TC>(sum * scale));
+    }
+  CHECK_WITHIN(g, c, bound, "matmul_fp8 " + tname<TA>() + " x " + tname<TB>() + " -> " + tname<TC>());
+}
+
+GPU_TEST(kernels_matmul_fp8) {
+  check_matmul_fp8<ct::f8e4m3, ct::f8e4m3, ct::bf16>(300, 200, 520, {});
+  check_matmul_fp8<ct::f8e4m3, ct::f8e5m2, float>(129, 256, 256, {.block_n = 256});
+  check_matmul_fp8<ct::f8e5m2, ct::f8e4m3, ct::f16>(64, 70, 96, {.block_m = 64, .block_n = 64});
 }
 
 GPU_TEST(kernels_mma_f16_to_f32) { check_mm<ct::f16, float>(70, 50, 90); }
