@@ -35,5 +35,6 @@
 #include "ctile/runtime/stream.hpp"
 #include "ctile/runtime/tensor.hpp"
 #include "ctile/runtime/timer.hpp"
+#include "ctile/runtime/tune.hpp"
 #include "ctile/runtime/unchecked_tensor.hpp"
 #include "ctile/simt.hpp"
