@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include <ctile/ctile.hpp>
+#include <ctile/kernels/attention.hpp>
 
 namespace bench {
 namespace ct = ctile;
@@ -174,6 +175,21 @@ void matmul_bias_silu(ct::Mut<T, 2> c, ct::Ref<T, 2> a, ct::Ref<T, 2> b, ct::Ref
   auto acc = product<BK>(a, b, i, j, bm, bn);  // named: C++ leaves the order of a +'s operands (so of the trace) open
   auto h = acc + bias.tiles({bn}).load({j}).template to<float>();
   c.store((h * ct::sigmoid(h)).template to<T>());
+}
+
+// Attention prefill with O stored through UncheckedMut (issue 12's checked-vs-unchecked target):
+// the library's query block (ctile::kernels::detail::attention_block), its [BM, D] tile scattered to
+// its own rows of the whole output, which canonicalize turns into a window store like the checked
+// kernel's piece store. Grid [B, Hq, ceil(Sq / BM)].
+template <class T, std::int64_t BM, std::int64_t D, std::int64_t BN, bool Causal>
+void attention_prefill_unchecked(ct::UncheckedMut<T, 4> o, ct::Ref<T, 4> q, ct::Ref<T, 4> k, ct::Ref<T, 4> v,
+                                 ct::Scalar<float> scale) {
+  auto b = ct::block_id(0), h = ct::block_id(1), i = ct::block_id(2);
+  auto [acc, m, l] = ct::kernels::detail::attention_block<T, BN, Causal>(q, k, v, scale, b, h, i, BM, D);
+  (void)m;
+  auto rows = (ct::iota<std::int64_t>(BM) + i * BM).reshape({1, 1, BM, 1});
+  auto cols = ct::iota<std::int64_t>(D).reshape({1, 1, 1, D});
+  o.scatter(ct::unchecked, {b, h, rows, cols}, (acc / l).template to<T>().reshape({1, 1, BM, D}));
 }
 
 }  // namespace bench

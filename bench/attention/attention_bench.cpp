@@ -6,6 +6,9 @@
 //      |output|, over the bound: a failure);
 //   2. timed per call with CUDA events around one launch, median of the calls after a warm-up.
 // One JSON record per row and line; TFLOP/s counts 4 B H Sq Sk D (half of it when causal).
+// With each head-dim-128 prefill row, a row of the same kernel storing O through UncheckedMut
+// (kernel "attention_prefill_unchecked": bench::attention_prefill_unchecked, the library's blocks
+// for the device): issue 12's checked-vs-unchecked target.
 // Decode rows (ctile/kernels/attention_decode.hpp: one query token per sequence, 32 query heads on
 // 8 KV heads, head dim 128, every sequence at the full context): the effective KV bandwidth, the
 // cache's bytes (K and V) over the time of both kernels, 16 sampled (sequence, head) pairs checked.
@@ -27,6 +30,8 @@
 #include <ctile/kernels/attention.hpp>
 #include <ctile/kernels/attention_decode.hpp>
 #include <ctile/runtime/timer.hpp>
+
+#include "../kernels.hpp"  // bench::attention_prefill_unchecked
 
 namespace ct = ctile;
 using Clock = std::chrono::steady_clock;
@@ -199,6 +204,67 @@ void run(const Case& c) {
   }
 }
 
+// The same prefill through UncheckedMut (head dim 128; the library's block_m and block_n for the
+// device), checked and timed like run's rows.
+template <std::int64_t BM, std::int64_t BN, bool Causal>
+void run_unchecked_blocks(const Case& c, const std::string& head) {
+  using T = ct::bf16;
+  constexpr std::int64_t D = 128;
+  const Inputs<T>& in = inputs<T>(c);
+  const auto &q = in.q, &k = in.k, &v = in.v;
+  const float scale = 1.0f / std::sqrt(float(D));
+  const std::vector<std::int64_t> grid{c.b, c.hq, ct::ceil_div(c.s, BM)};
+  auto launch = [&](ct::UncheckedTensor<T> o) {
+    return ct::launch(bench::attention_prefill_unchecked<T, BM, D, BN, Causal>, std::move(o), q, k, v, scale).grid(grid);
+  };
+  const auto t0 = Clock::now();
+  auto [o0, q0, k0, v0, s0] = launch(ct::unchecked_mut(ct::unchecked, ct::full<T>({c.b, c.hq, c.s, D}, T(NAN)))).sync();
+  const double first_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  const double err = sampled_error<T>(c, in.qh, in.kh, in.vh, std::move(o0).into_tensor().to_host());
+  const double bound = 0x1p-6;
+  const bool ok = err <= bound;
+  if (!ok) ++g.failures;
+  auto o = ct::unchecked_mut(ct::unchecked, ct::zeros<T>({c.b, c.hq, c.s, D}));
+  const double ms = median_ms([&](const ct::Stream& st, ct::StreamTimer& timer) {
+    auto fut = launch(std::move(o)).async_on(st);
+    timer.stop();
+    o = std::move(std::get<0>(std::move(fut).get()));
+  });
+  const double flops = 4.0 * double(c.b * c.hq) * double(c.s) * double(c.s) * double(D) * (Causal ? 0.5 : 1.0);
+  char buf[512];
+  std::snprintf(buf, sizeof buf, ",\"ms\":%.6f,\"tflops\":%.3f,\"rel_err\":%.3e,\"err_bound\":%.3e,\"ok\":%s,\"first_launch_ms\":%.2f}", ms,
+                flops / (ms * 1e-3) / 1e12, err, bound, ok ? "true" : "false", first_ms);
+  record(head + buf);
+}
+
+void run_unchecked(const Case& c) {
+  if (c.d != 128 || !selected(c.name)) return;
+  const ct::DeviceLimits dl = ct::device_limits(ct::default_device());
+  const std::int64_t bm = g.block_m ? g.block_m : ct::kernels::attention_prefill_block_m(128, dl.max_smem_per_block, dl.sm);
+  const std::int64_t bn = g.block_n ? g.block_n : ct::kernels::attention_prefill_block_n(128, dl.sm);
+  char head[512];
+  std::snprintf(head, sizeof head,
+                "{\"impl\":\"ctile\",\"kernel\":\"attention_prefill_unchecked\",\"name\":\"%s\",\"dtype\":\"bf16\",\"batch\":%lld,"
+                "\"heads\":%lld,\"kv_heads\":%lld,\"seq\":%lld,\"head_dim\":128,\"causal\":%s,\"block_m\":%lld,\"block_n\":%lld",
+                c.name.c_str(), (long long)c.b, (long long)c.hq, (long long)c.hkv, (long long)c.s, c.causal ? "true" : "false",
+                (long long)bm, (long long)bn);
+  try {
+    const int which = (bm == 128 ? 4 : 0) + (bn == 128 ? 2 : 0) + (c.causal ? 1 : 0);
+    switch (which) {
+      case 0: run_unchecked_blocks<64, 64, false>(c, head); break;
+      case 1: run_unchecked_blocks<64, 64, true>(c, head); break;
+      case 2: run_unchecked_blocks<64, 128, false>(c, head); break;
+      case 3: run_unchecked_blocks<64, 128, true>(c, head); break;
+      case 4: run_unchecked_blocks<128, 64, false>(c, head); break;
+      case 5: run_unchecked_blocks<128, 64, true>(c, head); break;
+      case 6: run_unchecked_blocks<128, 128, false>(c, head); break;
+      default: run_unchecked_blocks<128, 128, true>(c, head); break;
+    }
+  } catch (const std::exception& e) {
+    record_error(head, e);
+  }
+}
+
 struct DecodeCase {
   std::string name;
   std::int64_t b, hq, hkv, ctx, d;
@@ -319,7 +385,10 @@ int main(int argc, char** argv) {
       }
   }
   if (!g.decode_only)
-    for (const Case& c : cases) run(c);
+    for (const Case& c : cases) {
+      run(c);
+      run_unchecked(c);
+    }
   std::vector<DecodeCase> decode;
   if (g.quick) decode = {{"decode_quick", 2, 8, 2, 300, 64}};
   else

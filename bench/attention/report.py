@@ -47,6 +47,16 @@ def main():
             p = tf(by[name].get(peer))
             ratios.append(f"{c / p:.3f}" if c and p else "-")
         lines.append(f"| {name} | " + " | ".join(cells) + " | " + " | ".join(ratios) + " |")
+    # Checked (Mut pieces) against unchecked (UncheckedMut) stores of O: issue 12's target is the
+    # checked kernel within 0.5% of the unchecked one.
+    unchecked = {r["name"]: r for r in rows if r.get("kernel") == "attention_prefill_unchecked" and r.get("ok")}
+    if unchecked:
+        lines += ["", "# Checked vs unchecked stores of O (ctile, TFLOP/s; target: checked within 0.5%)", "",
+                  "| row | checked | unchecked | checked/unchecked |", "|---|---|---|---|"]
+        for name in sorted(unchecked):
+            c = tf(by.get(name, {}).get("ctile"))
+            u = unchecked[name]["tflops"]
+            lines.append(f"| {name} | " + (f"{c:.1f}" if c else "-") + f" | {u:.1f} | " + (f"{c / u:.4f}" if c and u else "-") + " |")
     # Decode rows: ctile's names carry the group rows (decode_b1_ctx4096_r16), torch's do not.
     dec = {}
     for r in rows:

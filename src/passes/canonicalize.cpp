@@ -135,8 +135,9 @@ class Canonicalize : public Pass {
   }
 
   // The start s of an index tile of shape `shape` that holds s + e_axis at every element e (a
-  // rank-1 ct.iota of the axis' extent, plus a scalar s, reshaped onto the axis and broadcast), or
-  // kNoValue (with `zero` true when the start is 0: an iota alone).
+  // rank-1 ct.iota of the axis' extent, plus a scalar s, reshaped onto the axis and broadcast; along
+  // an axis of extent 1, a scalar s broadcast), or kNoValue (with `zero` true when the start is 0:
+  // an iota alone).
   ir::ValueId consecutive_start(const ir::Kernel& k, ir::ValueId idx, const Shape& shape, std::size_t axis,
                                 const Defs& defs, bool& zero) const {
     zero = false;
@@ -145,6 +146,11 @@ class Canonicalize : public Pass {
     // Broadcasts first: what they start from must vary along `axis` alone (extents of 1 elsewhere).
     ir::ValueId v = idx;
     for (const ir::Op* d = defs.of(v); d && d->kind == OpKind::Broadcast; d = defs.of(v)) v = d->operands[0];
+    if (shape[axis] == 1) {  // a scalar start along an axis of extent 1 (a batch or head index)
+      const ir::ValueId sv = through_shapes(v, defs);
+      const ir::Type& st = k.type(sv);
+      if (st.is_tile() && st.rank == 0 && st.dtype == DType::i64) return sv;
+    }
     const Shape& vs = k.type(v).shape;
     if (vs.size() != shape.size()) return ir::kNoValue;
     for (std::size_t a = 0; a < vs.size(); ++a)

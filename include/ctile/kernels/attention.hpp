@@ -31,17 +31,19 @@
 #include <cstdint>
 #include <source_location>
 #include <string>
+#include <tuple>
 
 #include "ctile/ctile.hpp"
 
 namespace ctile::kernels {
 
-// The kernel. T is bf16 or f16 (f32 also runs, off the tensor cores); BN is the key block. Lse:
-// empty, or Mut<float, 4> for the optional log-sum-exp output ([B, Hq, Sq, 1], natural log).
-template <class T, std::int64_t BN, bool Causal, class... Lse>
-void attention_prefill_kernel(Mut<T, 4> o, Ref<T, 4> q, Ref<T, 4> k, Ref<T, 4> v, Scalar<float> scale, Lse... lse) {
-  const auto [ob, oh, bm, d] = o.tile_shape();
-  auto [b, h, i, z] = o.tile_index();
+namespace detail {
+// One block of bm query rows of query head h, batch b (rows i * bm ...), over the key blocks: the
+// online softmax of the prefill kernel. Returns (acc, m, l): O = acc / l, and the rows'
+// log-sum-exp is (m + log2 l) ln 2 (m and l are in log2 units).
+template <class T, std::int64_t BN, bool Causal>
+auto attention_block(const Ref<T, 4>& q, const Ref<T, 4>& k, const Ref<T, 4>& v, const Scalar<float>& scale, const Index& b,
+                     const Index& h, const Index& i, std::int64_t bm, std::int64_t d) {
   auto hk = h / (q.extent(1) / k.extent(1));  // the KV head of this query head (GQA)
   auto sk = k.extent(2);
   auto qt = q.tiles({1, 1, bm, d}).load({b, h, i, 0}).reshape({bm, d});
@@ -79,6 +81,17 @@ void attention_prefill_kernel(Mut<T, 4> o, Ref<T, 4> q, Ref<T, 4> k, Ref<T, 4> v
     acc = mma(p.template to<T>(), vt, acc * alpha);
     m = m2;
   }
+  return std::tuple{acc, m, l};
+}
+}  // namespace detail
+
+// The kernel. T is bf16 or f16 (f32 also runs, off the tensor cores); BN is the key block. Lse:
+// empty, or Mut<float, 4> for the optional log-sum-exp output ([B, Hq, Sq, 1], natural log).
+template <class T, std::int64_t BN, bool Causal, class... Lse>
+void attention_prefill_kernel(Mut<T, 4> o, Ref<T, 4> q, Ref<T, 4> k, Ref<T, 4> v, Scalar<float> scale, Lse... lse) {
+  const auto [ob, oh, bm, d] = o.tile_shape();
+  auto [b, h, i, z] = o.tile_index();
+  auto [acc, m, l] = detail::attention_block<T, BN, Causal>(q, k, v, scale, b, h, i, bm, d);
   o.store((acc / l).template to<T>().reshape({1, 1, bm, d}));
   if constexpr (sizeof...(Lse) == 1)  // log(sum exp(scores)) of each row: m and l are in log2 units
     (lse.store(((m + log2(l)) * 0.6931471805599453f).reshape({1, 1, bm, 1})), ...);

@@ -307,6 +307,13 @@ void add_traced_cases(std::vector<Case>& out) {
     return ct::trace(bench::matmul_unchecked<ct::bf16, 128, 128, 64>, "matmul_unchecked<bf16, 128, 128, 64>",
                      {unchecked(D::bf16, 2), ref(D::bf16, 2), ref(D::bf16, 2)}, 2);
   });
+  // The benchmark's attention prefill stored through UncheckedMut (bench/kernels.hpp: the library's
+  // query block, its tile scattered to its own rows of [B, H, S, D], which canonicalize turns into a
+  // window store: scalar batch and head indices along the axes of extent 1).
+  add("attention_unchecked_bf16_d128_causal", [] {
+    return ct::trace(bench::attention_prefill_unchecked<ct::bf16, 64, 128, 64, true>, "attention_prefill_unchecked<bf16, 64, 128, 64>",
+                     {unchecked(D::bf16, 4), ref(D::bf16, 4), ref(D::bf16, 4), ref(D::bf16, 4), scalar(D::f32)}, 3);
+  });
   // The benchmark's FP8 product with per-tensor scales (bench/kernels.hpp: A [M, K], Bt [N, K] in
   // e4m3, C in bf16): on sm_90 on wgmma (k32 steps, both operands K-major), elsewhere on the CUDA
   // cores. K blocks of 64 (64-byte rows: the 64-byte swizzle) and of 128 (the 128-byte swizzle,
