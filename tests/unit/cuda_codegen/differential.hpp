@@ -594,6 +594,7 @@ inline Tolerances tolerances(const std::string& name, const ir::Kernel& k, const
         narrowest = std::max(narrowest, eb::eps(result_dtype(k, *op)));
       }
       std::int64_t mma_k = 0, mma_tile_k = 0;
+      bool fp8_mma = false;
       for (const ir::Op* op : accs) {
         const DType acc_t = op->kind == OpKind::AtomicRMW ? k.type(op->operands[0]).dtype : result_dtype(k, *op);
         all_f64 = all_f64 && acc_t == DType::f64;
@@ -626,6 +627,7 @@ inline Tolerances tolerances(const std::string& name, const ir::Kernel& k, const
           }
           mma_k = std::max(mma_k, in.bufs[it->second].shape[r - 1]);
           mma_tile_k = std::max(mma_tile_k, k.type(op->operands[0]).shape[r - 1]);
+          fp8_mma = fp8_mma || is_fp8(k.type(op->operands[0]).dtype);
         }
       }
       if (mma_k > 0) {
@@ -636,6 +638,9 @@ inline Tolerances tolerances(const std::string& name, const ir::Kernel& k, const
       if (narrowest == 0) narrowest = eb::eps(c);
       const double sq = eb::accumulation_ulps(static_cast<std::int64_t>(terms));
       tol.mag = sq * eb::eps(c) + roundings * narrowest;
+      // fp8 products on sm_90's tensor cores (wgmma k32): the accumulator is reported to keep about
+      // 14 bits (eb::kFp8WgmmaAccumulationEps per instruction step of 32 terms), not f32's 24.
+      if (fp8_mma) tol.mag += static_cast<double>((mma_k + 31) / 32) * eb::kFp8WgmmaAccumulationEps;
       // Each rounding of a partial sum in the subnormal range errs by up to half the smallest
       // subnormal: an absolute floor the relative terms do not cover.
       tol.abs += (terms + roundings) * eb::ulp(c, 0.0) / 2;

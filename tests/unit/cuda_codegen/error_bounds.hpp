@@ -174,6 +174,12 @@ inline bool inexact(const ctile::ir::Kernel& k, const ctile::ir::Op& op, DType d
 // roundings of every term.
 inline double accumulation_ulps(std::int64_t k) { return std::sqrt(static_cast<double>(k < 1 ? 1 : k)); }
 
+// fp8 products on sm_90's tensor cores (wgmma m64nNk32): the accumulator of the 8-bit instructions
+// is reported to keep about 14 significant bits (DeepSeek-V3 technical report, on the H800), far
+// fewer than f32's 24. The tests allow one 2^-13 of sum |term| per instruction step (32 terms of K),
+// added in the worst case, until a GPU run measures it (docs/ir.md, "Numerics").
+inline constexpr double kFp8WgmmaAccumulationEps = 0x1p-13;
+
 // f32 atomic adds on the GPU (PTX atom/red.add.f32) flush subnormal inputs and results to zero:
 // each changes the sum by less than the smallest normal f32.
 constexpr double kAtomicAddF32FlushBound = 0x1p-126;
