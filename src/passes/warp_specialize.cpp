@@ -14,6 +14,9 @@
 // With the option pingpong = 1 and two consumer warpgroups, the loops' products take turns
 // (KernelTarget::pingpong): one warpgroup's softmax runs while the other's products do.
 //
+// A warp-specialised kernel runs on a resident grid (KernelTarget::persistent) unless the option
+// stages is 1: each CTA loops over tile blocks, its producer already copying the next one's operands.
+//
 // The pass only decides and places the producer's barriers (after everything else: one per ring
 // slot, then the tile block's); the code generator writes both programs. Option warp_specialize:
 // 1 or 0 (the compiler's choice) = wherever it applies, -1 = never. The default is on since the
@@ -58,6 +61,11 @@ class WarpSpecialize : public Pass {
     k.target.producer_bar = (k.target.smem_bytes + 7) / 8 * 8;
     k.target.smem_bytes = k.target.producer_bar + (end - first) + 8;  // a barrier per slot, then the tile block's
     k.target.pingpong = ctx.options.pingpong == 1 && pingpong_applies(k);
+    // A resident grid unless the option says otherwise (stages = 1: one tile block a CTA): each CTA
+    // loops over tile blocks, so the producer copies the next one's operands while the consumers
+    // run this one's epilogue, and no CTA pays the barriers' set-up and the ring's first fill once
+    // a tile block (GEMM A/B on an H100: 1.03-1.11x at K = 512 and 4000^3, docs/perf/2026-12-06-h100).
+    if (ctx.options.stages == 0) k.target.persistent = true;
   }
 
  private:
