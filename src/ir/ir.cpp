@@ -245,6 +245,46 @@ bool producer_ops(const Kernel& k, std::vector<const Op*>* ops) {
   return true;
 }
 
+bool uniform_tile_blocks(const Kernel& k) {
+  std::map<ValueId, const Op*> def;     // value -> the op that makes it
+  std::map<ValueId, const Op*> arg_of;  // region argument -> the op owning the region
+  bool uniform = true;
+  walk(k.body, [&](const Op& op) {
+    for (ValueId v : op.results) def[v] = &op;
+    for (const Region& r : op.regions)
+      for (ValueId a : r.args) arg_of[a] = &op;
+    if (op.kind == OpKind::While) uniform = false;
+  });
+  if (!uniform) return false;
+  std::map<ValueId, bool> memo;
+  std::function<bool(ValueId)> same = [&](ValueId v) -> bool {
+    if (auto m = memo.find(v); m != memo.end()) return m->second;
+    bool r = false;
+    if (auto a = arg_of.find(v); a != arg_of.end()) {
+      // A loop's induction variable is the same in every tile block when its bounds are; a
+      // carried value need not be.
+      const Op& loop = *a->second;
+      r = loop.kind == OpKind::For && loop.regions[0].args[0] == v && same(loop.operands[0]) && same(loop.operands[1]) &&
+          same(loop.operands[2]);
+    } else if (auto d = def.find(v); d == def.end()) {
+      r = true;  // a kernel parameter
+    } else {
+      const Op& op = *d->second;
+      r = op.kind != OpKind::BlockId && op.regions.empty() && (is_pure(op) || op.kind == OpKind::MakePartition);
+      for (ValueId t : op.results) r = r && !(k.type(t).is_tile() && numel(k.type(t).shape) != 1);
+      for (std::size_t i = 0; r && i < op.operands.size(); ++i) r = same(op.operands[i]);
+    }
+    memo[v] = r;
+    return r;
+  };
+  walk(k.body, [&](const Op& op) {
+    if (op.kind == OpKind::For)
+      for (std::size_t i = 0; i < 3; ++i) uniform = uniform && same(op.operands[i]);
+    if (op.kind == OpKind::If) uniform = uniform && same(op.operands[0]);
+  });
+  return uniform;
+}
+
 Kernel clone(const Kernel& k) {
   Kernel c;
   c.name = k.name;

@@ -14,8 +14,9 @@
 // With the option pingpong = 1 and two consumer warpgroups, the loops' products take turns
 // (KernelTarget::pingpong): one warpgroup's softmax runs while the other's products do.
 //
-// A warp-specialised kernel runs on a resident grid (KernelTarget::persistent) unless the option
-// stages is 1: each CTA loops over tile blocks, its producer already copying the next one's operands.
+// A warp-specialised kernel whose tile blocks all do the same work runs on a resident grid
+// (KernelTarget::persistent) unless the option stages is 1: each CTA loops over tile blocks, its
+// producer already copying the next one's operands.
 //
 // The pass only decides and places the producer's barriers (after everything else: one per ring
 // slot, then the tile block's); the code generator writes both programs. Option warp_specialize:
@@ -64,8 +65,11 @@ class WarpSpecialize : public Pass {
     // A resident grid unless the option says otherwise (stages = 1: one tile block a CTA): each CTA
     // loops over tile blocks, so the producer copies the next one's operands while the consumers
     // run this one's epilogue, and no CTA pays the barriers' set-up and the ring's first fill once
-    // a tile block (GEMM A/B on an H100: 1.03-1.11x at K = 512 and 4000^3, docs/perf/2026-12-06-h100).
-    if (ctx.options.stages == 0) k.target.persistent = true;
+    // a tile block (H100: GEMM 1.06-1.10x at 8192 x 8192 x 512 and 4000^3, attention 1.01-1.04x
+    // without the causal mask; docs/perf/2026-12-06-h100/NOTES.md, session 20).
+    // Only where every tile block does the same work (ir::uniform_tile_blocks): the grid hands them
+    // out in a fixed order, and a causal attention measured 0.87-0.95x on it.
+    if (ctx.options.stages == 0 && ir::uniform_tile_blocks(k)) k.target.persistent = true;
   }
 
  private:

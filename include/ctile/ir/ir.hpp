@@ -398,6 +398,14 @@ SharedMemoryUse shared_memory_use(const Kernel& k);
 // a branch's or loop's result or a memory read. `ops` gets the set (for the code generator).
 bool producer_ops(const Kernel& k, std::vector<const Op*>* ops = nullptr);
 
+// True when every tile block does the same work: the bounds of every ct.for and the condition of
+// every ct.if come from parameters, constants, induction variables of such loops and pure scalar
+// ops of them (no block id, no memory read, no loop-carried value or branch result), and there is
+// no ct.while. A resident grid hands
+// tile blocks to CTAs in a fixed order, which balances only such kernels (a causal attention's key
+// loop, bounded by its block id, is not one).
+bool uniform_tile_blocks(const Kernel& k);
+
 struct PrintOptions {
   bool locations = false;  // each op's source location as `loc("file":line)`
 };
