@@ -133,7 +133,7 @@ SharedMemoryUse shared_memory_use(const Kernel& k) {
   walk(k.body, [&](const Op& op) {
     if (op.smem_offset < 0 || op.smem_bytes <= 0) return;
     const std::pair<std::int64_t, std::int64_t> r{op.smem_offset, op.smem_offset + op.smem_bytes};
-    if (op.kind == OpKind::Load || op.kind == OpKind::LoadPiece) {
+    if (is_tile_copy(op)) {
       rings.push_back(r);
       u.ring_lo = u.ring_lo < 0 ? r.first : std::min(u.ring_lo, r.first);
     } else {

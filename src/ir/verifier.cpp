@@ -316,7 +316,7 @@ class Verifier {
         fail(op, cat("operand %", op.operands[j], " has the shared layout ", layout_str(L(op.operands[j])),
                      ": only a tensor-core mma, a transpose, a reshape or a loop may use it"));
     for (ValueId r : op.results)
-      if (shared(r) && op.kind != OpKind::Load && op.kind != OpKind::LoadPiece && op.kind != OpKind::For &&
+      if (shared(r) && !is_tile_copy(op) && op.kind != OpKind::For &&
           op.kind != OpKind::Permute && !(op.kind == OpKind::Reshape && shared(op.operands[0])))
         fail(op, cat("result %", r, " has a shared layout: only a load, a transpose, a reshape or a loop may make one"));
     if (op.tma_map >= 0) {

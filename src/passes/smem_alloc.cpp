@@ -213,7 +213,7 @@ class SmemAlloc : public Pass {
   // ---- tiles in shared memory ----
   static bool shared_value(const ir::Kernel& k, ir::ValueId v) { return k.type(v).is_tile() && k.layout(v).is_shared(); }
   static bool shared_load(const ir::Kernel& k, const ir::Op& op) {
-    return (op.kind == OpKind::Load || op.kind == OpKind::LoadPiece) && shared_value(k, op.results[0]);
+    return ir::is_tile_copy(op) && shared_value(k, op.results[0]);
   }
   // A shared load copied with cp.async (one commit group per thread).
   static bool async_copy(const ir::Kernel& k, const ir::Op& op) { return shared_load(k, op) && op.tma_map < 0; }
@@ -632,7 +632,7 @@ class SmemAlloc : public Pass {
         last_ring = i;
         rings = true;
         // A ring's loop may itself hold scratch, and only a loop waits for its copies at its end.
-        if (has_scratch(*ops[i]) || (ops[i]->kind != OpKind::For && ops[i]->kind != OpKind::Load && ops[i]->kind != OpKind::LoadPiece))
+        if (has_scratch(*ops[i]) || (ops[i]->kind != OpKind::For && !ir::is_tile_copy(*ops[i])))
           return false;
       }
       if (has_scratch(*ops[i]) && first_scratch == ops.size()) first_scratch = i;

@@ -28,6 +28,7 @@
 #include <map>
 #include <vector>
 
+#include "ctile/ir/op_info.hpp"
 #include "passes.hpp"
 
 namespace ctile::passes {
@@ -45,7 +46,7 @@ class WarpSpecialize : public Pass {
     // barrier before its product), and the copies can run on their own.
     bool all_tma = true;
     ir::walk(k.body, [&](const ir::Op& op) {
-      if ((op.kind == OpKind::Load || op.kind == OpKind::LoadPiece) && k.layout(op.results[0]).is_shared()) {
+      if (ir::is_tile_copy(op) && k.layout(op.results[0]).is_shared()) {
         all_tma = all_tma && op.tma_map >= 0;
       }
     });
@@ -87,13 +88,8 @@ class WarpSpecialize : public Pass {
     const ir::SharedMemoryUse u = ir::shared_memory_use(k);
     if (!u.rings_over_scratch) return true;
     if (option < 0) return false;
-    for (const bool fewer : {false, true}) {
-      if (fewer && option != 1) break;
-      if (repack(k, u.scratch_end, extra, fewer)) return true;
-    }
-    return false;
+    return repack(k, u.scratch_end, extra, false) || (option == 1 && repack(k, u.scratch_end, extra, true));
   }
-  static bool is_copy(const ir::Op& op) { return op.kind == OpKind::Load || op.kind == OpKind::LoadPiece; }
   static std::int64_t align(std::int64_t x, std::int64_t a) { return (x + a - 1) / a * a; }
 
   // Places the rings from `base` on (each at a multiple of ir::kSwizzleAlign, in their order) and
@@ -109,7 +105,7 @@ class WarpSpecialize : public Pass {
     };
     std::map<std::int64_t, Ring> rings;  // by offset
     ir::walk_mut(k.body, [&](ir::Op& op) {
-      if (!is_copy(op) || op.smem_offset < 0 || op.smem_bytes <= 0) return;
+      if (!ir::is_tile_copy(op) || op.smem_offset < 0 || op.smem_bytes <= 0) return;
       Ring& r = rings[op.smem_offset];
       r.loads.push_back(&op);
       r.slots = op.ring_slots;
@@ -166,7 +162,7 @@ class WarpSpecialize : public Pass {
       if (f.kind != OpKind::For || !has_product(f.regions[0])) return;
       any = true;
       ir::walk(f.regions[0], [&](const ir::Op& op) {
-        const bool copy = op.kind == OpKind::Load || op.kind == OpKind::LoadPiece;
+        const bool copy = ir::is_tile_copy(op);
         if ((op.smem_bytes > 0 && !copy) || op.sync_after || op.in_flight || op.async_wait >= 0) ok = false;
         // Each product a wgmma (a swizzled operand in shared memory: mma.sync waits for the tile
         // block) over 128 rows, 64 a warpgroup.

@@ -46,6 +46,9 @@ const OpTraits& traits(OpKind k);
 bool removable_if_unused(const Op& op);
 // Pure (no memory access at all): may be merged with an identical op (CSE) and hoisted.
 bool is_pure(const Op& op);
+// A load of one tile from a partition or a piece: the loads smem-alloc may stage in a ring of
+// shared memory (copied by cp.async or TMA) for a tensor-core product.
+inline bool is_tile_copy(const Op& op) { return op.kind == OpKind::Load || op.kind == OpKind::LoadPiece; }
 // Reads memory a store of this kernel may change: its own piece, an atomic or unchecked tensor.
 // Loads of read-only inputs see memory nothing changes while the kernel runs.
 bool reads_mutable_memory(const Kernel& k, const Op& op);
