@@ -28,6 +28,18 @@ void add_ir_cases(std::vector<Case>& out);
 // take whole vectors only (the element-by-element path is not compiled) on partial tiles.
 void add_tma_cases(std::vector<Case>& out);
 
+// Promises what a TMA copy needs of each read-only tensor parameter of `k` (of rank `rank`; 0: of
+// any rank): 16-byte aligned, contiguous rows, and the strides of the axes in the bit mask
+// `strides16` multiples of 16 elements. Tests then give such views (make_inputs).
+inline void promise_tma_facts(ir::Kernel& k, int rank, unsigned strides16) {
+  for (ir::Param& p : k.params)
+    if (p.type.kind == ir::TypeKind::Tensor && p.type.access == ir::Access::Read && (rank == 0 || p.type.rank == rank)) {
+      p.facts.aligned16 = true;
+      p.facts.contiguous_last = true;
+      p.facts.stride_div16 |= strides16;
+    }
+}
+
 inline const std::vector<Case>& all_cases() {
   static const std::vector<Case> cases = [] {
     std::vector<Case> c;

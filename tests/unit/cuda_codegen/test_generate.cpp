@@ -7,6 +7,7 @@
 
 #include "../../../src/backend/cuda/codegen.hpp"
 #include "../cpu_backend/helpers.hpp"
+#include "cases.hpp"
 
 namespace cuda_codegen_test {
 namespace {
@@ -416,12 +417,7 @@ TEST(Generate, TheProducerWaitsForTheTileBlockOnlyWhenItsScratchLiesOverTheRings
     auto k = std::make_shared<ir::Kernel>(ir::clone(*product_kernel("mm_ws", DType::bf16, DType::bf16, false, n, 64)));
     k->options.tma = 1;
     k->options.warp_specialize = 1;
-    for (ir::Param& p : k->params)
-      if (p.type.kind == ir::TypeKind::Tensor && p.type.access == ir::Access::Read) {
-        p.facts.aligned16 = true;
-        p.facts.contiguous_last = true;
-        p.facts.stride_div16 |= 1u;
-      }
+    promise_tma_facts(*k, 0, 1u);
     const ir::Kernel g = ctile::backend::cuda::lower(*k, sm90());
     ASSERT_EQ(g.target.producer_warps, 4) << n;
     const bool over = n == 256;

@@ -440,16 +440,13 @@ void add_tma_cases(std::vector<Case>& out) {
                       auto k = std::make_shared<ir::Kernel>(ir::clone(*make()));
                       k->options.tma = variant == 2 ? -1 : 1;
                       k->options.warp_specialize = variant == 1 ? 1 : -1;  // -1: the compiler would choose a producer
-                      for (ir::Param& p : k->params)
-                        if (p.type.kind == ir::TypeKind::Tensor && p.type.access == ir::Access::Read && p.type.rank == 2) {
-                          p.facts.aligned16 = true;
-                          p.facts.contiguous_last = true;
-                          p.facts.stride_div16 |= 1u;
-                          if (variant == 2) {
+                      promise_tma_facts(*k, 2, 1u);
+                      if (variant == 2)
+                        for (ir::Param& p : k->params)
+                          if (p.type.kind == ir::TypeKind::Tensor && p.type.access == ir::Access::Read && p.type.rank == 2) {
                             p.facts.extent_div16 |= 2u;
                             p.facts.extent_div8 |= 2u;
                           }
-                        }
                       return std::shared_ptr<const ir::Kernel>(k);
                     }});
   }
@@ -475,12 +472,7 @@ void add_tma_cases(std::vector<Case>& out) {
                         k->options.tma = 1;
                         k->options.warp_specialize = ws;
                         k->options.pingpong = pingpong;
-                        for (ir::Param& p : k->params)
-                          if (p.type.kind == ir::TypeKind::Tensor && p.type.access == ir::Access::Read && p.type.rank == 4) {
-                            p.facts.aligned16 = true;
-                            p.facts.contiguous_last = true;
-                            p.facts.stride_div16 |= 7u;
-                          }
+                        promise_tma_facts(*k, 4, 7u);
                         return std::shared_ptr<const ir::Kernel>(k);
                       }});
     }
@@ -495,12 +487,7 @@ void add_tma_cases(std::vector<Case>& out) {
                     k->options.tma = 1;
                     k->options.warp_specialize = 1;
                     k->options.epilogue_overlap = 1;
-                    for (ir::Param& p : k->params)
-                      if (p.type.kind == ir::TypeKind::Tensor && p.type.access == ir::Access::Read) {
-                        p.facts.aligned16 = true;
-                        p.facts.contiguous_last = true;
-                        p.facts.stride_div16 |= 1u;
-                      }
+                    promise_tma_facts(*k, 0, 1u);
                     return std::shared_ptr<const ir::Kernel>(k);
                   }});
   // The same kernel with the option stages = 1: one CTA a tile block instead of the resident grid
@@ -513,12 +500,7 @@ void add_tma_cases(std::vector<Case>& out) {
                     k->options.warp_specialize = 1;
                     k->options.epilogue_overlap = 1;
                     k->options.stages = 1;
-                    for (ir::Param& p : k->params)
-                      if (p.type.kind == ir::TypeKind::Tensor && p.type.access == ir::Access::Read) {
-                        p.facts.aligned16 = true;
-                        p.facts.contiguous_last = true;
-                        p.facts.stride_div16 |= 1u;
-                      }
+                    promise_tma_facts(*k, 0, 1u);
                     return std::shared_ptr<const ir::Kernel>(k);
                   }});
   out.insert(out.end(), more.begin(), more.end());
