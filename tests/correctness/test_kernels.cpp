@@ -10,6 +10,7 @@
 #include <ctile/ctile.hpp>
 #include <ctile/kernels/gemv.hpp>
 
+#include "product_check.hpp"
 #include "test_kernels.hpp"
 
 namespace ct = ctile;
@@ -428,18 +429,14 @@ void check_gemv(std::int64_t n, std::int64_t k, std::uint64_t seed) {
   auto [y, w2, x2] = ct::launch(ct::kernels::gemv<T, 64>, poisoned<T>({n}).partition({4}), w, x).sync();
   const auto hy = std::move(y).unpartition().to_host();
   const auto hw = w2.to_host(), hx = x2.to_host();
-  for (std::int64_t i = 0; i < n; ++i) {
-    double ref = 0, mag = 0;
-    for (std::int64_t j = 0; j < k; ++j) {
-      const double p = to_d(hw[std::size_t(i * k + j)]) * to_d(hx[std::size_t(j)]);
-      ref += p;
-      mag += std::fabs(p);
-    }
-    // f32 sums (K * 2^-24 of the magnitude), then one rounding to T.
-    const double eps_t = std::is_same_v<T, ct::bf16> ? 0x1p-8 : std::is_same_v<T, ct::f16> ? 0x1p-11 : 0x1p-24;
-    const double tol = double(k) * 0x1p-24 * mag + eps_t * std::fabs(ref) + 1e-30;
-    ASSERT_LE(std::fabs(to_d(hy[std::size_t(i)]) - ref), tol) << "row " << i << " of " << n << " (k " << k << ")";
-  }
+  // f32 sums (K * 2^-24 of the magnitude), then one rounding to T.
+  const double eps_t = std::is_same_v<T, ct::bf16> ? 0x1p-8 : std::is_same_v<T, ct::f16> ? 0x1p-11 : 0x1p-24;
+  EXPECT_EQ(ctile_test::check_product(
+                n, 1, k, [&](std::int64_t i, std::int64_t j) { return to_d(hw[std::size_t(i * k + j)]); },
+                [&](std::int64_t j, std::int64_t) { return to_d(hx[std::size_t(j)]); },
+                [&](std::int64_t i, std::int64_t) { return to_d(hy[std::size_t(i)]); }, 1.0, eps_t, double(k) * 0x1p-24,
+                "gemv n " + std::to_string(n) + " k " + std::to_string(k)),
+            0);
 }
 
 TEST(Gemv, Bf16IrregularShapes) {

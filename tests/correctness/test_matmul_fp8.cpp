@@ -13,6 +13,7 @@
 #include <ctile/kernels/matmul_fp8.hpp>
 
 #include "../unit/runtime/test_helpers.hpp"
+#include "product_check.hpp"
 
 namespace ct = ctile;
 
@@ -31,22 +32,13 @@ void check(std::int64_t m, std::int64_t n, std::int64_t k, float sa, float sb, c
   // the scale's product one rounding), then one rounding to C: 2^-8 (bf16), 2^-11 (f16), 2^-24.
   const double unit = std::is_same_v<TC, ct::bf16> ? 0x1p-8 : std::is_same_v<TC, ct::f16> ? 0x1p-11 : 0x1p-24;
   const double scale = double(sa * sb);
-  int bad = 0;
-  for (std::int64_t i = 0; i < m; ++i)
-    for (std::int64_t j = 0; j < n; ++j) {
-      double want = 0, mag = 0;
-      for (std::int64_t kk = 0; kk < k; ++kk) {
-        const double p = double(float(ha[std::size_t(i * k + kk)])) * double(float(hb[std::size_t(j * k + kk)]));
-        want += p;
-        mag += std::fabs(p);
-      }
-      want *= scale;
-      mag *= scale;
-      const double g = double(float(got[std::size_t(i * n + j)]));
-      if (!(std::fabs(g - want) <= unit * std::fabs(want) + (double(k) + 2) * 0x1p-24 * mag + 1e-30) && bad++ < 5)
-        ADD_FAILURE() << "c[" << i << ", " << j << "] = " << g << ", want " << want << " (m " << m << " n " << n << " k " << k << ")";
-    }
-  EXPECT_EQ(bad, 0);
+  const auto at = [&](const auto& h, std::int64_t row, std::int64_t col) { return double(float(h[std::size_t(row * k + col)])); };
+  EXPECT_EQ(ctile_test::check_product(
+                m, n, k, [&](std::int64_t i, std::int64_t kk) { return at(ha, i, kk); },
+                [&](std::int64_t kk, std::int64_t j) { return at(hb, j, kk); },  // Bt [N, K]
+                [&](std::int64_t i, std::int64_t j) { return double(float(got[std::size_t(i * n + j)])); }, scale, unit,
+                (double(k) + 2) * 0x1p-24, "m " + std::to_string(m) + " n " + std::to_string(n) + " k " + std::to_string(k)),
+            0);
 }
 
 TEST(MatmulFp8, OddShapesIntoBf16) {

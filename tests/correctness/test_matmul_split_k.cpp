@@ -12,6 +12,7 @@
 #include <ctile/kernels/matmul_split_k.hpp>
 
 #include "../unit/runtime/test_helpers.hpp"
+#include "product_check.hpp"
 
 namespace ct = ctile;
 
@@ -26,21 +27,14 @@ void check(std::int64_t m, std::int64_t n, std::int64_t k, ct::kernels::SplitKOp
   // Each element within its rounding to T plus f32 accumulation: 2^-8 (bf16) or 2^-11 (f16) of
   // the element's magnitude, and K * 2^-22 of sum |a b|.
   const double unit = std::is_same_v<T, ct::bf16> ? 0x1p-8 : 0x1p-11;
-  int bad = 0;
-  for (std::int64_t i = 0; i < m; ++i)
-    for (std::int64_t j = 0; j < n; ++j) {
-      double want = 0, mag = 0;
-      for (std::int64_t kk = 0; kk < k; ++kk) {
-        const double p = double(float(ha[std::size_t(i * k + kk)])) * double(float(hb[std::size_t(kk * n + j)]));
-        want += p;
-        mag += std::fabs(p);
-      }
-      const double g = double(float(got[std::size_t(i * n + j)]));
-      if (!(std::fabs(g - want) <= unit * std::fabs(want) + double(k) * 0x1p-22 * mag + 1e-30) && bad++ < 5)
-        ADD_FAILURE() << "c[" << i << ", " << j << "] = " << g << ", want " << want << " (m " << m << " n " << n << " k " << k
-                      << " splits " << opt.splits << ")";
-    }
-  EXPECT_EQ(bad, 0);
+  EXPECT_EQ(ctile_test::check_product(
+                m, n, k, [&](std::int64_t i, std::int64_t kk) { return double(float(ha[std::size_t(i * k + kk)])); },
+                [&](std::int64_t kk, std::int64_t j) { return double(float(hb[std::size_t(kk * n + j)])); },
+                [&](std::int64_t i, std::int64_t j) { return double(float(got[std::size_t(i * n + j)])); }, 1.0, unit,
+                double(k) * 0x1p-22,
+                "m " + std::to_string(m) + " n " + std::to_string(n) + " k " + std::to_string(k) + " splits " +
+                    std::to_string(opt.splits)),
+            0);
 }
 
 TEST(MatmulSplitK, OddShapes) {
