@@ -479,30 +479,20 @@ void add_tma_cases(std::vector<Case>& out) {
   // The benchmark's 128 x 256 x 64 GEMM (bf16 C) with TMA and the producer, its rings above the
   // epilogue's scratch at a slot's cost (option epilogue_overlap = 1: 3 slots a ring), so the
   // producer copies the next tile block's operands during the epilogue; 208 KiB of shared memory,
-  // sm_90 only.
-  more.push_back({"matmul_bf16_128x256x64_overlap_sm90", [] {
-                    auto k = std::make_shared<ir::Kernel>(ir::clone(*ct::trace(
-                        bench::matmul<ct::bf16, 64>, "matmul<bf16, 64>",
-                        {piece(ct::DType::bf16, {128, 256}), ref(ct::DType::bf16, 2), ref(ct::DType::bf16, 2)}, 2)));
-                    k->options.tma = 1;
-                    k->options.warp_specialize = 1;
-                    k->options.epilogue_overlap = 1;
-                    promise_tma_facts(*k, 0, 1u);
-                    return std::shared_ptr<const ir::Kernel>(k);
-                  }});
-  // The same kernel with the option stages = 1: one CTA a tile block instead of the resident grid
-  // that a producer warpgroup otherwise gets (warp-specialize), so both grids run on the GPU.
-  more.push_back({"matmul_bf16_128x256x64_one_block_per_cta_sm90", [] {
-                    auto k = std::make_shared<ir::Kernel>(ir::clone(*ct::trace(
-                        bench::matmul<ct::bf16, 64>, "matmul<bf16, 64>",
-                        {piece(ct::DType::bf16, {128, 256}), ref(ct::DType::bf16, 2), ref(ct::DType::bf16, 2)}, 2)));
-                    k->options.tma = 1;
-                    k->options.warp_specialize = 1;
-                    k->options.epilogue_overlap = 1;
-                    k->options.stages = 1;
-                    promise_tma_facts(*k, 0, 1u);
-                    return std::shared_ptr<const ir::Kernel>(k);
-                  }});
+  // sm_90 only. Its grid is resident (warp-specialize), and with the option stages = 1 one CTA a
+  // tile block, so both grids run on the GPU.
+  for (const int stages : {0, 1})
+    more.push_back({stages ? "matmul_bf16_128x256x64_one_block_per_cta_sm90" : "matmul_bf16_128x256x64_overlap_sm90", [stages] {
+                      auto k = std::make_shared<ir::Kernel>(ir::clone(*ct::trace(
+                          bench::matmul<ct::bf16, 64>, "matmul<bf16, 64>",
+                          {piece(ct::DType::bf16, {128, 256}), ref(ct::DType::bf16, 2), ref(ct::DType::bf16, 2)}, 2)));
+                      k->options.tma = 1;
+                      k->options.warp_specialize = 1;
+                      k->options.epilogue_overlap = 1;
+                      k->options.stages = stages;
+                      promise_tma_facts(*k, 0, 1u);
+                      return std::shared_ptr<const ir::Kernel>(k);
+                    }});
   out.insert(out.end(), more.begin(), more.end());
 }
 
