@@ -3,6 +3,7 @@
 // blocks (empty splits), one split, f16; and the errors of its host entry.
 #include <cmath>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -49,6 +50,43 @@ TEST(MatmulSplitK, OneSplitAndTheLibrarysChoice) {
   check<ct::f16>(20, 70, 200, {.splits = 1}, 5);
   check<ct::bf16>(16, 256, 4096, {}, 6);
 }
+// The caller's workspace: the same product, the workspace handed back; then captured into a graph
+// (nothing allocated inside) and replayed twice, C poisoned between the replays.
+TEST(MatmulSplitK, TheCallersWorkspaceAndAGraph) {
+  const std::int64_t m = 16, n = 130, k = 700;
+  const ct::kernels::SplitKOptions opt{.splits = 4};
+  EXPECT_EQ(ct::kernels::matmul_split_k_workspace(m, n, k, opt), (ct::Shape{4, m, n}));
+  EXPECT_EQ(ct::kernels::matmul_split_k_workspace(16, 2560, 9728), (ct::Shape{8, 16, 2560}));  // the library's choice
+  auto a = ct::randn<ct::bf16>({m, k}, 21).share();
+  auto b = ct::randn<ct::bf16>({k, n}, 22).share();
+  const auto ha = a.to_host(), hb = b.to_host();
+  auto expect_product = [&](const std::vector<ct::bf16>& got, const char* what) {
+    EXPECT_EQ(ctile_test::check_product(
+                  m, n, k, [&](std::int64_t i, std::int64_t kk) { return double(float(ha[std::size_t(i * k + kk)])); },
+                  [&](std::int64_t kk, std::int64_t j) { return double(float(hb[std::size_t(kk * n + j)])); },
+                  [&](std::int64_t i, std::int64_t j) { return double(float(got[std::size_t(i * n + j)])); }, 1.0, 0x1p-8,
+                  double(k) * 0x1p-22, what),
+              0);
+  };
+  auto ws = ct::zeros<float>(ct::kernels::matmul_split_k_workspace(m, n, k, opt));
+  auto [c, ws2, a2, b2] = ct::kernels::matmul_split_k(ct::full<ct::bf16>({m, n}, ct::bf16(NAN)), std::move(ws), a, b, opt).sync();
+  EXPECT_EQ(ws2.shape(), (ct::Shape{4, m, n}));
+  expect_product(c.to_host(), "eager");
+
+  auto g = ct::capture([&](ct::Capture& cap) {
+    return ct::kernels::matmul_split_k(std::move(c), std::move(ws2), a2, b2, opt).async_on(cap.stream());
+  });
+  EXPECT_EQ(g.kernel_nodes(), 2u);
+  const std::vector<ct::bf16> poison(std::size_t(m * n), ct::bf16(NAN));
+  for (int replay = 0; replay < 2; ++replay) {
+    g.copy_in<0>(std::span<const ct::bf16>(poison));
+    g = std::move(g).replay(ct::default_stream()).get();
+    expect_product(g.read<0>(), "graph replay");
+  }
+  auto [c3, ws3, a3, b3] = std::move(g).unwrap();
+  EXPECT_EQ(ws3.shape(), (ct::Shape{4, m, n}));
+}
+
 TEST(MatmulSplitK, ChoosesSplitsForFewTiles) {
   using ct::kernels::matmul_split_k_splits;
   EXPECT_EQ(ct::kernels::matmul_split_k_block_m(16), 16);
@@ -73,6 +111,13 @@ TEST(MatmulSplitK, ErrorsNameTheProblemAndTheShapes) {
   run({16, 64}, {64, 8}, {16, 8}, {.splits = 3}, {"splits 3 is not a power of two in [1, 16]"});
   run({16, 64}, {64, 8}, {16, 8}, {.block_m = 48}, {"block_m 48 is not 16, 32, 64 or 128"});
   run({16, 64, 1}, {64, 8}, {16, 8}, {}, {"must be rank 2"});
+  ct::test::expect_user_error(
+      [] {
+        auto l = ct::kernels::matmul_split_k(ct::zeros<ct::bf16>({16, 8}), ct::zeros<float>({2, 16, 8}), ct::zeros<ct::bf16>({16, 64}).share(),
+                                             ct::zeros<ct::bf16>({64, 8}).share(), {.splits = 4});
+        (void)std::move(l).sync();
+      },
+      {"the workspace is [2, 16, 8], the product needs [4, 16, 8]", "matmul_split_k_workspace", "test_matmul_split_k.cpp"});
 }
 
 }  // namespace

@@ -195,3 +195,29 @@ TEST(LaunchErrors, MutatingASharedTensorWithAnInFlightReader) {
   auto t = std::move(mine).unshare();  // the read has finished: now it may
   EXPECT_EQ(t.numel(), 64);
 }
+
+TEST(LaunchErrors, UnshareForALibraryPayloadKeepsTheReadForLaterWriters) {
+  // unshare(unchecked) (what a library operation uses on a handle of its future's payload) turns
+  // the only handle of a tensor a held-up launch still reads into a mutable one; a launch that
+  // then writes it, on another stream, runs only after that read.
+  auto s = ct::Stream::create(), s2 = ct::Stream::create();
+  std::atomic<bool> release{false};
+  auto gate = s.enqueue([&] {
+    while (!release.load()) std::this_thread::yield();
+  });
+  auto st = ct::launch(add1, ct::zeros<float>({64}).partition({16}), ct::full<float>({64}, 1.0f).share()).async_on(s).into_state();
+  auto z_ready = [](const auto& state) { return state->done.done(); };
+  auto z = std::move(std::get<0>(*st->payload));
+  auto x = std::move(std::get<1>(*st->payload));
+  EXPECT_USER_ERROR((void)std::move(x).unshare(), "a launch still reads it (in flight)");
+  auto t = std::move(x).unshare(ct::unchecked);
+  auto w = ct::launch(add1, std::move(t).partition({16}), ct::full<float>({64}, 5.0f).share()).async_on(s2);  // t = 6
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_FALSE(w.ready());  // behind the held-up read
+  EXPECT_FALSE(z_ready(st));
+  release = true;
+  gate.wait();
+  auto [t2, five] = std::move(w).get();
+  for (float v : std::move(z).unpartition().to_host()) EXPECT_EQ(v, 2.0f);  // read x = 1, before the write
+  for (float v : std::move(t2).unpartition().to_host()) EXPECT_EQ(v, 6.0f);
+}

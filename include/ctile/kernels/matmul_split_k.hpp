@@ -7,6 +7,10 @@
 //   #include <ctile/kernels/matmul_split_k.hpp>
 //   // a [M, K] and b [K, N] in bf16 or f16 (read-only handles), c [M, N] in the same type.
 //   auto [c2, a2, b2] = ctile::kernels::matmul_split_k(std::move(c), a, b, {.splits = 4}).sync();
+//   // The same with the caller's f32 workspace [S, M, N] (no allocation: what a graph capture needs;
+//   // matmul_split_k_workspace gives its shape), handed back as the second result.
+//   auto ws = ctile::zeros<float>(ctile::kernels::matmul_split_k_workspace(16, 2560, 9728, {.splits = 4}));
+//   auto [c3, ws2, a3, b3] = ctile::kernels::matmul_split_k(std::move(c2), std::move(ws), a, b, {.splits = 4}).sync();
 //
 // The two kernels are written in the tile language, the product as the natural matmul kernel
 // (examples/matmul.cpp: `mma` over tile loads in a run-time loop, which the compiler puts on the
@@ -21,8 +25,11 @@
 
 #include <cstdint>
 #include <source_location>
+#include <optional>
 #include <string>
 #include <tuple>
+#include <type_traits>
+#include <vector>
 
 #include "ctile/ctile.hpp"
 
@@ -77,19 +84,23 @@ inline std::int64_t matmul_split_k_splits(std::int64_t m, std::int64_t n, std::i
 }
 
 // The lazy operation matmul_split_k returns: the partial products, then their sum, on one stream,
-// handing back (c, a, b). The workspace lives until the sum has read it.
-template <class T>
+// handing back (c, a, b), or (c, workspace, a, b) with the caller's workspace (else allocated here,
+// it lives until the sum has read it).
+template <class T, bool CallersWorkspace = false>
 class MatmulSplitK {
  public:
-  using Result = std::tuple<Tensor<T>, Shared<T>, Shared<T>>;
+  using Result = std::conditional_t<CallersWorkspace, std::tuple<Tensor<T>, Tensor<float>, Shared<T>, Shared<T>>,
+                                    std::tuple<Tensor<T>, Shared<T>, Shared<T>>>;
 
-  MatmulSplitK(Tensor<T> c, Shared<T> a, Shared<T> b, std::int64_t splits, std::int64_t bm, std::int64_t bn)
-      : c_(std::move(c)), a_(std::move(a)), b_(std::move(b)), splits_(splits), bm_(bm), bn_(bn) {}
+  MatmulSplitK(Tensor<T> c, std::optional<Tensor<float>> ws, Shared<T> a, Shared<T> b, std::int64_t splits, std::int64_t bm,
+               std::int64_t bn)
+      : c_(std::move(c)), ws_(std::move(ws)), a_(std::move(a)), b_(std::move(b)), splits_(splits), bm_(bm), bn_(bn) {}
 
   Future<Result> async_on(Stream s) && {
     const std::int64_t m = a_.shape()[0], k = a_.shape()[1], n = b_.shape()[1], sp = splits_, bm = bm_, bn = bn_;
     const std::int64_t per = ceil_div(ceil_div(k, kSplitKBlockK), sp);
-    auto part = zeros<float>({sp, m, n}, c_.device());
+    // Every split writes each of its tiles (zeros for an empty range): the workspace needs no fill.
+    Tensor<float> part = CallersWorkspace ? std::move(*ws_) : zeros<float>({sp, m, n}, c_.device());
     auto f = launch(matmul_split_k_partial<T, kSplitKBlockK>, std::move(part).partition({1, bm, bn}), a_, b_, per)
                  .async_on(s)
                  .then([c = std::move(c_), bm, bn](auto&& t) mutable {
@@ -100,7 +111,11 @@ class MatmulSplitK {
     auto out = ctile::detail::make_pooled<FutureState<Result>>();
     out->done = st->done;
     out->stream = st->stream;
-    out->payload.emplace(std::move(std::get<0>(*st->payload)).unpartition(), std::move(a_), std::move(b_));
+    if constexpr (CallersWorkspace)  // the sum still reads it: the payload is the caller's once it is done
+      out->payload.emplace(std::move(std::get<0>(*st->payload)).unpartition(),
+                           std::move(std::get<1>(*st->payload)).unshare(unchecked), std::move(a_), std::move(b_));
+    else
+      out->payload.emplace(std::move(std::get<0>(*st->payload)).unpartition(), std::move(a_), std::move(b_));
     return Future<Result>(std::move(out));
   }
   Result sync() && {
@@ -110,31 +125,77 @@ class MatmulSplitK {
 
  private:
   Tensor<T> c_;
+  std::optional<Tensor<float>> ws_;
   Shared<T> a_, b_;
   std::int64_t splits_, bm_, bn_;
 };
 
-// Checks the shapes and options and returns the lazy split-K product (`.sync()`, `.async_on(s)`).
-template <class T>
-MatmulSplitK<T> matmul_split_k(Tensor<T> c, Shared<T> a, Shared<T> b, SplitKOptions opt = {},
-                               std::source_location loc = std::source_location::current()) {
-  static_assert(!std::is_same_v<T, f8e4m3> && !std::is_same_v<T, f8e5m2>,
-                "matmul_split_k: fp8 operands need per-tensor scales: use ctile::kernels::matmul_fp8(c, a, bt, scale_a, scale_b)");
-  const Shape &as = a.shape(), &bs = b.shape(), &cs = c.shape();
-  auto fail = [&](const std::string& what) {
-    throw UserError("matmul_split_k: " + what + " (a " + shape_str(as) + ", b " + shape_str(bs) + ", c " + shape_str(cs) + ")", SourceLoc(loc));
-  };
-  if (as.size() != 2 || bs.size() != 2 || cs.size() != 2) fail("a, b and c must be rank 2, a [M, K], b [K, N], c [M, N]");
-  if (as[1] != bs[0]) fail("a has K = " + std::to_string(as[1]) + ", b has " + std::to_string(bs[0]) + " rows");
-  if (cs[0] != as[0] || cs[1] != bs[1]) fail("c must be [M, N] = [" + std::to_string(as[0]) + ", " + std::to_string(bs[1]) + "]");
+namespace detail {
+// The tile rows, tile columns and splits of a product of a [M, K] and b [K, N] with these options
+// (the library's choices where they give none); a UserError at `loc` for an option out of range.
+struct SplitKPlan {
+  std::int64_t bm, bn, splits;
+};
+inline SplitKPlan plan_split_k(std::int64_t m, std::int64_t n, std::int64_t k, const SplitKOptions& opt, const std::string& shapes,
+                               std::source_location loc) {
+  auto fail = [&](const std::string& what) { throw UserError("matmul_split_k: " + what + " (" + shapes + ")", SourceLoc(loc)); };
   auto pow2 = [](std::int64_t x, std::int64_t lo, std::int64_t hi) { return x >= lo && x <= hi && (x & (x - 1)) == 0; };
   if (opt.block_m != 0 && !pow2(opt.block_m, 16, 128)) fail("block_m " + std::to_string(opt.block_m) + " is not 16, 32, 64 or 128");
   if (opt.block_n != 0 && !pow2(opt.block_n, 64, 256)) fail("block_n " + std::to_string(opt.block_n) + " is not 64, 128 or 256");
   if (opt.splits != 0 && !pow2(opt.splits, 1, 16)) fail("splits " + std::to_string(opt.splits) + " is not a power of two in [1, 16]");
-  const std::int64_t bm = opt.block_m ? opt.block_m : matmul_split_k_block_m(as[0]);
+  const std::int64_t bm = opt.block_m ? opt.block_m : matmul_split_k_block_m(m);
   const std::int64_t bn = opt.block_n ? opt.block_n : (bm <= 32 ? 64 : 128);
-  const std::int64_t sp = opt.splits ? opt.splits : matmul_split_k_splits(as[0], bs[1], as[1], bm, bn);
-  return MatmulSplitK<T>(std::move(c), std::move(a), std::move(b), sp, bm, bn);
+  return {bm, bn, opt.splits ? opt.splits : matmul_split_k_splits(m, n, k, bm, bn)};
+}
+}  // namespace detail
+
+// The shape of the f32 workspace a split-K product of a [M, K] and b [K, N] with these options
+// takes: [splits, M, N].
+inline Shape matmul_split_k_workspace(std::int64_t m, std::int64_t n, std::int64_t k, SplitKOptions opt = {},
+                                      std::source_location loc = std::source_location::current()) {
+  const auto p = detail::plan_split_k(m, n, k, opt, "M " + std::to_string(m) + ", N " + std::to_string(n) + ", K " + std::to_string(k), loc);
+  return {p.splits, m, n};
+}
+
+namespace detail {
+template <class T>
+SplitKPlan check_split_k(const Tensor<T>& c, const Shared<T>& a, const Shared<T>& b, const SplitKOptions& opt, std::source_location loc) {
+  static_assert(!std::is_same_v<T, f8e4m3> && !std::is_same_v<T, f8e5m2>,
+                "matmul_split_k: fp8 operands need per-tensor scales: use ctile::kernels::matmul_fp8(c, a, bt, scale_a, scale_b)");
+  const Shape &as = a.shape(), &bs = b.shape(), &cs = c.shape();
+  const std::string shapes = "a " + shape_str(as) + ", b " + shape_str(bs) + ", c " + shape_str(cs);
+  auto fail = [&](const std::string& what) { throw UserError("matmul_split_k: " + what + " (" + shapes + ")", SourceLoc(loc)); };
+  if (as.size() != 2 || bs.size() != 2 || cs.size() != 2) fail("a, b and c must be rank 2, a [M, K], b [K, N], c [M, N]");
+  if (as[1] != bs[0]) fail("a has K = " + std::to_string(as[1]) + ", b has " + std::to_string(bs[0]) + " rows");
+  if (cs[0] != as[0] || cs[1] != bs[1]) fail("c must be [M, N] = [" + std::to_string(as[0]) + ", " + std::to_string(bs[1]) + "]");
+  return plan_split_k(as[0], bs[1], as[1], opt, shapes, loc);
+}
+}  // namespace detail
+
+// Checks the shapes and options and returns the lazy split-K product (`.sync()`, `.async_on(s)`);
+// it allocates its f32 workspace.
+template <class T>
+MatmulSplitK<T> matmul_split_k(Tensor<T> c, Shared<T> a, Shared<T> b, SplitKOptions opt = {},
+                               std::source_location loc = std::source_location::current()) {
+  const detail::SplitKPlan p = detail::check_split_k(c, a, b, opt, loc);
+  return MatmulSplitK<T>(std::move(c), std::nullopt, std::move(a), std::move(b), p.splits, p.bm, p.bn);
+}
+
+// The same product with the caller's f32 workspace of shape matmul_split_k_workspace(M, N, K, opt),
+// handed back as the second result: no allocation, so it can be captured into a ctile::Graph.
+template <class T>
+MatmulSplitK<T, true> matmul_split_k(Tensor<T> c, Tensor<float> workspace, Shared<T> a, Shared<T> b, SplitKOptions opt = {},
+                                     std::source_location loc = std::source_location::current()) {
+  const detail::SplitKPlan p = detail::check_split_k(c, a, b, opt, loc);
+  const Shape want{p.splits, a.shape()[0], b.shape()[1]};
+  if (workspace.shape() != want)
+    throw UserError("matmul_split_k: the workspace is " + shape_str(workspace.shape()) + ", the product needs " + shape_str(want) +
+                        " (f32 [splits, M, N]: matmul_split_k_workspace)",
+                    SourceLoc(loc));
+  if (workspace.device() != c.device())
+    throw UserError("matmul_split_k: the workspace is on " + describe(workspace.device()) + ", c on " + describe(c.device()),
+                    SourceLoc(loc));
+  return MatmulSplitK<T, true>(std::move(c), std::move(workspace), std::move(a), std::move(b), p.splits, p.bm, p.bn);
 }
 
 }  // namespace ctile::kernels

@@ -80,7 +80,22 @@ class Shared {
 
   // Back to a mutable tensor. Succeeds only for the last holder when no launch still reads the
   // memory; otherwise throws UserError and the handle stays as it was.
-  [[nodiscard]] Tensor<T> unshare() && {
+  [[nodiscard]] Tensor<T> unshare() && { return std::move(*this).unshare_impl(true); }
+  Tensor<T> unshare() & = delete;       // use std::move(s).unshare()
+  Tensor<T> unshare() const& = delete;  // use std::move(s).unshare()
+  // For a library operation that hands the tensor back in a Future's payload (the caller's only once
+  // the work is done): unshare() while launches may still read it. Those reads stay on the memory,
+  // so every later writer waits for them (a launch is ordered after them, a host write waits).
+  [[nodiscard]] Tensor<T> unshare(unchecked_t) && { return std::move(*this).unshare_impl(false); }
+
+  // For the launch glue.
+  [[nodiscard]] const std::shared_ptr<const detail::TensorCore>& core(unchecked_t) const {
+    c();
+    return core_;
+  }
+
+ private:
+  [[nodiscard]] Tensor<T> unshare_impl(bool refuse_pending_reads) && {
     const auto& core = c();
     detail::check_free_for(*core.storage, true, detail::cat("Shared<", dtype_name(dtype_of<T>), ">::unshare of a tensor of shape ",
                                                           shape_str(core.shape)));
@@ -94,7 +109,7 @@ class Shared {
                                   shape_str(core.shape), " with strides ", shape_str(core.strides),
                                   ": it reaches some elements through several indices (a broadcast made by expand), so "
                                   "it cannot become a mutable tensor; unshare the handle it was expanded from"));
-    if (core.storage->has_pending_reads())
+    if (refuse_pending_reads && core.storage->has_pending_reads())
       throw UserError(detail::cat("Shared<", dtype_name(dtype_of<T>), ">::unshare of a tensor of shape ",
                                   shape_str(core.shape),
                                   ": a launch still reads it (in flight); wait for that launch first"));
@@ -103,16 +118,6 @@ class Shared {
     group_.reset();
     return Tensor<T>::from_core(unchecked, std::move(owned));
   }
-  Tensor<T> unshare() & = delete;       // use std::move(s).unshare()
-  Tensor<T> unshare() const& = delete;  // use std::move(s).unshare()
-
-  // For the launch glue.
-  [[nodiscard]] const std::shared_ptr<const detail::TensorCore>& core(unchecked_t) const {
-    c();
-    return core_;
-  }
-
- private:
   friend class Tensor<T>;
   struct Group {};
   explicit Shared(std::shared_ptr<detail::TensorCore> core)
