@@ -3,8 +3,10 @@
 of the calls after a warm-up, no L2 flush): torch.matmul (cuBLAS) and a Triton matmul (the
 tutorial's algorithm: grouped tile order, a K loop of tl.dot, autotuned over a few
 configurations), plus Triton's cold compile of one configuration; torch.addmm + F.silu for the
-fused epilogue rows; cuBLAS's gemv for the decode rows. Each result is checked against a float64
-product on 512 sampled elements (the gemv rows on every element).
+fused epilogue rows; cuBLAS's gemv for the decode rows. The decode-shape rows (M <= 128, and the
+gemv) are timed as gemm_bench.cpp times them: graph replays of back-to-back calls on rotating
+weights (graph_time, "timing": "replay"). Each result is checked against a float64 product on 512
+sampled elements (the gemv rows on every element).
 
     peers.py [--out FILE] [--reps N]
 """
@@ -52,6 +54,43 @@ def device_time(fn, reps):
         e.record()
         e.synchronize()
         ts.append(s.elapsed_time(e))
+    return statistics.median(ts)
+
+
+# gemm_bench.cpp's replayed rows (decode shapes): REPLAY_CALLS back-to-back calls captured into one
+# CUDA graph, call i on weight set i % len(fns), enough sets to span ROTATION_BYTES (out of L2);
+# each replay timed with events around it, divided by the calls; the median over `reps` replays.
+REPLAY_CALLS = 20
+ROTATION_BYTES = 128e6
+
+
+def rotation_sets(nbytes):
+    return int(min(8, max(1, math.ceil(ROTATION_BYTES / nbytes))))
+
+
+def graph_time(fns, reps):
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        for fn in fns:  # warm-up (and Triton's autotuning) outside the capture
+            fn()
+    torch.cuda.current_stream().wait_stream(stream)
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        for i in range(REPLAY_CALLS):
+            fns[i % len(fns)]()
+    for _ in range(2):
+        graph.replay()
+    torch.cuda.synchronize()
+    ts = []
+    for _ in range(reps):
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        graph.replay()
+        e.record()
+        e.synchronize()
+        ts.append(s.elapsed_time(e) / REPLAY_CALLS)
     return statistics.median(ts)
 
 
@@ -124,7 +163,8 @@ def main():
     OUT = open(args.out, "a") if args.out else None
     dev = torch.cuda.get_device_name()
     rows = [(s, "bf16") for s in SHAPES] + [((4096, 4096, 4096), "f16")] if "matmul" in groups else []
-    # The decode projections at M = 16 and 128 (gemm_bench.cpp's skinny rows): the same matmul.
+    # The decode projections at M = 16 and 128 (gemm_bench.cpp's skinny rows): the same matmul,
+    # timed as gemm_bench.cpp times them (graph replays of back-to-back calls on rotating weights).
     if "skinny" in groups:
         rows += [((m, n, k), "bf16") for m in (16, 128) for n, k in GEMV_SHAPES]
     for (m, n, k), dn in rows:
@@ -132,18 +172,27 @@ def main():
         g = torch.Generator(device="cuda").manual_seed(1)
         a = torch.randn(m, k, device="cuda", dtype=dt, generator=g)
         b = torch.randn(k, n, device="cuda", dtype=dt, generator=g)
+        replay = m <= 128
+        bs = [b] + [torch.randn(k, n, device="cuda", dtype=dt, generator=g)
+                    for _ in range(rotation_sets(b.numel() * b.element_size()) - 1)] if replay else [b]
         flops = 2.0 * m * n * k
         c = torch.empty(m, n, device="cuda", dtype=dt)
-        impls = [("torch", lambda: torch.matmul(a, b, out=c))]
+        impls = [("torch", lambda bi=b: torch.matmul(a, bi, out=c))]
         if triton is not None:
-            impls.append(("triton", lambda: triton_mm(a, b, c)))
+            impls.append(("triton", lambda bi=b: triton_mm(a, bi, c)))
         for impl, fn in impls:
-            rec = {"impl": impl, "kernel": "matmul", "dtype": dn, "shape": [m, n, k], "device": dev}
+            rec = {"impl": impl, "kernel": "matmul", "dtype": dn, "shape": [m, n, k], "device": dev,
+                   "timing": "replay" if replay else "call"}
             try:
                 fn()
                 torch.cuda.synchronize()
                 err = check(c, a, b)
-                ms = device_time(fn, REPS)
+                if replay:
+                    mk = (lambda bi: (lambda: torch.matmul(a, bi, out=c))) if impl == "torch" else \
+                         (lambda bi: (lambda: triton_mm(a, bi, c)))
+                    ms = graph_time([mk(bi) for bi in bs], REPS)
+                else:
+                    ms = device_time(fn, REPS)
                 rec.update(ms=ms, tflops=flops / (ms * 1e-3) / 1e12, rel_err=err, ok=err < 0.5 * 2.0 ** -7 + 1e-4)
                 if impl == "triton":
                     rec["config"] = str(t_matmul.best_config)
@@ -212,14 +261,16 @@ def main():
         w = torch.randn(n, k, device="cuda", dtype=torch.bfloat16, generator=g)
         x = torch.randn(1, k, device="cuda", dtype=torch.bfloat16, generator=g)
         y = torch.empty(1, n, device="cuda", dtype=torch.bfloat16)
-        rec = {"impl": "torch", "kernel": "gemv", "dtype": "bf16", "shape": [n, k], "device": dev}
+        ws = [w] + [torch.randn(n, k, device="cuda", dtype=torch.bfloat16, generator=g)
+                    for _ in range(rotation_sets(w.numel() * w.element_size()) - 1)]
+        rec = {"impl": "torch", "kernel": "gemv", "dtype": "bf16", "shape": [n, k], "device": dev, "timing": "replay"}
         try:
             fn2 = lambda: torch.matmul(x, w.t(), out=y)  # noqa: E731: cuBLAS's gemv path
             fn2()
             torch.cuda.synchronize()
             ref = (w.double() @ x[0].double())
             err = ((y[0].double() - ref).norm() / ref.norm().clamp_min(1e-300)).item()
-            ms = device_time(fn2, REPS)
+            ms = graph_time([(lambda wi: (lambda: torch.matmul(x, wi.t(), out=y)))(wi) for wi in ws], REPS)
             nbytes = 2.0 * (n * k + k + n)
             rec.update(ms=ms, tbps=nbytes / (ms * 1e-3) / 1e12, mbytes=nbytes / 1e6, rel_err=err,
                        ok=err < 0.5 * 2.0 ** -7 + 1e-4)
