@@ -67,7 +67,7 @@ const char* dname() {
 }
 
 // What the next call takes from a call's results: by default its output (the first result); the
-// split-K rows pass their output and workspace on (SplitKOut).
+// split-K rows pass their output and workspace on.
 struct FirstResult {
   template <class R>
   auto operator()(R&& results) const {
