@@ -35,6 +35,7 @@ using ctile::platform::cuda::CUgraph;
 using ctile::platform::cuda::CUgraphExec;
 using ctile::platform::cuda::CUgraphNode;
 using ctile::platform::cuda::CUhostFn;
+using ctile::platform::cuda::GraphEdgeData;
 using ctile::platform::cuda::HostNodeParams;
 using ctile::platform::cuda::KernelNodeParams;
 using ctile::platform::cuda::Memcpy3D;
@@ -65,6 +66,7 @@ struct CUgraphNode_st {
 struct CUgraph_st {
   int kernels = 0, copies = 0;
   long edges = 0;  // dependencies given to the add-node calls (NULL_CUDA_GRAPH_REPORT prints them)
+  long programmatic = 0;  // of them programmatic (cuGraphAddDependencies_v2)
   std::vector<std::pair<CUhostFn, void*>> hosts;
   std::vector<CUgraphNode_st*> nodes;
   ~CUgraph_st() {
@@ -367,10 +369,15 @@ CUresult cuGraphAddEmptyNode(CUgraphNode* n, CUgraph g, const CUgraphNode*, std:
   *n = g->nodes.emplace_back(new CUgraphNode_st());
   return kSuccess;
 }
+CUresult cuGraphAddDependencies_v2(CUgraph g, const CUgraphNode*, const CUgraphNode*, const GraphEdgeData* e, std::size_t n) {
+  g->edges += static_cast<long>(n);
+  for (std::size_t i = 0; e && i < n; ++i) g->programmatic += e[i].type == 1;
+  return kSuccess;
+}
 CUresult cuGraphInstantiateWithFlags(CUgraphExec* e, CUgraph g, unsigned long long) {
   if (const char* v = std::getenv("NULL_CUDA_GRAPH_REPORT"); v && *v && *v != '0')
-    std::fprintf(stderr, "null_cuda: graph of %d kernel, %d copy and %zu host nodes, %ld edges\n", g->kernels, g->copies,
-                 g->hosts.size(), g->edges);
+    std::fprintf(stderr, "null_cuda: graph of %d kernel, %d copy and %zu host nodes, %ld edges (%ld programmatic)\n", g->kernels, g->copies,
+                 g->hosts.size(), g->edges, g->programmatic);
   *e = new CUgraphExec_st{g->kernels, g->copies, g->hosts};
   return kSuccess;
 }

@@ -96,6 +96,9 @@ struct KernelArtifact {
   // Tile blocks one block runs side by side (the generated kernel's teams): a grid of n tile
   // blocks launches ceil(n / tile_blocks_per_block) blocks.
   int tile_blocks_per_block = 1;
+  // The kernel waits for the grid it depends on before its first global memory access
+  // (griddepcontrol.wait, sm_90): a graph may give it programmatic dependencies on kernel nodes.
+  bool programmatic = false;
   ParamLayout params;
 };
 

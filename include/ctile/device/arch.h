@@ -44,6 +44,17 @@ CT_DEV void setmaxnreg_inc() {
   asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(N));
 #endif
 }
+// Programmatic dependent launch (sm_90): a kernel launched before the kernel it depends on has
+// finished (a programmatic graph edge or stream launch) waits here until that grid has completed and
+// its memory is visible, then lets the kernel after it be launched early in turn. The generated
+// kernels call it before their first global memory access; launched without a programmatic
+// dependency it returns at once. Neither instruction exists before sm_90 (nor in the emulation).
+CT_DEV void grid_dependency_sync() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
 CT_DEV void warp_sync() {
 #if defined(CTILE_DEVICE_EMULATION)
   ::ct_emu::warp_barrier();

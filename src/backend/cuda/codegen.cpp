@@ -235,6 +235,7 @@ class Emitter {
     g.threads = 32 * (t.warps * t.blocks_per_cta + t.producer_warps);
     g.blocks_per_cta = t.blocks_per_cta;
     g.prefetches = t.persistent;
+    g.programmatic = sm_ >= 90;
     g.notes = k_.notes;
     // Swizzled tiles (wgmma operands) need their atoms at multiples of ir::kSwizzleAlign in the
     // shared address space: each tile block's part is a multiple of it, and the kernel aligns the
@@ -623,6 +624,8 @@ class Emitter {
       line("ct::mbar_init_fence();");
       line("__syncthreads();");
     }
+    if (sm_ >= 90)  // nothing above touches global memory (GeneratedKernel::programmatic)
+      line("ct::grid_dependency_sync();  // launched early by a programmatic dependency: wait for that grid here");
     if (P) emit_producer();
     emit_block_count();
     open("for (long long lin = (long long)blockIdx.x * " + std::to_string(B) + " + team.sub; lin < nblocks; lin += (long long)gridDim.x * " +

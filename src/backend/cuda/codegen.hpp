@@ -49,6 +49,9 @@ struct GeneratedKernel {
   // A persistent kernel: launch about as many CTAs as fit on the device at once (each then runs
   // several tile blocks), not one per tile block.
   bool prefetches = false;
+  // The kernel waits for the grid it depends on (ct::grid_dependency_sync) before its first global
+  // memory access (sm_90 and newer): a programmatic graph edge may launch it while that grid runs.
+  bool programmatic = false;
   // The TMA tensor maps of the parameter struct (p.m[i], 128 bytes each from a 64-byte aligned
   // offset after s[]), which the launch encodes from the tensors (ir::tensor_maps).
   struct Map {

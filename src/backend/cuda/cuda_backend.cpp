@@ -74,6 +74,7 @@ platform::KernelArtifact artifact_of(const ir::Kernel& k, const GeneratedKernel&
   a.threads = gk.threads;
   a.smem_bytes = gk.smem_bytes;
   a.resident_grid = gk.prefetches;
+  a.programmatic = gk.programmatic;
   a.tile_blocks_per_block = gk.blocks_per_cta;  // a CTA runs several tile blocks side by side
   a.params = param_layout_of(k, gk);
   return a;

@@ -60,6 +60,12 @@ struct KernelNodeParams {  // CUDA_KERNEL_NODE_PARAMS_v2
 struct alignas(128) TensorMapBytes {  // CUtensorMap (cuda.h aligns it to 128 bytes; a kernel parameter needs 64)
   std::uint64_t opaque[16];
 };
+struct GraphEdgeData {  // CUgraphEdgeData: what an edge of a graph waits for
+  unsigned char from_port;    // of the upstream node: 0 its completion, CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC ...
+  unsigned char to_port;      // 0
+  unsigned char type;         // CU_GRAPH_DEPENDENCY_TYPE_DEFAULT or _PROGRAMMATIC
+  unsigned char reserved[5];  // zeros
+};
 struct HostNodeParams {  // CUDA_HOST_NODE_PARAMS
   CUhostFn fn;
   void* userData;
@@ -118,6 +124,9 @@ inline constexpr unsigned CU_STREAM_NON_BLOCKING = 0x1;
 inline constexpr unsigned CU_EVENT_DISABLE_TIMING = 0x2;
 inline constexpr unsigned CU_EVENT_WAIT_DEFAULT = 0x0;
 inline constexpr int CU_MEMORYTYPE_DEVICE = 0x2;
+inline constexpr int CU_GRAPH_DEPENDENCY_TYPE_DEFAULT = 0;
+inline constexpr int CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC = 1;
+inline constexpr int kGraphKernelNodePortProgrammatic = 1;  // cuda.h: the macro CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC
 }  // namespace abi
 
 // X(exported symbol, required, parameter list). The symbol names are the versioned entry points
@@ -187,6 +196,8 @@ inline constexpr int CU_MEMORYTYPE_DEVICE = 0x2;
   X(cuGraphAddHostNode, false,                                                                                       \
     (CUgraphNode * node, CUgraph graph, const CUgraphNode* deps, std::size_t ndeps, const HostNodeParams* params))    \
   X(cuGraphAddEmptyNode, false, (CUgraphNode * node, CUgraph graph, const CUgraphNode* deps, std::size_t ndeps))      \
+  X(cuGraphAddDependencies_v2, false,                                                                                \
+    (CUgraph graph, const CUgraphNode* from, const CUgraphNode* to, const GraphEdgeData* edges, std::size_t n))      \
   X(cuGraphInstantiateWithFlags, false, (CUgraphExec * exec, CUgraph graph, unsigned long long flags))               \
   X(cuGraphLaunch, false, (CUgraphExec exec, CUstream stream))                                                       \
   X(cuGraphExecDestroy, false, (CUgraphExec exec))                                                                   \

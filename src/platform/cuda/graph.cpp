@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 
 #include "device.hpp"
 #include "kernel.hpp"
@@ -10,6 +12,15 @@ namespace ctile::platform::cuda {
 namespace {
 
 CUdeviceptr dptr(const std::byte* p) { return static_cast<CUdeviceptr>(reinterpret_cast<std::uintptr_t>(p)); }
+
+// Programmatic edges into kernel nodes of programmatic kernels (CTILE_PDL, read once: on unless "0").
+bool programmatic_edges() {
+  static const bool on = [] {
+    const char* v = std::getenv("CTILE_PDL");
+    return !(v && std::strcmp(v, "0") == 0);
+  }();
+  return on;
+}
 
 void host_node_trampoline(void* p) {
   auto* h = static_cast<CudaGraphExec::HostNode*>(p);
@@ -70,8 +81,30 @@ class CudaGraphBuilder final : public GraphBuilder {
     p.kernelParams = kp;  // copied into the node by the driver
     ScopedContext scope(dc_.ctx());
     const auto d = node_deps(deps);
-    CTILE_CU(cuGraphAddKernelNode_v2, (&n.node, graph_, d.data(), d.size(), &p), "adding a kernel node to a CUDA graph on cuda:",
-             dc_.index());
+    // A kernel that waits for the grids it depends on itself (CudaKernel::programmatic) takes its
+    // dependencies on kernel nodes as programmatic edges: the driver may launch it as soon as those
+    // grids have all started (their CTAs trigger at entry), and its CTAs wait in
+    // griddepcontrol.wait until the grids have finished and their writes are visible. The launch
+    // latency between dependent kernels overlaps the upstream kernel. Other dependencies (copies,
+    // host and empty nodes) stay full edges.
+    const bool kernel_dep = std::any_of(deps.begin(), deps.end(), [&](NodeId id) { return nodes_[id].is_kernel; });
+    if (!k.programmatic() || !kernel_dep || !programmatic_edges() || !drv().cuGraphAddDependencies_v2) {
+      CTILE_CU(cuGraphAddKernelNode_v2, (&n.node, graph_, d.data(), d.size(), &p),
+               "adding a kernel node to a CUDA graph on cuda:", dc_.index());
+    } else {
+      CTILE_CU(cuGraphAddKernelNode_v2, (&n.node, graph_, nullptr, 0, &p), "adding a kernel node to a CUDA graph on cuda:",
+               dc_.index());
+      std::vector<GraphEdgeData> edges(d.size(), GraphEdgeData{});
+      for (std::size_t i = 0; i < d.size(); ++i)
+        if (nodes_[deps[i]].is_kernel) {
+          edges[i].from_port = static_cast<unsigned char>(abi::kGraphKernelNodePortProgrammatic);
+          edges[i].type = static_cast<unsigned char>(abi::CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC);
+        }
+      const std::vector<CUgraphNode> to(d.size(), n.node);
+      CTILE_CU(cuGraphAddDependencies_v2, (graph_, d.data(), to.data(), edges.data(), d.size()),
+               "adding the dependencies of a kernel node (programmatic edges from kernel nodes) to a CUDA graph on cuda:",
+               dc_.index());
+    }
     nodes_.push_back(n);
     return nodes_.size() - 1;
   }

@@ -77,6 +77,7 @@ LoadResult load_kernel(int device, const KernelArtifact& a, const std::string& n
   auto k = std::make_unique<CudaKernel>(device, dc.ctx(), mod, fn, a.threads, a.smem_bytes, a.params, 0,
                                         a.tile_blocks_per_block);
   if (r != 0) throw_cuda_error(r, "cuModuleGetFunction", detail::cat("finding entry ", a.entry, " of kernel '", name, "'"));
+  k->set_programmatic(a.programmatic);
   if (a.smem_bytes > static_cast<std::size_t>(dc.info().smem_per_block))
     CTILE_CU(cuFuncSetAttribute, (fn, abi::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(a.smem_bytes)),
              "allowing ", a.smem_bytes, " bytes of dynamic shared memory for kernel '", name, "' on cuda:", device);

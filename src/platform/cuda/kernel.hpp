@@ -39,8 +39,11 @@ class CudaKernel final : public NativeKernel {
   [[nodiscard]] unsigned threads() const { return static_cast<unsigned>(threads_); }
   [[nodiscard]] unsigned smem() const { return static_cast<unsigned>(smem_); }
   [[nodiscard]] std::int64_t max_blocks() const { return max_blocks_; }
-  // Only while loading (load_kernel): the resident-grid block count.
+  // KernelArtifact::programmatic: a graph may launch it before the kernel nodes it depends on finish.
+  [[nodiscard]] bool programmatic() const { return programmatic_; }
+  // Only while loading (load_kernel): the resident-grid block count, the programmatic flag.
   void set_max_blocks(std::int64_t n) { max_blocks_ = n; }
+  void set_programmatic(bool p) { programmatic_ = p; }
 
  private:
   int device_;
@@ -52,6 +55,7 @@ class CudaKernel final : public NativeKernel {
   ParamLayout layout_;
   std::int64_t max_blocks_;  // 0: one CUDA block per tile_blocks_per_block tile blocks
   std::int64_t per_block_;   // KernelArtifact::tile_blocks_per_block (>= 1)
+  bool programmatic_ = false;
 };
 
 // Kernels the CUDA platform has launched on cuda:device: successful cuLaunchKernel calls and the

@@ -254,6 +254,21 @@ TEST(Generate, WarpsOptionIsAPowerOfTwoFrom1To32) {
   }
 }
 
+// On sm_90 every kernel waits for the grid it depends on before its first global memory access, so
+// that graphs may join kernel nodes by programmatic edges (GeneratedKernel::programmatic); sm_80 has
+// no griddepcontrol.
+TEST(Generate, Sm90KernelsWaitForTheirProgrammaticDependencyFirst) {
+  const auto g90 = generate(*copy_kernel(DType::f32, {256}), sm90());
+  EXPECT_TRUE(g90.programmatic);
+  const std::size_t wait = g90.source.find("ct::grid_dependency_sync();");
+  ASSERT_NE(wait, std::string::npos) << g90.source;
+  EXPECT_LT(wait, g90.source.find("ct::load<")) << g90.source;
+  EXPECT_LT(wait, g90.source.find("for (long long lin")) << g90.source;
+  const auto g80 = generate(*copy_kernel(DType::f32, {256}), CodegenOptions{80, {}});
+  EXPECT_FALSE(g80.programmatic);
+  EXPECT_EQ(g80.source.find("grid_dependency_sync"), std::string::npos) << g80.source;
+}
+
 TEST(Generate, OccupancyTargetGoesToLaunchBounds) {
   CodegenOptions o = sm90();
   o.options.min_ctas_per_sm = 2;

@@ -44,6 +44,7 @@ using ctile::platform::cuda::CUfunction;
 using ctile::platform::cuda::CUgraph;
 using ctile::platform::cuda::CUgraphExec;
 using ctile::platform::cuda::CUgraphNode;
+using ctile::platform::cuda::GraphEdgeData;
 using ctile::platform::cuda::HostNodeParams;
 using ctile::platform::cuda::KernelNodeParams;
 using ctile::platform::cuda::Memcpy3D;
@@ -67,6 +68,7 @@ std::atomic<int> g_violations{0};
 std::atomic<int> g_launches{0};
 std::atomic<int> g_graph_launches{0};
 std::atomic<int> g_node_updates{0};
+std::atomic<int> g_programmatic_edges{0};  // programmatic edges added to graphs (cuGraphAddDependencies_v2)
 std::atomic<int> g_host_calls{0};
 std::atomic<int> g_param_bytes{0};
 std::atomic<int> g_waits{0};
@@ -585,6 +587,7 @@ void fake_cuda_last_kernel_shape(unsigned* out) {
 }
 int fake_cuda_graph_launches() { return g_graph_launches.load(); }
 int fake_cuda_node_updates() { return g_node_updates.load(); }
+int fake_cuda_programmatic_edges() { return g_programmatic_edges.load(); }
 int fake_cuda_host_calls() { return g_host_calls.load(); }
 int fake_cuda_stream_waits() { return g_waits.load(); }
 // Starts (on != 0, from zero) or stops counting the calling thread's driver calls.
@@ -1363,6 +1366,37 @@ CUresult cuGraphAddHostNode(CUgraphNode* node, CUgraph graph, const CUgraphNode*
 CUresult cuGraphAddEmptyNode(CUgraphNode* node, CUgraph graph, const CUgraphNode* deps, std::size_t ndeps) {
   FAKE_ENTRY("cuGraphAddEmptyNode");
   return add_node(node, graph, deps, ndeps, FakeNode{});
+}
+
+// Edges after the nodes exist, with their kinds: a programmatic edge runs from a kernel node's
+// programmatic port to a kernel node (what the driver accepts); the fake replays nodes in order, so
+// an edge must point to a later node.
+CUresult cuGraphAddDependencies_v2(CUgraph graph, const CUgraphNode* from, const CUgraphNode* to, const GraphEdgeData* edges,
+                                   std::size_t n) {
+  FAKE_ENTRY("cuGraphAddDependencies_v2");
+  if (!valid_graph(graph) || (n > 0 && (!from || !to))) return kInvalidValue;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!from[i] || !to[i] || from[i]->graph != graph || to[i]->graph != graph || from[i]->index >= to[i]->index) {
+      violation("cuGraphAddDependencies: an edge between nodes of another graph, or to an earlier node");
+      return kInvalidValue;
+    }
+    FakeNode& dst = graph->nodes[to[i]->index];
+    if (edges) {
+      const GraphEdgeData& e = edges[i];
+      const bool zeros = e.to_port == 0 && std::all_of(std::begin(e.reserved), std::end(e.reserved), [](unsigned char c) { return c == 0; });
+      const bool plain = e.type == 0 && e.from_port == 0;
+      const bool programmatic = e.type == 1 && e.from_port == 1 && graph->nodes[from[i]->index].kind == FakeNode::Kernel &&
+                                dst.kind == FakeNode::Kernel;
+      if (!zeros || !(plain || programmatic)) {
+        violation("cuGraphAddDependencies: an edge of type %d from port %d (programmatic edges join two kernel nodes)", e.type,
+                  e.from_port);
+        return kInvalidValue;
+      }
+      if (programmatic) ++g_programmatic_edges;
+    }
+    dst.deps.push_back(from[i]->index);
+  }
+  return kSuccess;
 }
 
 CUresult cuGraphInstantiateWithFlags(CUgraphExec* exec, CUgraph graph, unsigned long long flags) {

@@ -47,6 +47,7 @@ struct Fake {
   int launches() { return sym<int (*)()>("fake_cuda_launches")(); }
   int graph_launches() { return sym<int (*)()>("fake_cuda_graph_launches")(); }
   int node_updates() { return sym<int (*)()>("fake_cuda_node_updates")(); }
+  int programmatic_edges() { return sym<int (*)()>("fake_cuda_programmatic_edges")(); }
   int host_calls() { return sym<int (*)()>("fake_cuda_host_calls")(); }
   int stream_waits() { return sym<int (*)()>("fake_cuda_stream_waits")(); }
   long param_bytes_of(cu::CUfunction f) { return sym<long (*)(cu::CUfunction)>("fake_cuda_function_param_bytes")(f); }
@@ -251,6 +252,31 @@ TEST_F(FakeGraphs, KernelNodesLaunchPerReplayAndTakeNewParameters) {
   EXPECT_EQ(cu::kernel_launches(0), counted + 41);
   EXPECT_TRUE(old.valid());
   fake.param_bytes(0);
+}
+
+// ctile's kernels on sm_90 (the fake device) wait for the grid they depend on themselves
+// (griddepcontrol.wait), so a kernel node after a kernel node hangs on a programmatic edge: the
+// driver may launch it while the kernel before it runs (the fake checks the edge's kind).
+TEST_F(FakeGraphs, TileKernelNodesFollowKernelNodesByProgrammaticEdges) {
+  if (!have_nvrtc()) GTEST_SKIP() << "NVRTC is not available here";
+  if (const char* v = std::getenv("CTILE_PDL"); v && std::string(v) == "0") GTEST_SKIP() << "CTILE_PDL=0: full edges only";
+  const std::int64_t n = 1024;
+  auto x = ct::ones<float>({n}, kGpu0).share();
+  auto y = ct::zeros<float>({n}, kGpu0).partition({256});
+  const int before = fake.programmatic_edges();
+  auto g = ct::capture(kGpu0, [&](ct::Capture& cap) {
+    auto f = ct::launch(axpy, std::move(y), 1.0f, x).async_on(cap.stream());
+    for (int i = 0; i < 4; ++i)
+      f = std::move(f).then([](std::tuple<P, float, S>&& t) { return ct::launch(axpy, std::move(std::get<0>(t)), 1.0f, std::get<2>(t)); });
+    return f;
+  });
+  EXPECT_EQ(g.kernel_nodes(), 5u);
+  EXPECT_EQ(fake.programmatic_edges(), before + 4);  // one into each kernel node after the first
+  auto s = ct::Stream::create(kGpu0);
+  const int launches = fake.launches();
+  g = std::move(g).replay(s).get();
+  EXPECT_EQ(fake.launches(), launches + 5);
+  EXPECT_EQ(fake.violations(), 0);
 }
 
 TEST_F(FakeGraphs, AWarmLaunchMakesNoDriverQueries) {

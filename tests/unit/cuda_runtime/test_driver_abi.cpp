@@ -40,6 +40,10 @@ struct norm<const cu::HostNodeParams*> {
   using type = const ::CUDA_HOST_NODE_PARAMS*;
 };
 template <>
+struct norm<const cu::GraphEdgeData*> {
+  using type = const ::CUgraphEdgeData*;
+};
+template <>
 struct norm<cu::TensorMapBytes*> {
   using type = ::CUtensorMap*;
 };
@@ -90,6 +94,11 @@ CTILE_ABI_FIELD(KernelNodeParams, CUDA_KERNEL_NODE_PARAMS, extra)
 CTILE_ABI_FIELD(KernelNodeParams, CUDA_KERNEL_NODE_PARAMS, kern)
 CTILE_ABI_FIELD(KernelNodeParams, CUDA_KERNEL_NODE_PARAMS, ctx)
 static_assert(sizeof(cu::HostNodeParams) == sizeof(::CUDA_HOST_NODE_PARAMS));
+static_assert(sizeof(cu::GraphEdgeData) == sizeof(::CUgraphEdgeData));
+CTILE_ABI_FIELD(GraphEdgeData, CUgraphEdgeData, from_port)
+CTILE_ABI_FIELD(GraphEdgeData, CUgraphEdgeData, to_port)
+CTILE_ABI_FIELD(GraphEdgeData, CUgraphEdgeData, type)
+CTILE_ABI_FIELD(GraphEdgeData, CUgraphEdgeData, reserved)
 static_assert(sizeof(cu::TensorMapBytes) == sizeof(::CUtensorMap) && alignof(cu::TensorMapBytes) == alignof(::CUtensorMap));
 CTILE_ABI_FIELD(HostNodeParams, CUDA_HOST_NODE_PARAMS, fn)
 CTILE_ABI_FIELD(HostNodeParams, CUDA_HOST_NODE_PARAMS, userData)
@@ -129,6 +138,9 @@ CTILE_CUDA_DRIVER_FUNCTIONS(CTILE_ABI_CHECK)
 
 #define CTILE_ABI_VALUE(name) static_assert(static_cast<long long>(cu::abi::name) == static_cast<long long>(::name), #name);
 CTILE_ABI_VALUE(CUDA_SUCCESS)
+CTILE_ABI_VALUE(CU_GRAPH_DEPENDENCY_TYPE_DEFAULT)
+CTILE_ABI_VALUE(CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC)
+static_assert(cu::abi::kGraphKernelNodePortProgrammatic == CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC);
 CTILE_ABI_VALUE(CUDA_ERROR_INVALID_VALUE)
 CTILE_ABI_VALUE(CUDA_ERROR_OUT_OF_MEMORY)
 CTILE_ABI_VALUE(CUDA_ERROR_NOT_INITIALIZED)
