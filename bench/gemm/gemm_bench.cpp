@@ -14,7 +14,9 @@
 //      would otherwise carry the host's launch latency and find the weights in L2.
 // One JSON record per row and line.
 //
-//   ctile_gemm_bench [--out FILE] [--reps N] [--quick] [--only MxNxK] [--config CFG] [--cubin FILE] [--cubin-fp8 FILE]
+//   ctile_gemm_bench [--out FILE] [--reps N] [--quick] [--only MxNxK] [--rows GROUPS] [--config CFG]
+//                    [--cubin FILE] [--cubin-fp8 FILE]
+// --rows: some of shapes,epilogue,fp8,gemv,skinny (comma-separated; default every group).
 // --config: one configuration alone, as the records name it (128x256x64, R4xBK512), for ncu.
 // --cubin: also writes the sm_90a cubin of the 128 x 128 x 32 bf16 kernel (for cuobjdump), and exits;
 // --cubin-fp8: the same for the FP8 product (128 x 128 x 128, e4m3).
@@ -45,6 +47,7 @@ struct Settings {
   int reps = 50;
   bool quick = false;
   std::string only;
+  std::string rows;    // --rows: a comma-separated subset of shapes,epilogue,fp8,gemv,skinny (default all)
   std::string config;  // --config BMxBNxBK (matmul) or RxBK (gemv): that configuration alone
   std::ofstream out;
   int failures = 0;
@@ -54,6 +57,13 @@ struct Shape3 {
   std::int64_t m, n, k;
   std::string str() const { return std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k); }
 };
+
+// --rows: whether a group of rows runs (every group without the option).
+bool want_rows(const std::string& group) {
+  if (g.rows.empty()) return true;
+  const std::string list = "," + g.rows + ",";
+  return list.find("," + group + ",") != std::string::npos;
+}
 
 void record(const std::string& json) {
   std::printf("%s\n", json.c_str());
@@ -455,6 +465,7 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--reps") && i + 1 < argc) g.reps = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--quick")) g.quick = true;
     else if (!std::strcmp(argv[i], "--only") && i + 1 < argc) g.only = argv[++i];
+    else if (!std::strcmp(argv[i], "--rows") && i + 1 < argc) g.rows = argv[++i];
     else if (!std::strcmp(argv[i], "--config") && i + 1 < argc) g.config = argv[++i];
     else if (!std::strcmp(argv[i], "--cubin-fp8") && i + 1 < argc) {
       namespace spec = ct::spec;
@@ -475,9 +486,18 @@ int main(int argc, char** argv) {
       return 0;
     }
     else {
-      std::fprintf(stderr, "usage: ctile_gemm_bench [--out FILE] [--reps N] [--quick] [--only MxNxK] [--config CFG] [--cubin FILE] [--cubin-fp8 FILE]\n");
+      std::fprintf(stderr, "usage: ctile_gemm_bench [--out FILE] [--reps N] [--quick] [--only MxNxK] [--rows GROUPS] [--config CFG] [--cubin FILE] [--cubin-fp8 FILE]\n");
       return 2;
     }
+  }
+  for (std::size_t b = 0; !g.rows.empty() && b <= g.rows.size();) {
+    const std::size_t e = std::min(g.rows.find(',', b), g.rows.size());
+    const std::string group = g.rows.substr(b, e - b);
+    if (group != "shapes" && group != "epilogue" && group != "fp8" && group != "gemv" && group != "skinny") {
+      std::fprintf(stderr, "ctile_gemm_bench: --rows: unknown group '%s' (shapes, epilogue, fp8, gemv, skinny)\n", group.c_str());
+      return 2;
+    }
+    b = e + 1;
   }
   std::fprintf(stderr, "ctile_gemm_bench on %s\n", ct::describe(ct::default_device()).c_str());
   {
@@ -495,14 +515,16 @@ int main(int argc, char** argv) {
     run_fp8<ct::f8e4m3, 128>({200, 136, 300}, 128, 128);
     run_gemv<ct::bf16, 512>(300, 1000, 4);
   } else {
-    for (const Shape3& s : {Shape3{4096, 4096, 4096}, Shape3{8192, 8192, 8192}, Shape3{2048, 2048, 2048},
-                            Shape3{4000, 4000, 4000}, Shape3{8192, 8192, 512}, Shape3{512, 8192, 8192}})
-      shape<ct::bf16>(s);
-    shape<ct::f16>({4096, 4096, 4096});
-    epilogue_rows();
-    fp8_rows();
-    gemv_rows();
-    skinny_rows();
+    if (want_rows("shapes")) {
+      for (const Shape3& s : {Shape3{4096, 4096, 4096}, Shape3{8192, 8192, 8192}, Shape3{2048, 2048, 2048},
+                              Shape3{4000, 4000, 4000}, Shape3{8192, 8192, 512}, Shape3{512, 8192, 8192}})
+        shape<ct::bf16>(s);
+      shape<ct::f16>({4096, 4096, 4096});
+    }
+    if (want_rows("epilogue")) epilogue_rows();
+    if (want_rows("fp8")) fp8_rows();
+    if (want_rows("gemv")) gemv_rows();
+    if (want_rows("skinny")) skinny_rows();
   }
   if (g.failures) std::fprintf(stderr, "ctile_gemm_bench: %d row(s) FAILED\n", g.failures);
   return g.failures ? 1 : 0;
