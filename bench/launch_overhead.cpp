@@ -349,7 +349,6 @@ struct RawGraph {
 };
 
 RawGraph build_raw_graph(Raw& r, bool on_ctile_memory, bool programmatic) {
-  const cu::Driver& d = *r.d;
   RawGraph out;
   CTILE_CU(cuGraphCreate, (&out.g, 0u), "creating a graph");
   cu::KernelNodeParams p{};
@@ -375,7 +374,6 @@ RawGraph build_raw_graph(Raw& r, bool on_ctile_memory, bool programmatic) {
     prev = n;
   }
   CTILE_CU(cuGraphInstantiateWithFlags, (&out.exec, out.g, 0ull), "instantiating the graph");
-  (void)d;
   return out;
 }
 

@@ -47,7 +47,7 @@ struct Settings {
   int reps = 50;
   bool quick = false;
   std::string only;
-  std::string rows;    // --rows: a comma-separated subset of shapes,epilogue,fp8,gemv,skinny (default all)
+  std::vector<std::string> rows;  // --rows: some of shapes, epilogue, fp8, gemv, skinny (empty: all)
   std::string config;  // --config BMxBNxBK (matmul) or RxBK (gemv): that configuration alone
   std::ofstream out;
   int failures = 0;
@@ -60,9 +60,7 @@ struct Shape3 {
 
 // --rows: whether a group of rows runs (every group without the option).
 bool want_rows(const std::string& group) {
-  if (g.rows.empty()) return true;
-  const std::string list = "," + g.rows + ",";
-  return list.find("," + group + ",") != std::string::npos;
+  return g.rows.empty() || std::find(g.rows.begin(), g.rows.end(), group) != g.rows.end();
 }
 
 void record(const std::string& json) {
@@ -465,7 +463,20 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--reps") && i + 1 < argc) g.reps = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--quick")) g.quick = true;
     else if (!std::strcmp(argv[i], "--only") && i + 1 < argc) g.only = argv[++i];
-    else if (!std::strcmp(argv[i], "--rows") && i + 1 < argc) g.rows = argv[++i];
+    else if (!std::strcmp(argv[i], "--rows") && i + 1 < argc) {
+      // A comma-separated list, each group checked once here.
+      const std::string list = argv[++i];
+      for (std::size_t b = 0; b <= list.size();) {
+        const std::size_t e = std::min(list.find(',', b), list.size());
+        const std::string group = list.substr(b, e - b);
+        if (group != "shapes" && group != "epilogue" && group != "fp8" && group != "gemv" && group != "skinny") {
+          std::fprintf(stderr, "ctile_gemm_bench: --rows: unknown group '%s' (shapes, epilogue, fp8, gemv, skinny)\n", group.c_str());
+          return 2;
+        }
+        g.rows.push_back(group);
+        b = e + 1;
+      }
+    }
     else if (!std::strcmp(argv[i], "--config") && i + 1 < argc) g.config = argv[++i];
     else if (!std::strcmp(argv[i], "--cubin-fp8") && i + 1 < argc) {
       namespace spec = ct::spec;
@@ -489,15 +500,6 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "usage: ctile_gemm_bench [--out FILE] [--reps N] [--quick] [--only MxNxK] [--rows GROUPS] [--config CFG] [--cubin FILE] [--cubin-fp8 FILE]\n");
       return 2;
     }
-  }
-  for (std::size_t b = 0; !g.rows.empty() && b <= g.rows.size();) {
-    const std::size_t e = std::min(g.rows.find(',', b), g.rows.size());
-    const std::string group = g.rows.substr(b, e - b);
-    if (group != "shapes" && group != "epilogue" && group != "fp8" && group != "gemv" && group != "skinny") {
-      std::fprintf(stderr, "ctile_gemm_bench: --rows: unknown group '%s' (shapes, epilogue, fp8, gemv, skinny)\n", group.c_str());
-      return 2;
-    }
-    b = e + 1;
   }
   std::fprintf(stderr, "ctile_gemm_bench on %s\n", ct::describe(ct::default_device()).c_str());
   {
