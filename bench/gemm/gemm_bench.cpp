@@ -17,7 +17,8 @@
 //   ctile_gemm_bench [--out FILE] [--reps N] [--quick] [--only MxNxK] [--rows GROUPS] [--config CFG]
 //                    [--cubin FILE] [--cubin-fp8 FILE]
 // --rows: some of shapes,epilogue,fp8,gemv,skinny (comma-separated; default every group).
-// --config: one configuration alone, as the records name it (128x256x64, R4xBK512), for ncu.
+// --only: some shapes, as the records name them (4096x4096x4096, gemv 2560x4096), comma-separated.
+// --config: some configurations alone, as the records name them (128x256x64, R4xBK512), comma-separated.
 // --cubin: also writes the sm_90a cubin of the 128 x 128 x 32 bf16 kernel (for cuobjdump), and exits;
 // --cubin-fp8: the same for the FP8 product (128 x 128 x 128, e4m3).
 #include <algorithm>
@@ -46,9 +47,9 @@ namespace {
 struct Settings {
   int reps = 50;
   bool quick = false;
-  std::string only;
+  std::vector<std::string> only;  // --only: shapes MxNxK (gemv: NxK), comma-separated (empty: all)
   std::vector<std::string> rows;  // --rows: some of shapes, epilogue, fp8, gemv, skinny (empty: all)
-  std::string config;  // --config BMxBNxBK (matmul) or RxBK (gemv): that configuration alone
+  std::vector<std::string> config;  // --config BMxBNxBK (matmul) or RxBK (gemv), comma-separated: those alone
   std::ofstream out;
   int failures = 0;
 } g;
@@ -61,6 +62,23 @@ struct Shape3 {
 // --rows: whether a group of rows runs (every group without the option).
 bool want_rows(const std::string& group) {
   return g.rows.empty() || std::find(g.rows.begin(), g.rows.end(), group) != g.rows.end();
+}
+// --only and --config: whether a shape and a configuration run (every one without the option).
+bool in_list(const std::vector<std::string>& list, const std::string& x) {
+  return list.empty() || std::find(list.begin(), list.end(), x) != list.end();
+}
+bool want_shape(const std::string& s) { return in_list(g.only, s); }
+bool want_config(const std::string& cfg) { return in_list(g.config, cfg); }
+
+// Splits a comma-separated list.
+std::vector<std::string> split_list(const std::string& list) {
+  std::vector<std::string> out;
+  for (std::size_t b = 0; b <= list.size();) {
+    const std::size_t e = std::min(list.find(',', b), list.size());
+    out.push_back(list.substr(b, e - b));
+    b = e + 1;
+  }
+  return out;
 }
 
 void record(const std::string& json) {
@@ -223,7 +241,7 @@ constexpr double c_bound() {
 template <class T, std::int64_t BK, bool Epi = false>
 void run(const Shape3& s, std::int64_t bm, std::int64_t bn) {
   const std::string cfg = std::to_string(bm) + "x" + std::to_string(bn) + "x" + std::to_string(BK);
-  if (!g.config.empty() && g.config != cfg) return;
+  if (!want_config(cfg)) return;
   const std::string head = row_head(Epi ? "matmul_bias_silu" : "matmul", dname<T>(), s, cfg);
   try {
     auto a = ct::randn<T>({s.m, s.k}, 11).share();
@@ -259,7 +277,7 @@ void run(const Shape3& s, std::int64_t bm, std::int64_t bn) {
 template <class T, std::int64_t BM, std::int64_t BN, std::int64_t BK>
 void run_unchecked(const Shape3& s) {
   const std::string cfg = std::to_string(BM) + "x" + std::to_string(BN) + "x" + std::to_string(BK);
-  if (!g.config.empty() && g.config != cfg) return;
+  if (!want_config(cfg)) return;
   const std::string head = row_head("matmul_unchecked", dname<T>(), s, cfg);
   try {
     auto a = ct::randn<T>({s.m, s.k}, 11).share();
@@ -289,7 +307,7 @@ void run_split_k(const Shape3& s, std::int64_t bm, std::int64_t bn, std::int64_t
   const std::int64_t sp = splits ? splits : ct::kernels::matmul_split_k_splits(s.m, s.n, s.k, bm, bn);
   const std::string cfg = std::to_string(bm) + "x" + std::to_string(bn) + "x" + std::to_string(ct::kernels::kSplitKBlockK) +
                           "/s" + std::to_string(sp);
-  if (!g.config.empty() && g.config != cfg) return;
+  if (!want_config(cfg)) return;
   const std::string head = row_head("matmul", dname<T>(), s, cfg);
   try {
     auto a = ct::randn<T>({s.m, s.k}, 11).share();
@@ -322,7 +340,7 @@ void run_split_k(const Shape3& s, std::int64_t bm, std::int64_t bn, std::int64_t
 template <class T8, std::int64_t BK>
 void run_fp8(const Shape3& s, std::int64_t bm, std::int64_t bn) {
   const std::string cfg = std::to_string(bm) + "x" + std::to_string(bn) + "x" + std::to_string(BK);
-  if (!g.config.empty() && g.config != cfg) return;
+  if (!want_config(cfg)) return;
   const std::string head = row_head("matmul_fp8", "e4m3", s, cfg);
   try {
     auto a = ct::randn<T8>({s.m, s.k}, 16).share();
@@ -348,7 +366,7 @@ void run_fp8(const Shape3& s, std::int64_t bm, std::int64_t bn) {
 template <class T, std::int64_t BK>
 void run_gemv(std::int64_t n, std::int64_t k, std::int64_t r) {
   const std::string cfg = "R" + std::to_string(r) + "xBK" + std::to_string(BK);
-  if (!g.config.empty() && g.config != cfg) return;
+  if (!want_config(cfg)) return;
   char head[512];
   std::snprintf(head, sizeof head, "{\"impl\":\"ctile\",\"kernel\":\"gemv\",\"dtype\":\"%s\",\"shape\":[%lld,%lld],\"config\":\"%s\"",
                 dname<T>(), (long long)n, (long long)k, cfg.c_str());
@@ -393,7 +411,7 @@ const std::int64_t kGemvShapes[][2] = {{6144, 2560}, {2560, 4096}, {19456, 2560}
 
 void gemv_rows() {
   for (const auto& s : kGemvShapes) {
-    if (!g.only.empty() && g.only != std::to_string(s[0]) + "x" + std::to_string(s[1])) continue;
+    if (!want_shape(std::to_string(s[0]) + "x" + std::to_string(s[1]))) continue;
     run_gemv<ct::bf16, 512>(s[0], s[1], 4);
     run_gemv<ct::bf16, 256>(s[0], s[1], 8);
     run_gemv<ct::bf16, 1024>(s[0], s[1], 4);
@@ -411,7 +429,10 @@ void skinny_rows() {
   for (const std::int64_t m : {16, 128})
     for (const auto& w : kGemvShapes) {
       const Shape3 s{m, w[0], w[1]};
-      if (!g.only.empty() && g.only != s.str()) continue;
+      if (!want_shape(s.str())) continue;
+      // 64 x 64 tiles: one consumer warpgroup of wgmma, on sm_90 with TMA copies into deep rings
+      // where the compiler chooses them (at M = 16 a tile block's 48 rows past the end read zeros).
+      run<ct::bf16, 64>(s, 64, 64);
       if (m == 16) {
         run<ct::bf16, 64>(s, 16, 64);
         run<ct::bf16, 64>(s, 16, 128);
@@ -428,7 +449,7 @@ void skinny_rows() {
 
 template <class T>
 void shape(const Shape3& s) {
-  if (!g.only.empty() && g.only != s.str()) return;
+  if (!want_shape(s.str())) return;
   run<T, 32>(s, 128, 128);
   run<T, 64>(s, 128, 128);
   run<T, 32>(s, 128, 256);
@@ -441,7 +462,7 @@ void shape(const Shape3& s) {
 // configuration that measures best for the plain product.
 void epilogue_rows() {
   for (const Shape3& s : {Shape3{4096, 4096, 4096}, Shape3{8192, 8192, 8192}}) {
-    if (!g.only.empty() && g.only != s.str()) continue;
+    if (!want_shape(s.str())) continue;
     run<ct::bf16, 64, true>(s, 128, 256);
     run_unchecked<ct::bf16, 128, 256, 64>(s);  // beside the checked kernel's row of the same configuration
   }
@@ -450,7 +471,7 @@ void epilogue_rows() {
 // FP8 (e4m3) at 8192^3 (issue 8: >= 0.90x torch._scaled_mm).
 void fp8_rows() {
   const Shape3 s{8192, 8192, 8192};
-  if (!g.only.empty() && g.only != s.str()) return;
+  if (!want_shape(s.str())) return;
   run_fp8<ct::f8e4m3, 128>(s, 128, 128);
   run_fp8<ct::f8e4m3, 128>(s, 128, 256);
 }
@@ -462,22 +483,18 @@ int main(int argc, char** argv) {
     if (!std::strcmp(argv[i], "--out") && i + 1 < argc) g.out.open(argv[++i], std::ios::app);
     else if (!std::strcmp(argv[i], "--reps") && i + 1 < argc) g.reps = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--quick")) g.quick = true;
-    else if (!std::strcmp(argv[i], "--only") && i + 1 < argc) g.only = argv[++i];
+    else if (!std::strcmp(argv[i], "--only") && i + 1 < argc) g.only = split_list(argv[++i]);
     else if (!std::strcmp(argv[i], "--rows") && i + 1 < argc) {
       // A comma-separated list, each group checked once here.
-      const std::string list = argv[++i];
-      for (std::size_t b = 0; b <= list.size();) {
-        const std::size_t e = std::min(list.find(',', b), list.size());
-        const std::string group = list.substr(b, e - b);
+      for (const std::string& group : split_list(argv[++i])) {
         if (group != "shapes" && group != "epilogue" && group != "fp8" && group != "gemv" && group != "skinny") {
           std::fprintf(stderr, "ctile_gemm_bench: --rows: unknown group '%s' (shapes, epilogue, fp8, gemv, skinny)\n", group.c_str());
           return 2;
         }
         g.rows.push_back(group);
-        b = e + 1;
       }
     }
-    else if (!std::strcmp(argv[i], "--config") && i + 1 < argc) g.config = argv[++i];
+    else if (!std::strcmp(argv[i], "--config") && i + 1 < argc) g.config = split_list(argv[++i]);
     else if (!std::strcmp(argv[i], "--cubin-fp8") && i + 1 < argc) {
       namespace spec = ct::spec;
       using F = ct::f8e4m3;

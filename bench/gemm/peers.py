@@ -157,8 +157,13 @@ def main():
     ap.add_argument("--kernels", default="matmul,matmul_bias_silu,fp8,gemv,skinny,cold",
                     help="comma-separated groups to run: matmul, matmul_bias_silu, fp8 (torch._scaled_mm), gemv, "
                          "skinny (M = 16 and 128 projections), cold (Triton's compile)")
+    ap.add_argument("--only", default="",
+                    help="comma-separated shapes MxNxK (gemv: NxK) to run alone, as gemm_bench.cpp's --only")
+    ap.add_argument("--impls", default="torch,triton", help="comma-separated peers of the matmul rows: torch, triton")
     args = ap.parse_args()
     groups = set(args.kernels.split(","))
+    only = set(filter(None, args.only.split(",")))
+    impl_set = set(args.impls.split(","))
     REPS = args.reps
     OUT = open(args.out, "a") if args.out else None
     dev = torch.cuda.get_device_name()
@@ -167,6 +172,7 @@ def main():
     # timed as gemm_bench.cpp times them (graph replays of back-to-back calls on rotating weights).
     if "skinny" in groups:
         rows += [((m, n, k), "bf16") for m in (16, 128) for n, k in GEMV_SHAPES]
+    rows = [r for r in rows if not only or "x".join(map(str, r[0])) in only]
     for (m, n, k), dn in rows:
         dt = DT[dn]
         g = torch.Generator(device="cuda").manual_seed(1)
@@ -177,8 +183,8 @@ def main():
                     for _ in range(rotation_sets(b.numel() * b.element_size()) - 1)] if replay else [b]
         flops = 2.0 * m * n * k
         c = torch.empty(m, n, device="cuda", dtype=dt)
-        impls = [("torch", lambda bi=b: torch.matmul(a, bi, out=c))]
-        if triton is not None:
+        impls = [("torch", lambda bi=b: torch.matmul(a, bi, out=c))] if "torch" in impl_set else []
+        if triton is not None and "triton" in impl_set:
             impls.append(("triton", lambda bi=b: triton_mm(a, bi, c)))
         for impl, fn in impls:
             rec = {"impl": impl, "kernel": "matmul", "dtype": dn, "shape": [m, n, k], "device": dev,

@@ -49,6 +49,7 @@ std::string KernelOptions::str() const {
   if (warp_specialize) add("warp_specialize=" + std::to_string(warp_specialize));
   if (pingpong) add("pingpong=" + std::to_string(pingpong));
   if (epilogue_overlap) add("epilogue_overlap=" + std::to_string(epilogue_overlap));
+  if (ring_slots) add("ring_slots=" + std::to_string(ring_slots));
   return s;
 }
 
@@ -70,6 +71,8 @@ void KernelOptions::validate(const std::string& kernel) const {
   if (epilogue_overlap < -1 || epilogue_overlap > 1)
     bad(detail::cat("epilogue_overlap = ", epilogue_overlap,
                     " is not 1 (the next tile block's copies during the epilogue), -1 (off) or 0 (the compiler chooses)"));
+  if (ring_slots != 0 && (ring_slots < 2 || ring_slots > 32))
+    bad(detail::cat("ring_slots = ", ring_slots, " is not in 2..32 (0: the compiler chooses)"));
   if (blocks_per_cta != 0 && !pow2_in(blocks_per_cta, 1, 32))
     bad(detail::cat("blocks_per_cta = ", blocks_per_cta, " is not a power of two from 1 to 32"));
   if (warps > 1 && blocks_per_cta > 8)
@@ -87,6 +90,7 @@ KernelOptions KernelOptions::with_env_overrides() const {
   if (int v = env_int("CTILE_BLOCKS_PER_CTA", 1, 32, true); v > 0) o.blocks_per_cta = v;
   if (int v = env_int("CTILE_LOOP_PREFETCH", 1, 3, false); v > 0) o.loop_prefetch = v;
   if (int v = env_int("CTILE_MIN_CTAS", 1, 8, false); v > 0) o.min_ctas_per_sm = v;
+  if (int v = env_int("CTILE_RING_SLOTS", 2, 32, false); v > 0) o.ring_slots = v;
   if (auto v = env_tristate("CTILE_TMA", "1 (TMA), -1 (cp.async) or 0 (the compiler chooses)")) o.tma = *v;
   if (auto v = env_tristate("CTILE_WARP_SPECIALIZE", "1 (a producer warpgroup), -1 (off) or 0 (the compiler chooses)"))
     o.warp_specialize = *v;

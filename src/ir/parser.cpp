@@ -375,6 +375,7 @@ class Parser {
       else if (key == "warp_specialize") o.warp_specialize = v;
       else if (key == "pingpong") o.pingpong = v;
       else if (key == "epilogue_overlap") o.epilogue_overlap = v;
+      else if (key == "ring_slots") o.ring_slots = v;
       else fail(cat("unknown kernel option '", key, "'"));
     } while (try_char(','));
     expect('}');

@@ -51,15 +51,16 @@ class WarpSpecialize : public Pass {
       }
     });
     if (!all_tma || !ir::producer_ops(k)) return;
-    // The rings' barriers: contiguous from the first, 8 bytes a slot (smem-alloc).
+    k.target.producer_warps = 4;
+    k.target.scratch_over_rings = !rings_apart(k, ctx.options.epilogue_overlap);
+    grow_rings(k, ring_slots(k, ctx.options));
+    // The rings' barriers: contiguous from the first, 8 bytes a slot (smem-alloc, repack).
     std::int64_t first = -1, end = 0;
     ir::walk(k.body, [&](const ir::Op& op) {
       if (op.tma_map < 0) return;
       first = first < 0 ? op.tma_bar : std::min(first, op.tma_bar);
       end = std::max(end, op.tma_bar + 8 * op.ring_slots);
     });
-    k.target.producer_warps = 4;
-    k.target.scratch_over_rings = !rings_apart(k, end - first + 8, ctx.options.epilogue_overlap);
     k.target.producer_bar = (k.target.smem_bytes + 7) / 8 * 8;
     k.target.smem_bytes = k.target.producer_bar + (end - first) + 8;  // a barrier per slot, then the tile block's
     k.target.pingpong = ctx.options.pingpong == 1 && pingpong_applies(k);
@@ -78,31 +79,15 @@ class WarpSpecialize : public Pass {
   // align swizzled tiles.
   static constexpr std::int64_t kSharedPerCta = 227 * 1024 - (ir::kSwizzleAlign - 16);
 
-  // True when no ring lies over the scratch, after moving the rings (and everything smem-alloc put
-  // above them: their barriers) above it where the CTA's shared memory holds both with `extra`
-  // more bytes (the producer's barriers). Option epilogue_overlap: -1 never moves them; 1 also
-  // takes a slot from each rotating ring of three or more where both do not fit otherwise (with
-  // the producer, a ring of two slots is safe: each slot is copied into only once its products are
-  // done).
-  static bool rings_apart(ir::Kernel& k, std::int64_t extra, int option) {
-    const ir::SharedMemoryUse u = ir::shared_memory_use(k);
-    if (!u.rings_over_scratch) return true;
-    if (option < 0) return false;
-    return repack(k, u.scratch_end, extra, false) || (option == 1 && repack(k, u.scratch_end, extra, true));
-  }
-  static std::int64_t align(std::int64_t x, std::int64_t a) { return (x + a - 1) / a * a; }
-
-  // Places the rings from `base` on (each at a multiple of ir::kSwizzleAlign, in their order) and
-  // their barriers after them (8 bytes a slot, in their order), with one slot fewer in each
-  // rotating ring of three or more when `fewer`; false (and nothing changed) when that and `extra`
-  // bytes more do not fit the CTA's shared memory.
-  static bool repack(ir::Kernel& k, std::int64_t base, std::int64_t extra, bool fewer) {
-    struct Ring {
-      std::vector<ir::Op*> loads;
-      std::int64_t slot_bytes = 0;
-      int slots = 0;
-      bool rotating = false;
-    };
+  // A ring: the loads at one offset of shared memory (smem-alloc), rotating when a loop's body
+  // writes its slots in turn.
+  struct Ring {
+    std::vector<ir::Op*> loads;
+    std::int64_t slot_bytes = 0;
+    int slots = 0;
+    bool rotating = false;
+  };
+  static std::map<std::int64_t, Ring> rings_of(ir::Kernel& k) {
     std::map<std::int64_t, Ring> rings;  // by offset
     ir::walk_mut(k.body, [&](ir::Op& op) {
       if (!ir::is_tile_copy(op) || op.smem_offset < 0 || op.smem_bytes <= 0) return;
@@ -112,11 +97,59 @@ class WarpSpecialize : public Pass {
       r.slot_bytes = op.smem_bytes / op.ring_slots;
       r.rotating = r.rotating || op.ring_slot < 0;
     });
+    return rings;
+  }
+
+  // True when no ring lies over the scratch, after moving the rings (and everything smem-alloc put
+  // above them: their barriers) above it where the CTA's shared memory holds both with the
+  // producer's barriers. Option epilogue_overlap: -1 never moves them; 1 also takes a slot from
+  // each rotating ring of three or more where both do not fit otherwise (with the producer, a ring
+  // of two slots is safe: each slot is copied into only once its products are done).
+  static bool rings_apart(ir::Kernel& k, int option) {
+    const ir::SharedMemoryUse u = ir::shared_memory_use(k);
+    if (!u.rings_over_scratch) return true;
+    if (option < 0) return false;
+    auto same = [](const Ring& r) { return r.slots; };
+    auto fewer = [](const Ring& r) { return r.rotating && r.slots >= 3 ? r.slots - 1 : r.slots; };
+    return repack(k, u.scratch_end, same) || (option == 1 && repack(k, u.scratch_end, fewer));
+  }
+
+  // The slots a rotating ring grows to (0: as smem-alloc gave them): the option ring_slots, else
+  // the compiler's choice (none yet: measured per shape first; docs/compiler.md).
+  static int ring_slots(const ir::Kernel& k, const KernelOptions& o) {
+    (void)k;
+    return o.ring_slots;
+  }
+
+  // Gives each rotating ring `want` slots where it has fewer, or as many as the CTA's shared memory
+  // holds (the rings keep their order and their start; the barriers follow them).
+  static void grow_rings(ir::Kernel& k, int want) {
+    if (want <= 0) return;
+    std::map<std::int64_t, Ring> rings = rings_of(k);
+    if (rings.empty()) return;
+    const std::int64_t base = rings.begin()->first;
+    for (int n = want; n > 0; --n) {
+      auto grown = [n](const Ring& r) { return r.rotating ? std::max(r.slots, n) : r.slots; };
+      bool more = false;
+      for (const auto& [off, r] : rings) more = more || grown(r) > r.slots;
+      if (!more || repack(k, base, grown)) return;
+    }
+  }
+
+  static std::int64_t align(std::int64_t x, std::int64_t a) { return (x + a - 1) / a * a; }
+
+  // Places the rings from `base` on (each at a multiple of ir::kSwizzleAlign, in their order) with
+  // slots(ring) slots each and their barriers after them (8 bytes a slot, in their order); false
+  // (and nothing changed) when that and the producer's barriers (one per ring slot and one for the
+  // tile block) do not fit the CTA's shared memory.
+  template <class Slots>
+  static bool repack(ir::Kernel& k, std::int64_t base, Slots&& slots_of) {
+    std::map<std::int64_t, Ring> rings = rings_of(k);
     std::int64_t at = align(base, ir::kSwizzleAlign);
     std::map<std::int64_t, std::int64_t> offset;  // old offset -> new
     std::map<std::int64_t, int> slots;
     for (auto& [off, r] : rings) {
-      slots[off] = fewer && r.rotating && r.slots >= 3 ? r.slots - 1 : r.slots;
+      slots[off] = slots_of(r);
       offset[off] = align(at, ir::kSwizzleAlign);
       at = offset[off] + slots[off] * r.slot_bytes;
     }
@@ -124,13 +157,14 @@ class WarpSpecialize : public Pass {
     std::map<std::int64_t, std::int64_t> bars;  // old barrier offset -> ring offset
     for (auto& [off, r] : rings)
       if (r.loads.front()->tma_bar >= 0) bars[r.loads.front()->tma_bar] = off;
-    std::int64_t b = align(at, 8);
+    const std::int64_t b0 = align(at, 8);
+    std::int64_t b = b0;
     std::map<std::int64_t, std::int64_t> bar_at;
     for (auto& [old, off] : bars) {
       bar_at[old] = b;
       b += 8 * slots[off];
     }
-    if (align(b, 8) + extra > kSharedPerCta) return false;
+    if (align(b, 8) + (b - b0) + 8 > kSharedPerCta) return false;
     for (auto& [off, r] : rings)
       for (ir::Op* op : r.loads) {
         op->smem_offset = offset[off];

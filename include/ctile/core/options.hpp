@@ -62,6 +62,12 @@ struct KernelOptions {
   // tile block's end); 0: the compiler chooses (apart wherever both fit with the rings' slots as
   // they are; docs/compiler.md, "Warp specialisation").
   int epilogue_overlap = 0;
+  // On sm_90, the slots of each rotating ring (a K loop's operand tiles) of a warp-specialised
+  // kernel: how many copies the producer may run ahead of the products. 2..32: that many where the
+  // CTA's shared memory holds them, else as many as it holds, and never fewer than smem-alloc gave
+  // the ring (its loop's prefetch depth + 2); 0: the compiler chooses (docs/compiler.md, "Warp
+  // specialisation"). Without a producer the slots follow the loop's prefetch depth.
+  int ring_slots = 0;
 
   friend bool operator==(const KernelOptions&, const KernelOptions&) = default;
   friend auto operator<=>(const KernelOptions&, const KernelOptions&) = default;
@@ -71,7 +77,7 @@ struct KernelOptions {
   // Throws UserError naming `kernel` and the option when an option is out of range.
   void validate(const std::string& kernel) const;
   // These options with the environment's overrides applied (CTILE_WARPS, CTILE_STAGES,
-  // CTILE_BLOCKS_PER_CTA, CTILE_FAST_MATH, CTILE_SIMT_MMA, CTILE_SYNC_MMA, CTILE_LOOP_PREFETCH, CTILE_MIN_CTAS, CTILE_TMA, CTILE_WARP_SPECIALIZE, CTILE_PINGPONG, CTILE_EPILOGUE_OVERLAP; a malformed
+  // CTILE_BLOCKS_PER_CTA, CTILE_FAST_MATH, CTILE_SIMT_MMA, CTILE_SYNC_MMA, CTILE_LOOP_PREFETCH, CTILE_MIN_CTAS, CTILE_TMA, CTILE_WARP_SPECIALIZE, CTILE_PINGPONG, CTILE_EPILOGUE_OVERLAP, CTILE_RING_SLOTS; a malformed
   // value is a UserError).
   KernelOptions with_env_overrides() const;
 };

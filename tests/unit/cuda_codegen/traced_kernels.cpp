@@ -493,6 +493,17 @@ void add_tma_cases(std::vector<Case>& out) {
                       promise_tma_facts(*k, 0, 1u);
                       return std::shared_ptr<const ir::Kernel>(k);
                     }});
+  // A decode-shaped GEMM (64 x 64 tiles of C: one consumer warpgroup) with TMA copies and deep
+  // rings (option ring_slots = 13: the producer runs up to 13 K steps ahead), sm_90 only.
+  more.push_back({"matmul_bf16_64x64x64_deep_rings_sm90", [] {
+                    auto k = std::make_shared<ir::Kernel>(ir::clone(*ct::trace(
+                        bench::matmul<ct::bf16, 64>, "matmul<bf16, 64>",
+                        {piece(ct::DType::bf16, {64, 64}), ref(ct::DType::bf16, 2), ref(ct::DType::bf16, 2)}, 2)));
+                    k->options.tma = 1;
+                    k->options.ring_slots = 13;
+                    promise_tma_facts(*k, 0, 1u);
+                    return std::shared_ptr<const ir::Kernel>(k);
+                  }});
   out.insert(out.end(), more.begin(), more.end());
 }
 

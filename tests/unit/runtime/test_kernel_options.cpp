@@ -140,6 +140,12 @@ TEST(KernelOptions, BadOptionIsAUserErrorAtTheCallersLineNamingKernelAndOption) 
                           spec::partition<float>({kRows, kCols}, {8, 128}), spec::shared<float>({kRows, kCols}), 0.0f);
       },
       {"scaled_exp", "epilogue_overlap = -2", "the next tile block's copies during the epilogue"});
+  ct::test::expect_user_error(
+      [&] {
+        (void)ct::warm_up(scaled_exp, ct::WarmUpOptions{.kernel = {.ring_slots = 1}},
+                          spec::partition<float>({kRows, kCols}, {8, 128}), spec::shared<float>({kRows, kCols}), 0.0f);
+      },
+      {"scaled_exp", "ring_slots = 1", "2..32"});
   // Nothing was lost: the shared input is still usable.
   EXPECT_EQ(x.to_host().size(), static_cast<std::size_t>(kRows * kCols));
 }

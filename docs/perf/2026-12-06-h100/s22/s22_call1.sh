@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Session 22, call 1: the decode-shape products (issue 8) with 64 x 64 tiles, TMA copies and deep
+# rings under the producer warpgroup (option ring_slots), against the default, beside cuBLAS.
+source bench/gemm/common.sh
+t0=$SECONDS
+build_gemm_bench "$out/build.log" || exit 1
+echo "built at $((SECONDS-t0))s"
+export CTILE_CACHE_DIR="$build/kernel-cache"; rm -rf "$CTILE_CACHE_DIR"
+b="$build/bench/ctile_gemm_bench"
+shapes=128x2560x4096,128x6144x2560,128x4096x12288,16x2560x4096,16x6144x2560
+cfgs=64x64x64,64x128x64,128x128x64,16x64x64
+run_variant() {  # name, env...
+  local name=$1; shift
+  env "$@" "$b" --rows skinny --only $shapes --config $cfgs --reps 30 --out "$out/skinny_$name.jsonl" > "$out/skinny_$name.log" 2>&1
+  echo "$name done at $((SECONDS-t0))s"
+}
+run_variant default CTILE_X=0
+run_variant tma CTILE_TMA=1
+run_variant tma_r8 CTILE_TMA=1 CTILE_RING_SLOTS=8
+run_variant tma_r32 CTILE_TMA=1 CTILE_RING_SLOTS=32
+timeout 150 python3 bench/gemm/peers.py --kernels skinny --impls torch --only $shapes --reps 30 --out "$out/skinny_peers.jsonl" > "$out/skinny_peers.log" 2>&1
+echo "peers done at $((SECONDS-t0))s"
+python3 - "$out" <<'PY'
+import json, glob, os, sys
+out = sys.argv[1]
+peer = {}
+for l in open(os.path.join(out, "skinny_peers.jsonl")):
+    r = json.loads(l)
+    if r.get("ok"): peer[tuple(r["shape"])] = r["ms"]
+rows = {}
+for f in sorted(glob.glob(os.path.join(out, "skinny_*.jsonl"))):
+    v = os.path.basename(f)[7:-6]
+    if v == "peers": continue
+    for l in open(f):
+        r = json.loads(l)
+        rows.setdefault((tuple(r["shape"]), r["config"]), {})[v] = (r.get("ms"), r.get("ok"), r.get("error", "")[:80])
+for (s, c), d in sorted(rows.items()):
+    p = peer.get(s)
+    cells = []
+    for v in ["default", "tma", "tma_r8", "tma_r32"]:
+        if v not in d: cells.append(f"{v}=-"); continue
+        ms, ok, err = d[v]
+        cells.append(f"{v}={ms*1e3:.1f}us {p/ms:.3f}x" if ms and ok and p else f"{v}=FAIL {err}")
+    print("x".join(map(str, s)), c, f"cublas={p*1e3:.1f}us" if p else "", " ".join(cells))
+PY
+tar -czf "$out/logs.tar.gz" -C "$out" $(cd "$out" && ls *.log) 2>/dev/null; rm -f "$out"/*.log
