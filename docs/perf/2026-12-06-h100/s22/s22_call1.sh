@@ -3,6 +3,13 @@
 # rings under the producer warpgroup (option ring_slots), against the default, beside cuBLAS.
 source bench/gemm/common.sh
 t0=$SECONDS
+# Issue 9: compute-sanitizer on a raw-CUDA graph of the same shape as the test it flags.
+d=docs/perf/2026-12-06-h100/s22
+nvcc -arch=sm_90 -o /tmp/probe $d/graph_fork_probe.cu > "$out/probe_build.log" 2>&1
+for m in explicit capture; do
+  timeout 60 compute-sanitizer --tool memcheck --track-stream-ordered-races all /tmp/probe $m > "$out/probe_$m.txt" 2>&1
+  echo "probe $m: rc $? $(grep -c 'Use-after-free' "$out/probe_$m.txt") use-after-free; $(grep 'ERROR SUMMARY' "$out/probe_$m.txt")"
+done
 build_gemm_bench "$out/build.log" || exit 1
 echo "built at $((SECONDS-t0))s"
 export CTILE_CACHE_DIR="$build/kernel-cache"; rm -rf "$CTILE_CACHE_DIR"
