@@ -68,7 +68,8 @@ bool in_list(const std::vector<std::string>& list, const std::string& x) {
   return list.empty() || std::find(list.begin(), list.end(), x) != list.end();
 }
 bool want_shape(const std::string& s) { return in_list(g.only, s); }
-bool want_config(const std::string& cfg) { return in_list(g.config, cfg); }
+// (A configuration "BMxBNxBK" also selects the split-K rows "BMxBNxBK/sS" of the same tiles.)
+bool want_config(const std::string& cfg) { return in_list(g.config, cfg) || in_list(g.config, cfg.substr(0, cfg.find('/'))); }
 
 // Splits a comma-separated list.
 std::vector<std::string> split_list(const std::string& list) {
@@ -433,6 +434,7 @@ void skinny_rows() {
       // 64 x 64 tiles: one consumer warpgroup of wgmma, on sm_90 with TMA copies into deep rings
       // where the compiler chooses them (at M = 16 a tile block's 48 rows past the end read zeros).
       run<ct::bf16, 64>(s, 64, 64);
+      run_split_k<ct::bf16>(s, 64, 64, 0);
       if (m == 16) {
         run<ct::bf16, 64>(s, 16, 64);
         run<ct::bf16, 64>(s, 16, 128);

@@ -60,7 +60,7 @@ static const char* access_name(Access a) {
 // The size check runs where CI builds (libstdc++ on a 64-bit target); other standard libraries
 // lay out Op's strings and vectors differently.
 #if defined(__GLIBCXX__) && defined(__x86_64__)
-static_assert(sizeof(Op) == 296, "ir::Op changed: copy the new field in copy_attributes");
+static_assert(sizeof(Op) == 304, "ir::Op changed: copy the new field in copy_attributes");
 #endif
 
 void copy_attributes(const Op& from, Op& to) {
@@ -93,6 +93,7 @@ void copy_attributes(const Op& from, Op& to) {
   to.tma_bar = from.tma_bar;
   to.async_wait = from.async_wait;
   to.in_flight = from.in_flight;
+  to.acc_split = from.acc_split;
   to.remat = from.remat;
   to.fused = from.fused;
 }
@@ -243,6 +244,13 @@ bool producer_ops(const Kernel& k, std::vector<const Op*>* ops) {
     });
   }
   return true;
+}
+
+bool single_product_loop(const Op& loop) {
+  if (loop.kind != OpKind::For) return false;
+  int products = 0;
+  walk(loop.regions[0], [&](const Op& op) { products += op.kind == OpKind::Mma ? 1 : 0; });
+  return products == 1;
 }
 
 bool uniform_tile_blocks(const Kernel& k) {

@@ -376,6 +376,7 @@ class Parser {
       else if (key == "pingpong") o.pingpong = v;
       else if (key == "epilogue_overlap") o.epilogue_overlap = v;
       else if (key == "ring_slots") o.ring_slots = v;
+      else if (key == "acc_split") o.acc_split = v;
       else fail(cat("unknown kernel option '", key, "'"));
     } while (try_char(','));
     expect('}');
@@ -531,6 +532,9 @@ class Parser {
           fail("tma takes [map >= 0, barrier offset >= 0, a multiple of 8]");
         op.tma_map = static_cast<int>(v[0]);
         op.tma_bar = v[1];
+      } else if (key == "acc_split") {
+        op.acc_split = static_cast<int>(parse_int());
+        if (op.acc_split != 2) fail("acc_split takes 2 (two accumulators)");
       } else if (key == "async_wait") {
         op.async_wait = static_cast<int>(parse_int());
         if (op.async_wait < 0) fail("async_wait must not be negative");

@@ -319,6 +319,8 @@ class Verifier {
       if (shared(r) && !is_tile_copy(op) && op.kind != OpKind::For &&
           op.kind != OpKind::Permute && !(op.kind == OpKind::Reshape && shared(op.operands[0])))
         fail(op, cat("result %", r, " has a shared layout: only a load, a transpose, a reshape or a loop may make one"));
+    if (op.acc_split != 0 && (op.kind != OpKind::For || op.acc_split != 2))
+      fail(op, "acc_split = 2 marks a ct.for (its iterations alternate between two accumulators)");
     if (op.tma_map >= 0) {
       // A rank-2 tile, or one of rank 3 to 5 with leading extents 1, of a read-only tensor of its rank.
       const Shape& ts = k_.type(op.results[0]).shape;

@@ -19,6 +19,7 @@ struct Entry {
 
 // Every pass, by the name golden tests and pipelines use.
 const Entry kPasses[] = {
+    {"acc-split", make_acc_split},
     {"batch-mma", make_batch_mma},
     {"bounds", make_bounds},
     {"canonicalize", make_canonicalize},
@@ -143,7 +144,7 @@ PassManager cuda_pipeline() {
   // memory of what remains; before that, tiles kept across a reduction that are cheaper to compute
   // again are computed again (remat), and the occupancy target follows from the registers left;
   // last, TMA copies may move to a producer warpgroup of their own (warp-specialize).
-  pm.add("batch-mma").add("loop-prefetch").add("narrow-index").add("layout-assignment").add("canonicalize").add("cse").add("dce").add("bounds").add("schedule").add("remat").add("fuse-elementwise").add("occupancy").add("smem-alloc").add("warp-specialize");
+  pm.add("batch-mma").add("loop-prefetch").add("narrow-index").add("layout-assignment").add("canonicalize").add("cse").add("dce").add("bounds").add("schedule").add("remat").add("fuse-elementwise").add("occupancy").add("smem-alloc").add("warp-specialize").add("acc-split");
   return pm;
 }
 

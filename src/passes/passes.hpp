@@ -21,5 +21,6 @@ std::unique_ptr<Pass> make_fuse_elementwise();
 std::unique_ptr<Pass> make_occupancy();
 std::unique_ptr<Pass> make_batch_mma();
 std::unique_ptr<Pass> make_warp_specialize();
+std::unique_ptr<Pass> make_acc_split();
 
 }  // namespace ctile::passes

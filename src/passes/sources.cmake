@@ -15,4 +15,5 @@ list(APPEND CTILE_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/loop_prefetch.cpp
   ${CMAKE_CURRENT_LIST_DIR}/narrow_index.cpp
   ${CMAKE_CURRENT_LIST_DIR}/precision.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/warp_specialize.cpp)
+  ${CMAKE_CURRENT_LIST_DIR}/warp_specialize.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/acc_split.cpp)

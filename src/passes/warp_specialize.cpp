@@ -115,10 +115,21 @@ class WarpSpecialize : public Pass {
   }
 
   // The slots a rotating ring grows to (0: as smem-alloc gave them): the option ring_slots, else
-  // the compiler's choice (none yet: measured per shape first; docs/compiler.md).
+  // the compiler's choice: a GEMM's K loop (every loop that loads into a ring holds one product,
+  // ir::single_product_loop) takes kGemmRingSlots, or as many as fit; other loops keep theirs.
+  static constexpr int kGemmRingSlots = 32;
   static int ring_slots(const ir::Kernel& k, const KernelOptions& o) {
-    (void)k;
-    return o.ring_slots;
+    if (o.ring_slots) return o.ring_slots;
+    bool any = false, gemm = true;
+    ir::walk(k.body, [&](const ir::Op& f) {
+      if (f.kind != OpKind::For) return;
+      for (const auto& op : f.regions[0].ops)
+        if (op->tma_map >= 0) {
+          any = true;
+          gemm = gemm && ir::single_product_loop(f);
+        }
+    });
+    return any && gemm ? kGemmRingSlots : 0;
   }
 
   // Gives each rotating ring `want` slots where it has fewer, or as many as the CTA's shared memory

@@ -497,7 +497,8 @@ std::uint64_t key_hash(const void* fn, const Device& d, int grid_rank, const Par
                    static_cast<std::uint64_t>(o.fast_math) << 48 | static_cast<std::uint64_t>(o.simt_mma) << 49 |
                    static_cast<std::uint64_t>(o.sync_mma) << 50 | 1ull << 51 |
                    static_cast<std::uint64_t>(o.warp_specialize + 1) << 52 | static_cast<std::uint64_t>(o.pingpong + 1) << 54 |
-                   static_cast<std::uint64_t>(o.epilogue_overlap + 1) << 56 | static_cast<std::uint64_t>(o.ring_slots) << 58);
+                   static_cast<std::uint64_t>(o.epilogue_overlap + 1) << 56 | static_cast<std::uint64_t>(o.ring_slots) << 58 |
+                   static_cast<std::uint64_t>(o.acc_split + 1) << 62);
   }
   return h;
 }

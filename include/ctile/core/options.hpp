@@ -68,6 +68,12 @@ struct KernelOptions {
   // the ring (its loop's prefetch depth + 2); 0: the compiler chooses (docs/compiler.md, "Warp
   // specialisation"). Without a producer the slots follow the loop's prefetch depth.
   int ring_slots = 0;
+  // On sm_90, a K loop whose wgmma products accumulate into one f32 tile: 1 = consecutive
+  // iterations alternate between two accumulators (summed at the end; the products' summation
+  // order changes), so the tensor cores overlap one iteration's products with the next's instead of
+  // waiting for each to finish; -1 = one accumulator; 0: the compiler chooses (docs/compiler.md,
+  // "Accumulator split").
+  int acc_split = 0;
 
   friend bool operator==(const KernelOptions&, const KernelOptions&) = default;
   friend auto operator<=>(const KernelOptions&, const KernelOptions&) = default;
@@ -77,7 +83,7 @@ struct KernelOptions {
   // Throws UserError naming `kernel` and the option when an option is out of range.
   void validate(const std::string& kernel) const;
   // These options with the environment's overrides applied (CTILE_WARPS, CTILE_STAGES,
-  // CTILE_BLOCKS_PER_CTA, CTILE_FAST_MATH, CTILE_SIMT_MMA, CTILE_SYNC_MMA, CTILE_LOOP_PREFETCH, CTILE_MIN_CTAS, CTILE_TMA, CTILE_WARP_SPECIALIZE, CTILE_PINGPONG, CTILE_EPILOGUE_OVERLAP, CTILE_RING_SLOTS; a malformed
+  // CTILE_BLOCKS_PER_CTA, CTILE_FAST_MATH, CTILE_SIMT_MMA, CTILE_SYNC_MMA, CTILE_LOOP_PREFETCH, CTILE_MIN_CTAS, CTILE_TMA, CTILE_WARP_SPECIALIZE, CTILE_PINGPONG, CTILE_EPILOGUE_OVERLAP, CTILE_RING_SLOTS, CTILE_ACC_SPLIT; a malformed
   // value is a UserError).
   KernelOptions with_env_overrides() const;
 };

@@ -54,6 +54,18 @@ struct Regs<T, R, true> {
   }
 };
 
+// acc-split's second accumulator (zero at the start) and the sum of the two after the loop.
+template <class T, int R>
+CT_DEV void regs_zero(Regs<T, R>& a) {
+#pragma unroll
+  for (int r = 0; r < R; ++r) a.set(r, T(0));
+}
+template <class T, int R>
+CT_DEV void regs_add(Regs<T, R>& a, const Regs<T, R>& b) {
+#pragma unroll
+  for (int r = 0; r < R; ++r) a.set(r, a.get(r) + b.get(r));
+}
+
 // The threads that run one tile block: W warps; B tile blocks share a CTA, each on its own warps.
 // sync() is the barrier of this tile block only (a whole-CTA barrier when B == 1, unless the CTA
 // also runs a producer warpgroup (P): then named barrier 1 of the W consumer warps).

@@ -231,6 +231,11 @@ struct Op {
   // the tensor cores run across the loop's barrier; the loop waits for the last at its end.
   // smem-alloc sets it and gives the loop's rings one slot more (docs/compiler.md, smem-alloc).
   bool in_flight = false;
+  // A ct.for whose in-flight wgmma accumulates into a carried f32 tile: with 2 the iterations
+  // alternate between that tile and a second accumulator (zero at the start), added at the loop's
+  // end, so consecutive iterations' products do not wait for each other on the tensor cores
+  // (acc-split; 0: one accumulator).
+  int acc_split = 0;
   // A copy made by the remat pass (a conversion of a packed 16-bit tile, an iota): the CUDA emitter
   // hides its input from the CUDA compiler's common-subexpression elimination, so the copy is not
   // merged back into the original.
@@ -405,6 +410,10 @@ bool producer_ops(const Kernel& k, std::vector<const Op*>* ops = nullptr);
 // tile blocks to CTAs in a fixed order, which balances only such kernels (a causal attention's key
 // loop, bounded by its block id, is not one).
 bool uniform_tile_blocks(const Kernel& k);
+
+// True when `loop` is a ct.for whose body (its nested regions included) holds exactly one ct.mma:
+// a GEMM's K loop, as against attention's loop of two chained products.
+bool single_product_loop(const Op& loop);
 
 struct PrintOptions {
   bool locations = false;  // each op's source location as `loc("file":line)`

@@ -1845,18 +1845,33 @@ class Emitter {
       line(decl_type(op.results[i]) + " " + state.back() + " = " + name(op.operands[3 + i]) + ";");
     }
     const ir::Region& body = op.regions[0];
+    // acc-split: the iterations go in pairs, the second of each into a second accumulator.
+    const int split = acc_split_slot(op);
+    std::vector<std::string> state2 = state;
+    if (split >= 0) {
+      state2[static_cast<std::size_t>(split)] = state[static_cast<std::size_t>(split)] + "b";
+      line(decl_type(op.results[static_cast<std::size_t>(split)]) + " " + state2[static_cast<std::size_t>(split)] + ";");
+      line("ct::regs_zero(" + state2[static_cast<std::size_t>(split)] + ");  // acc-split: the odd iterations' accumulator");
+    }
     const bool rotating = begin_rotation(body, us);
     open("for (long long iv" + us + " = lb" + us + "; iv" + us + " < ub" + us + ";) {");
-    line("const long long " + name(body.args[0]) + " = iv" + us + ";");
-    line("(void)" + name(body.args[0]) + ";");
-    bind_args(body, 1, state);
-    ++for_depth_;
-    emit_region(body);
-    --for_depth_;
-    yield_into(body, state, types);
-    if (rotating) line("++it" + us + ";");
-    line("if (iv" + us + " > ct::kI64Max - st" + us + ") break;");
-    line("iv" + us + " += st" + us + ";");
+    for (int half = 0; half < (split >= 0 ? 2 : 1); ++half) {
+      if (half == 1) {
+        line("if (iv" + us + " >= ub" + us + ") break;");
+        open("{  // acc-split: the pair's second iteration, into the second accumulator");
+      }
+      line("const long long " + name(body.args[0]) + " = iv" + us + ";");
+      line("(void)" + name(body.args[0]) + ";");
+      bind_args(body, 1, half ? state2 : state);
+      ++for_depth_;
+      emit_region(body);
+      --for_depth_;
+      yield_into(body, half ? state2 : state, types);
+      if (rotating) line("++it" + us + ";");
+      line("if (iv" + us + " > ct::kI64Max - st" + us + ") break;");
+      line("iv" + us + " += st" + us + ";");
+      if (half == 1) close();
+    }
     close();
     if (rotating) iters_.pop_back();
     for (const auto& o : body.ops)
@@ -1878,9 +1893,24 @@ class Emitter {
         }
         break;
       }
+    if (split >= 0)
+      line("ct::regs_add(" + state[static_cast<std::size_t>(split)] + ", " + state2[static_cast<std::size_t>(split)] +
+           ");  // acc-split: the two accumulators' sum");
     for (std::size_t i = 0; i < nc; ++i)
       if (used(op.results[i])) line(name(op.results[i]) + " = " + state[i] + ";");
     close();
+  }
+  // The carried slot of a loop marked acc_split = 2 (acc-split): the accumulator of its in-flight
+  // product; -1 when unmarked.
+  int acc_split_slot(const ir::Op& f) const {
+    if (f.acc_split != 2) return -1;
+    const ir::Region& body = f.regions[0];
+    for (const auto& o : body.ops)
+      if (o->kind == OpKind::Mma && o->in_flight)
+        for (std::size_t j = 1; j < body.args.size(); ++j)
+          if (body.args[j] == o->operands[2]) return static_cast<int>(j - 1);
+    CTILE_CHECK(false, "cuda codegen: a loop marked acc_split at ", loc_str(f.loc), " carries no in-flight accumulator");
+    return -1;
   }
 
   void emit_if(const ir::Op& op) {

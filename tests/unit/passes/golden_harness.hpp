@@ -2,7 +2,7 @@
 //
 //   // passes: canonicalize, dce        (the pipeline, in order)
 //   // options: fast_math, warps=4      (optional: KernelOptions; also simt_mma, stages=, blocks_per_cta=, min_ctas_per_sm=,
-//                                       tma=, warp_specialize=, pingpong=, epilogue_overlap=, ring_slots=)
+//                                       tma=, warp_specialize=, pingpong=, epilogue_overlap=, ring_slots=, acc_split=)
 //   // sm: 90                           (optional: the target)
 //   <input IR>
 //   // expect:
@@ -74,6 +74,7 @@ inline Case parse_case(const std::string& text) {
         else if (o.rfind("warp_specialize=", 0) == 0) c.ctx.options.warp_specialize = std::stoi(o.substr(16));
         else if (o.rfind("pingpong=", 0) == 0) c.ctx.options.pingpong = std::stoi(o.substr(9));
         else if (o.rfind("epilogue_overlap=", 0) == 0) c.ctx.options.epilogue_overlap = std::stoi(o.substr(17));
+        else if (o.rfind("acc_split=", 0) == 0) c.ctx.options.acc_split = std::stoi(o.substr(10));
         else if (o.rfind("ring_slots=", 0) == 0) c.ctx.options.ring_slots = std::stoi(o.substr(11));
         else if (o.rfind("min_ctas_per_sm=", 0) == 0) c.ctx.options.min_ctas_per_sm = std::stoi(o.substr(16));
         else throw std::runtime_error("unknown option " + o);

@@ -3,7 +3,8 @@
 // graph's launch by an event (no ctile involved)? The graph has ctile's shape from
 // runtime_graph_inputs_change_between_replays: t0 = a + b (root 1), t1 = c a + t1 (root 2, the
 // "forked lane"), out = t0 + t1 (the join), out += in. Built with explicit nodes (as ctile builds
-// graphs) or by stream capture (argv[1] = "explicit" | "capture"). The memory comes from the
+// graphs) or by stream capture (argv[1] = "explicit" | "capture"); "empty-root": explicit, both
+// kernel roots after one empty node; "serial": explicit, the second root after the first. The memory comes from the
 // default pool on a separate memory stream, as ctile's does; each free waits for an event recorded
 // on the replay stream after the last replay.
 //   nvcc -arch=sm_90 -o probe graph_fork_probe.cu && compute-sanitizer --track-stream-ordered-races all ./probe explicit
@@ -27,7 +28,9 @@ __global__ void acc(float* o, const float* x, int n) {
 }
 
 int main(int argc, char** argv) {
-  const bool capture = argc > 1 && !std::strcmp(argv[1], "capture");
+  const char* mode = argc > 1 ? argv[1] : "explicit";
+  const bool capture = !std::strcmp(mode, "capture"), empty_root = !std::strcmp(mode, "empty-root"),
+             serial = !std::strcmp(mode, "serial");
   const int n = 8192;
   const size_t bytes = n * sizeof(float);
   cudaStream_t s, fork, mem;
@@ -75,8 +78,17 @@ int main(int argc, char** argv) {
     void* a1[] = {&t1, &c, &a, &nn};
     void* a2[] = {&out, &t0, &t1, &nn};
     void* a3[] = {&out, &in, &nn};
-    CK(node(&n0, (void*)add2, a0, nullptr, 0));
-    CK(node(&n1, (void*)axpy, a1, nullptr, 0));
+    cudaGraphNode_t root;
+    const cudaGraphNode_t* rd = nullptr;
+    size_t nr = 0;
+    if (empty_root) {
+      CK(cudaGraphAddEmptyNode(&root, g, nullptr, 0));
+      rd = &root;
+      nr = 1;
+    }
+    CK(node(&n0, (void*)add2, a0, rd, nr));
+    if (serial) CK(node(&n1, (void*)axpy, a1, &n0, 1));
+    else CK(node(&n1, (void*)axpy, a1, rd, nr));
     cudaGraphNode_t d2[] = {n0, n1};
     CK(node(&n2, (void*)add2, a2, d2, 2));
     CK(node(&n3, (void*)acc, a3, &n2, 1));
@@ -93,6 +105,6 @@ int main(int argc, char** argv) {
   CK(cudaStreamWaitEvent(mem, done, 0));  // every free after the last replay, on the device
   for (float** p : all) CK(cudaFreeAsync(*p, mem));
   CK(cudaStreamSynchronize(mem));
-  std::printf("probe (%s graph): done\n", capture ? "captured" : "explicit");
+  std::printf("probe (%s graph): done\n", mode);
   return 0;
 }

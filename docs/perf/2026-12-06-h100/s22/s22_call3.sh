@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Session 22, call 3: the decode-shape products with acc-split (two accumulators alternating over
+# the K loop), TMA for 64-row GEMM products and deep rings (the compiler's new choices), against
+# one accumulator, beside cuBLAS; the large shapes' 128 x 128 and 64 x 128 rows; then the GPU suites.
+source bench/gemm/common.sh
+t0=$SECONDS
+build_gemm_bench "$out/build.log" || exit 1
+echo "built at $((SECONDS-t0))s"
+export CTILE_CACHE_DIR="$build/kernel-cache"; rm -rf "$CTILE_CACHE_DIR"
+b="$build/bench/ctile_gemm_bench"
+shapes=128x2560x4096,128x6144x2560,128x4096x12288,16x2560x4096,16x6144x2560
+timeout 100 python3 bench/gemm/peers.py --kernels skinny --impls torch --only $shapes --reps 30 --out "$out/skinny_peers.jsonl" > "$out/skinny_peers.log" 2>&1
+echo "peers done at $((SECONDS-t0))s"
+timeout 130 "$b" --rows skinny --only $shapes --config 64x64x64,64x128x64,16x64x64 --reps 30 --out "$out/skinny_default.jsonl" > "$out/skinny_default.log" 2>&1
+echo "default done at $((SECONDS-t0))s"
+timeout 70 env CTILE_ACC_SPLIT=-1 "$b" --rows skinny --only 128x2560x4096,128x6144x2560,128x4096x12288 --config 64x64x64,64x128x64 --reps 30 --out "$out/skinny_one.jsonl" > "$out/skinny_one.log" 2>&1
+echo "one accumulator done at $((SECONDS-t0))s"
+for v in default one; do
+  e=CTILE_X=0; [[ $v == one ]] && e=CTILE_ACC_SPLIT=-1
+  timeout 40 env $e "$b" --rows shapes --only 4096x4096x4096,8192x8192x512 --config 128x128x64,64x128x32,128x256x64 --reps 20 --out "$out/big_$v.jsonl" > "$out/big_$v.log" 2>&1
+  echo "big $v done at $((SECONDS-t0))s"
+done
+python3 - "$out" <<'PY'
+import json, os, sys
+out = sys.argv[1]
+peer = {tuple(r["shape"]): r["ms"] for r in map(json.loads, open(os.path.join(out, "skinny_peers.jsonl"))) if r.get("ok")}
+for f in ["skinny_default", "skinny_one", "big_default", "big_one"]:
+    p = os.path.join(out, f + ".jsonl")
+    if not os.path.exists(p): continue
+    for r in map(json.loads, open(p)):
+        s = tuple(r["shape"]); c = peer.get(s)
+        if not r.get("ok"): print(f, s, r.get("config"), "FAIL", r.get("error", "")[:100]); continue
+        print(f, "x".join(map(str, s)), r["config"], f"{r['ms']*1e3:.1f}us", f"{r['tflops']:.0f}TF", f"{c/r['ms']:.3f}x cuBLAS" if c else "")
+PY
+tar -czf "$out/bench.tar.gz" -C "$out" $(cd "$out" && ls *.log *.jsonl) 2>/dev/null; rm -f "$out"/*.log "$out"/*.jsonl
+left=$((560 - (SECONDS - t0)))
+echo "suites with ${left}s left"
+SKIP_BENCH=1 SANITIZE=0 BUDGET_S=$left scripts/gpu_all.sh > "$out/gpu_all.log" 2>&1
+tail -15 "$out/summary.txt" 2>/dev/null; tail -5 "$out/gpu_all.log"
+echo "all done at $((SECONDS-t0))s"

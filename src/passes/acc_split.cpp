@@ -1,0 +1,70 @@
+// acc-split: on sm_90, a K loop whose only product is an in-flight wgmma (smem-alloc's in_flight)
+// accumulating into a carried f32 tile gets `acc_split = 2`: the code generator then runs the
+// loop's iterations in pairs, the first of each pair into the carried tile and the second into a
+// second accumulator that starts at zero, and adds the two after the loop. A wgmma waits for the
+// products before it on the same accumulator (each one's f32 sums feed the next), so with one
+// accumulator the tensor cores run a K loop's products one after another, each paying the full
+// latency of the unit; the loop's wgmma.wait_group 1 then lets the products of two consecutive
+// iterations, on different accumulators, run side by side. That matters where one iteration's
+// products are short (a warpgroup's tile of at most kMaxColumns columns: the decode-shape GEMMs'
+// 64 x 64 and 64 x 128 tiles), and costs the registers of a second accumulator.
+//
+// The ops do not change (the IR stays one iteration per K step; the producer warpgroup's program
+// and every ring's rotation are the same); only the sum's order does: sum(even K steps) +
+// sum(odd K steps), each in the tensor cores' order, then one f32 add, within the tolerance the
+// tensor cores already have against the sequential sum (docs/ir.md, "Numerics").
+//
+// Option acc_split: 1 = wherever it applies, -1 = never, 0 (the compiler's choice) = where the
+// product's columns are at most kMaxColumns (docs/compiler.md, "Accumulator split").
+#include "passes.hpp"
+
+namespace ctile::passes {
+namespace {
+
+using ir::OpKind;
+
+class AccSplit : public Pass {
+ public:
+  std::string_view name() const override { return "acc-split"; }
+  void run(ir::Kernel& k, const PassContext& ctx) override {
+    if (!k.gpu_level() || k.target.sm < 90 || ctx.options.acc_split < 0) return;
+    ir::walk_mut(k.body, [&](ir::Op& f) {
+      if (f.kind != OpKind::For) return;
+      const ir::Op* mma = split_product(k, f);
+      if (!mma) return;
+      const Shape& c = k.type(mma->results[0]).shape;
+      if (ctx.options.acc_split == 0 && c.back() > kMaxColumns) return;
+      f.acc_split = 2;
+    });
+  }
+
+ private:
+  // The compiler's choice: products of at most this many columns (m64nNk16 with N <= 128 per
+  // warpgroup).
+  static constexpr std::int64_t kMaxColumns = 128;
+
+  // The loop's one product when it qualifies: an in-flight tensor-core mma at the body's top level
+  // (and no other mma anywhere in the body) whose accumulator is a carried f32 tile of rank 2 that
+  // the body yields back in the same slot.
+  static const ir::Op* split_product(const ir::Kernel& k, const ir::Op& f) {
+    if (!ir::single_product_loop(f)) return nullptr;
+    const ir::Region& body = f.regions[0];
+    const ir::Op* mma = nullptr;
+    for (const auto& op : body.ops)
+      if (op->kind == OpKind::Mma) mma = op.get();
+    if (!mma || !mma->tensor_core || !mma->in_flight || mma->operands.size() < 3) return nullptr;
+    const ir::ValueId acc = mma->operands[2];
+    const ir::Type& t = k.type(acc);
+    if (!t.is_tile() || t.dtype != DType::f32 || t.shape.size() != 2) return nullptr;
+    const ir::Op& y = *body.ops.back();
+    for (std::size_t j = 1; j < body.args.size(); ++j)
+      if (body.args[j] == acc) return j - 1 < y.operands.size() && y.operands[j - 1] == mma->results[0] ? mma : nullptr;
+    return nullptr;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Pass> make_acc_split() { return std::make_unique<AccSplit>(); }
+
+}  // namespace ctile::passes
