@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Session 22, call 3: the decode-shape products with acc-split (two accumulators alternating over
 # the K loop), TMA for 64-row GEMM products and deep rings (the compiler's new choices), against
-# one accumulator, beside cuBLAS; the large shapes' 128 x 128 and 64 x 128 rows; then the GPU suites.
+# one accumulator, beside cuBLAS; the large shapes' 128 x 128 and 64 x 128 rows; then (RUN_SUITES=1) the GPU suites.
 source bench/gemm/common.sh
 t0=$SECONDS
 build_gemm_bench "$out/build.log" || exit 1
@@ -35,6 +35,6 @@ PY
 tar -czf "$out/bench.tar.gz" -C "$out" $(cd "$out" && ls *.log *.jsonl) 2>/dev/null; rm -f "$out"/*.log "$out"/*.jsonl
 left=$((520 - (SECONDS - t0)))
 echo "suites with ${left}s left"
-if (( left > 150 )); then SKIP_BENCH=1 SANITIZE=0 BUDGET_S=$left scripts/gpu_all.sh > "$out/gpu_all.log" 2>&1; fi
+if [[ "${RUN_SUITES:-0}" == 1 ]] && (( left > 150 )); then SKIP_BENCH=1 SANITIZE=0 BUDGET_S=$left scripts/gpu_all.sh > "$out/gpu_all.log" 2>&1; fi
 tail -15 "$out/summary.txt" 2>/dev/null; tail -5 "$out/gpu_all.log"
 echo "all done at $((SECONDS-t0))s"
