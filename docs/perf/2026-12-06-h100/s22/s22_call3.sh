@@ -9,15 +9,15 @@ echo "built at $((SECONDS-t0))s"
 export CTILE_CACHE_DIR="$build/kernel-cache"; rm -rf "$CTILE_CACHE_DIR"
 b="$build/bench/ctile_gemm_bench"
 shapes=128x2560x4096,128x6144x2560,16x2560x4096
-timeout 100 python3 bench/gemm/peers.py --kernels skinny --impls torch --only $shapes --reps 30 --out "$out/skinny_peers.jsonl" > "$out/skinny_peers.log" 2>&1
+timeout 40 python3 bench/gemm/peers.py --kernels skinny --impls torch --only $shapes --reps 30 --out "$out/skinny_peers.jsonl" > "$out/skinny_peers.log" 2>&1
 echo "peers done at $((SECONDS-t0))s"
-timeout 90 "$b" --rows skinny --only $shapes --config 64x64x64,64x128x64,16x64x64 --reps 30 --out "$out/skinny_default.jsonl" > "$out/skinny_default.log" 2>&1
+timeout 60 "$b" --rows skinny --only $shapes --config 64x64x64,64x128x64,16x64x64 --reps 30 --out "$out/skinny_default.jsonl" > "$out/skinny_default.log" 2>&1
 echo "default done at $((SECONDS-t0))s"
-timeout 60 env CTILE_ACC_SPLIT=-1 "$b" --rows skinny --only 128x2560x4096,128x6144x2560 --config 64x64x64,64x128x64 --reps 30 --out "$out/skinny_one.jsonl" > "$out/skinny_one.log" 2>&1
+timeout 45 env CTILE_ACC_SPLIT=-1 "$b" --rows skinny --only 128x2560x4096,128x6144x2560 --config 64x64x64,64x128x64 --reps 30 --out "$out/skinny_one.jsonl" > "$out/skinny_one.log" 2>&1
 echo "one accumulator done at $((SECONDS-t0))s"
 for v in default one; do
   e=CTILE_X=0; [[ $v == one ]] && e=CTILE_ACC_SPLIT=-1
-  timeout 40 env $e "$b" --rows shapes --only 4096x4096x4096 --config 128x128x64,64x128x32 --reps 20 --out "$out/big_$v.jsonl" > "$out/big_$v.log" 2>&1
+  timeout 25 env $e "$b" --rows shapes --only 4096x4096x4096 --config 128x128x64 --reps 20 --out "$out/big_$v.jsonl" > "$out/big_$v.log" 2>&1
   echo "big $v done at $((SECONDS-t0))s"
 done
 python3 - "$out" <<'PY'
