@@ -431,8 +431,8 @@ void skinny_rows() {
     for (const auto& w : kGemvShapes) {
       const Shape3 s{m, w[0], w[1]};
       if (!want_shape(s.str())) continue;
-      // 64 x 64 tiles: one consumer warpgroup of wgmma, on sm_90 with TMA copies into deep rings
-      // where the compiler chooses them (at M = 16 a tile block's 48 rows past the end read zeros).
+      // 64 x 64 tiles: one consumer warpgroup of wgmma (at M = 16 a tile block's 48 rows past the
+      // end read zeros).
       run<ct::bf16, 64>(s, 64, 64);
       run_split_k<ct::bf16>(s, 64, 64, 0);
       if (m == 16) {

@@ -5,17 +5,18 @@
 // products before it on the same accumulator (each one's f32 sums feed the next), so with one
 // accumulator the tensor cores run a K loop's products one after another, each paying the full
 // latency of the unit; the loop's wgmma.wait_group 1 then lets the products of two consecutive
-// iterations, on different accumulators, run side by side. That matters where one iteration's
-// products are short (a warpgroup's tile of at most kMaxColumns columns: the decode-shape GEMMs'
-// 64 x 64 and 64 x 128 tiles), and costs the registers of a second accumulator.
+// iterations, on different accumulators, run side by side. That should matter where one
+// iteration's products are short (the decode-shape GEMMs' 64 x 64 and 64 x 128 tiles), and costs
+// the registers of a second accumulator.
 //
 // The ops do not change (the IR stays one iteration per K step; the producer warpgroup's program
 // and every ring's rotation are the same); only the sum's order does: sum(even K steps) +
 // sum(odd K steps), each in the tensor cores' order, then one f32 add, within the tolerance the
 // tensor cores already have against the sequential sum (docs/ir.md, "Numerics").
 //
-// Option acc_split: 1 = wherever it applies, -1 = never, 0 (the compiler's choice) = where the
-// product's columns are at most kMaxColumns (docs/compiler.md, "Accumulator split").
+// Option acc_split: 1 = wherever it applies; -1 or 0 (the compiler's choice, off until it is
+// measured on the GPU beside one accumulator: session 22 ran out of device time) = never
+// (docs/compiler.md, "Accumulator split").
 #include "passes.hpp"
 
 namespace ctile::passes {
@@ -27,22 +28,14 @@ class AccSplit : public Pass {
  public:
   std::string_view name() const override { return "acc-split"; }
   void run(ir::Kernel& k, const PassContext& ctx) override {
-    if (!k.gpu_level() || k.target.sm < 90 || ctx.options.acc_split < 0) return;
+    if (!k.gpu_level() || k.target.sm < 90 || ctx.options.acc_split <= 0) return;
     ir::walk_mut(k.body, [&](ir::Op& f) {
       if (f.kind != OpKind::For) return;
-      const ir::Op* mma = split_product(k, f);
-      if (!mma) return;
-      const Shape& c = k.type(mma->results[0]).shape;
-      if (ctx.options.acc_split == 0 && c.back() > kMaxColumns) return;
-      f.acc_split = 2;
+      if (split_product(k, f)) f.acc_split = 2;
     });
   }
 
  private:
-  // The compiler's choice: products of at most this many columns (m64nNk16 with N <= 128 per
-  // warpgroup).
-  static constexpr std::int64_t kMaxColumns = 128;
-
   // The loop's one product when it qualifies: an in-flight tensor-core mma at the body's top level
   // (and no other mma anywhere in the body) whose accumulator is a carried f32 tile of rank 2 that
   // the body yields back in the same slot.

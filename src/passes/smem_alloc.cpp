@@ -45,10 +45,6 @@ std::int64_t align16(std::int64_t b) { return (b + 15) / 16 * 16; }
 // (128 x 64: attention's Q K^T at 128 query rows; a 64-row product stays on cp.async).
 constexpr int kTmaMinProduct = 128 * 64;
 constexpr int kTmaMinRows = 128;
-// ... and for the products of a GEMM's K loop, from 64 x 64 on (the decode-shape products at
-// M <= 128, docs/perf/2026-12-06-h100/NOTES.md, session 22).
-constexpr int kTmaMinGemmRows = 64;
-constexpr int kTmaMinGemmProduct = 64 * 64;
 
 // The warp bits of a reduction's operand layout that lie along its axis (0: it stays in warps).
 int axis_warp_bits(const ir::Kernel& k, const ir::Op& op) {
@@ -419,11 +415,7 @@ class SmemAlloc : public Pass {
       // waiting, docs/perf/2026-12-01-h200/NOTES.md); with the producer warpgroup, attention's
       // 128 x 64 and 128 x 128 products 1.33x faster, its 64-row products (head dim 64) 0.73x
       // (docs/perf/2026-12-06-h100/NOTES.md, session 18).
-      // A GEMM's K loop (one product per iteration: ir::single_product_loop) takes TMA from 64 rows
-      // on, where the producer warpgroup then deepens its rings (warp-specialize).
-      const bool gemm = k_loop_ring(k, loads);
-      const int min_rows = gemm ? kTmaMinGemmRows : kTmaMinRows, min_numel = gemm ? kTmaMinGemmProduct : kTmaMinProduct;
-      if (tma_ == 0 && (k.layout(loads.front()->results[0]).swizzle != 128 || numel < min_numel || rows < min_rows)) continue;
+      if (tma_ == 0 && (k.layout(loads.front()->results[0]).swizzle != 128 || numel < kTmaMinProduct || rows < kTmaMinRows)) continue;
       for (ir::Op* ld : loads) {
         const ir::TensorMapUse u = ir::tensor_map_use(k, *ld);
         auto m = std::find(maps.begin(), maps.end(), u);
@@ -434,19 +426,6 @@ class SmemAlloc : public Pass {
       at += 8 * loads.front()->ring_slots;
     }
     k.target.smem_bytes = std::max(k.target.smem_bytes, at);
-  }
-  // Whether a ring's rotating loads lie in the body of a GEMM's K loop (ir::single_product_loop).
-  static bool k_loop_ring(const ir::Kernel& k, const std::vector<ir::Op*>& loads) {
-    bool in_loop = false, ok = true;
-    ir::walk(k.body, [&](const ir::Op& f) {
-      if (f.kind != OpKind::For) return;
-      for (const auto& op : f.regions[0].ops)
-        if (std::find(loads.begin(), loads.end(), op.get()) != loads.end()) {
-          in_loop = true;
-          ok = ok && ir::single_product_loop(f);
-        }
-    });
-    return in_loop && ok;
   }
   static bool tma_load_ok(const ir::Kernel& k, const ir::Op& ld) {
     if (ld.kind != OpKind::Load || !k.layout(ld.results[0]).is_swizzled()) return false;

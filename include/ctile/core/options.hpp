@@ -65,14 +65,15 @@ struct KernelOptions {
   // On sm_90, the slots of each rotating ring (a K loop's operand tiles) of a warp-specialised
   // kernel: how many copies the producer may run ahead of the products. 2..32: that many where the
   // CTA's shared memory holds them, else as many as it holds, and never fewer than smem-alloc gave
-  // the ring (its loop's prefetch depth + 2); 0: the compiler chooses (docs/compiler.md, "Warp
-  // specialisation"). Without a producer the slots follow the loop's prefetch depth.
+  // the ring (its loop's prefetch depth + 2); 0: the compiler's choice, smem-alloc's slots (deeper
+  // rings measured no faster: docs/compiler.md, "Warp specialisation"). Without a producer the
+  // slots follow the loop's prefetch depth.
   int ring_slots = 0;
   // On sm_90, a K loop whose wgmma products accumulate into one f32 tile: 1 = consecutive
   // iterations alternate between two accumulators (summed at the end; the products' summation
   // order changes), so the tensor cores overlap one iteration's products with the next's instead of
-  // waiting for each to finish; -1 = one accumulator; 0: the compiler chooses (docs/compiler.md,
-  // "Accumulator split").
+  // waiting for each to finish; -1 or 0 (the compiler's choice, until measured on the GPU) = one
+  // accumulator (docs/compiler.md, "Accumulator split").
   int acc_split = 0;
 
   friend bool operator==(const KernelOptions&, const KernelOptions&) = default;

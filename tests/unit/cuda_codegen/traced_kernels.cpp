@@ -449,6 +449,19 @@ void add_tma_cases(std::vector<Case>& out) {
                           }
                       return std::shared_ptr<const ir::Kernel>(k);
                     }});
+    // acc-split (option acc_split = 1: the K loop's iterations alternate between two accumulators)
+    // with the producer warpgroup, and without it (TMA copies issued by the tile block's thread 0).
+    const std::vector<std::string> split = {"matmul_128x128x64", "mma_tc_long_k_bf16", "mma_tc_bias_relu_bt_bf16"};
+    if (std::find(split.begin(), split.end(), c.name) != split.end())
+      for (int ws : {1, -1})
+        more.push_back({c.name + (ws == 1 ? "_tma_ws_acc_split" : "_tma_acc_split"), [make = c.make, ws] {
+                          auto k = std::make_shared<ir::Kernel>(ir::clone(*make()));
+                          k->options.tma = 1;
+                          k->options.warp_specialize = ws;
+                          k->options.acc_split = 1;
+                          promise_tma_facts(*k, 2, 1u);
+                          return std::shared_ptr<const ir::Kernel>(k);
+                        }});
   }
   // Attention prefill with its K and V blocks ([1, 1, 64, D] of [B, H, S, D]) copied by TMA
   // through rank-4 tensor maps (Q too, its wait hoisted before the loop), q, k and v promised
@@ -493,14 +506,16 @@ void add_tma_cases(std::vector<Case>& out) {
                       promise_tma_facts(*k, 0, 1u);
                       return std::shared_ptr<const ir::Kernel>(k);
                     }});
-  // A decode-shaped GEMM (64 x 64 tiles of C: one consumer warpgroup) with TMA copies and deep
-  // rings (option ring_slots = 13: the producer runs up to 13 K steps ahead), sm_90 only.
+  // A decode-shaped GEMM (64 x 64 tiles of C: one consumer warpgroup) with TMA copies, deep rings
+  // (option ring_slots = 13: the producer runs up to 13 K steps ahead) and two accumulators
+  // (acc_split = 1), sm_90 only.
   more.push_back({"matmul_bf16_64x64x64_deep_rings_sm90", [] {
                     auto k = std::make_shared<ir::Kernel>(ir::clone(*ct::trace(
                         bench::matmul<ct::bf16, 64>, "matmul<bf16, 64>",
                         {piece(ct::DType::bf16, {64, 64}), ref(ct::DType::bf16, 2), ref(ct::DType::bf16, 2)}, 2)));
                     k->options.tma = 1;
                     k->options.ring_slots = 13;
+                    k->options.acc_split = 1;
                     promise_tma_facts(*k, 0, 1u);
                     return std::shared_ptr<const ir::Kernel>(k);
                   }});

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Session 22, call 3: the decode-shape products with acc-split (two accumulators alternating over
-# the K loop), TMA for 64-row GEMM products and deep rings (the compiler's new choices), against
-# one accumulator, beside cuBLAS; the large shapes' 128 x 128 and 64 x 128 rows; then (RUN_SUITES=1) the GPU suites.
+# Session 22, call 3 (not run: the session's device time ran out; the next session's first
+# measurement): the decode-shape products with acc-split (CTILE_ACC_SPLIT=1: two accumulators
+# alternating over the K loop), with and without TMA and the producer, against one accumulator,
+# beside cuBLAS; 4096^3 with 128 x 128 tiles; then (RUN_SUITES=1) the GPU suites.
 source bench/gemm/common.sh
 t0=$SECONDS
 build_gemm_bench "$out/build.log" || exit 1
@@ -11,12 +12,15 @@ b="$build/bench/ctile_gemm_bench"
 shapes=128x2560x4096,128x6144x2560,16x2560x4096
 timeout 40 python3 bench/gemm/peers.py --kernels skinny --impls torch --only $shapes --reps 30 --out "$out/skinny_peers.jsonl" > "$out/skinny_peers.log" 2>&1
 echo "peers done at $((SECONDS-t0))s"
-timeout 60 "$b" --rows skinny --only $shapes --config 64x64x64,64x128x64,16x64x64 --reps 30 --out "$out/skinny_default.jsonl" > "$out/skinny_default.log" 2>&1
-echo "default done at $((SECONDS-t0))s"
-timeout 45 env CTILE_ACC_SPLIT=-1 "$b" --rows skinny --only 128x2560x4096,128x6144x2560 --config 64x64x64,64x128x64 --reps 30 --out "$out/skinny_one.jsonl" > "$out/skinny_one.log" 2>&1
-echo "one accumulator done at $((SECONDS-t0))s"
-for v in default one; do
-  e=CTILE_X=0; [[ $v == one ]] && e=CTILE_ACC_SPLIT=-1
+# one: the default (one accumulator); split: CTILE_ACC_SPLIT=1; split_tma: the same with TMA copies
+# and the producer warpgroup (CTILE_TMA=1) for the 64-row tiles.
+for v in one split split_tma; do
+  case $v in one) e=CTILE_X=0;; split) e=CTILE_ACC_SPLIT=1;; split_tma) e="CTILE_ACC_SPLIT=1 CTILE_TMA=1";; esac
+  timeout 60 env $e "$b" --rows skinny --only $shapes --config 64x64x64,64x128x64 --reps 30 --out "$out/skinny_$v.jsonl" > "$out/skinny_$v.log" 2>&1
+  echo "skinny $v done at $((SECONDS-t0))s"
+done
+for v in one split; do
+  e=CTILE_X=0; [[ $v == split ]] && e=CTILE_ACC_SPLIT=1
   timeout 25 env $e "$b" --rows shapes --only 4096x4096x4096 --config 128x128x64 --reps 20 --out "$out/big_$v.jsonl" > "$out/big_$v.log" 2>&1
   echo "big $v done at $((SECONDS-t0))s"
 done
@@ -24,7 +28,7 @@ python3 - "$out" <<'PY'
 import json, os, sys
 out = sys.argv[1]
 peer = {tuple(r["shape"]): r["ms"] for r in map(json.loads, open(os.path.join(out, "skinny_peers.jsonl"))) if r.get("ok")}
-for f in ["skinny_default", "skinny_one", "big_default", "big_one"]:
+for f in ["skinny_one", "skinny_split", "skinny_split_tma", "big_one", "big_split"]:
     p = os.path.join(out, f + ".jsonl")
     if not os.path.exists(p): continue
     for r in map(json.loads, open(p)):
