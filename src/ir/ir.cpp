@@ -246,13 +246,6 @@ bool producer_ops(const Kernel& k, std::vector<const Op*>* ops) {
   return true;
 }
 
-bool single_product_loop(const Op& loop) {
-  if (loop.kind != OpKind::For) return false;
-  int products = 0;
-  walk(loop.regions[0], [&](const Op& op) { products += op.kind == OpKind::Mma ? 1 : 0; });
-  return products == 1;
-}
-
 bool uniform_tile_blocks(const Kernel& k) {
   std::map<ValueId, const Op*> def;     // value -> the op that makes it
   std::map<ValueId, const Op*> arg_of;  // region argument -> the op owning the region

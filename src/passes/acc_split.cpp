@@ -36,23 +36,26 @@ class AccSplit : public Pass {
   }
 
  private:
-  // The loop's one product when it qualifies: an in-flight tensor-core mma at the body's top level
-  // (and no other mma anywhere in the body) whose accumulator is a carried f32 tile of rank 2 that
-  // the body yields back in the same slot.
-  static const ir::Op* split_product(const ir::Kernel& k, const ir::Op& f) {
-    if (!ir::single_product_loop(f)) return nullptr;
+  // True when the loop's body holds exactly one mma (its nested regions included: a GEMM's K
+  // loop, as against attention's loop of two chained products), at the body's top level, an
+  // in-flight tensor-core product whose accumulator is a carried f32 tile of rank 2 that the body
+  // yields back in the same slot.
+  static bool split_product(const ir::Kernel& k, const ir::Op& f) {
     const ir::Region& body = f.regions[0];
+    int products = 0;
+    ir::walk(body, [&](const ir::Op& op) { products += op.kind == OpKind::Mma ? 1 : 0; });
+    if (products != 1) return false;
     const ir::Op* mma = nullptr;
     for (const auto& op : body.ops)
       if (op->kind == OpKind::Mma) mma = op.get();
-    if (!mma || !mma->tensor_core || !mma->in_flight || mma->operands.size() < 3) return nullptr;
+    if (!mma || !mma->tensor_core || !mma->in_flight || mma->operands.size() < 3) return false;
     const ir::ValueId acc = mma->operands[2];
     const ir::Type& t = k.type(acc);
-    if (!t.is_tile() || t.dtype != DType::f32 || t.shape.size() != 2) return nullptr;
+    if (!t.is_tile() || t.dtype != DType::f32 || t.shape.size() != 2) return false;
     const ir::Op& y = *body.ops.back();
     for (std::size_t j = 1; j < body.args.size(); ++j)
-      if (body.args[j] == acc) return j - 1 < y.operands.size() && y.operands[j - 1] == mma->results[0] ? mma : nullptr;
-    return nullptr;
+      if (body.args[j] == acc) return j - 1 < y.operands.size() && y.operands[j - 1] == mma->results[0];
+    return false;
   }
 };
 

@@ -53,7 +53,10 @@ class WarpSpecialize : public Pass {
     if (!all_tma || !ir::producer_ops(k)) return;
     k.target.producer_warps = 4;
     k.target.scratch_over_rings = !rings_apart(k, ctx.options.epilogue_overlap);
-    grow_rings(k, ring_slots(ctx.options));
+    // Rings keep smem-alloc's slots unless the option ring_slots asks for more: filling shared
+    // memory measured nothing (64 x 64 tiles: 4, 8 and 13 slots within 0.5%; 128 x 128 at 4096^3
+    // and 8192 x 8192 x 512 with 4 or 6 slots; docs/perf/2026-12-06-h100/NOTES.md, session 22).
+    grow_rings(k, ctx.options.ring_slots);
     // The rings' barriers: contiguous from the first, 8 bytes a slot (smem-alloc, repack).
     std::int64_t first = -1, end = 0;
     ir::walk(k.body, [&](const ir::Op& op) {
@@ -113,12 +116,6 @@ class WarpSpecialize : public Pass {
     auto fewer = [](const Ring& r) { return r.rotating && r.slots >= 3 ? r.slots - 1 : r.slots; };
     return repack(k, u.scratch_end, same) || (option == 1 && repack(k, u.scratch_end, fewer));
   }
-
-  // The slots a rotating ring grows to (0: as smem-alloc gave them): the option ring_slots. The
-  // compiler keeps smem-alloc's slots: filling shared memory measured nothing at the decode-shape
-  // products (64 x 64 tiles: 4, 8 and 13 slots within 0.5%) nor at 4096^3 and 8192 x 8192 x 512
-  // with 128 x 128 tiles (4 or 6 slots; docs/perf/2026-12-06-h100/NOTES.md, session 22).
-  static int ring_slots(const KernelOptions& o) { return o.ring_slots; }
 
   // Gives each rotating ring `want` slots where it has fewer, or as many as the CTA's shared memory
   // holds (the rings keep their order and their start; the barriers follow them).

@@ -411,10 +411,6 @@ bool producer_ops(const Kernel& k, std::vector<const Op*>* ops = nullptr);
 // loop, bounded by its block id, is not one).
 bool uniform_tile_blocks(const Kernel& k);
 
-// True when `loop` is a ct.for whose body (its nested regions included) holds exactly one ct.mma:
-// a GEMM's K loop, as against attention's loop of two chained products.
-bool single_product_loop(const Op& loop);
-
 struct PrintOptions {
   bool locations = false;  // each op's source location as `loc("file":line)`
 };

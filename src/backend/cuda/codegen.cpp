@@ -1848,10 +1848,12 @@ class Emitter {
     // acc-split: the iterations go in pairs, the second of each into a second accumulator.
     const int split = acc_split_slot(op);
     std::vector<std::string> state2 = state;
+    const std::string acc = split >= 0 ? state[static_cast<std::size_t>(split)] : "";
+    const std::string acc2 = acc + "b";
     if (split >= 0) {
-      state2[static_cast<std::size_t>(split)] = state[static_cast<std::size_t>(split)] + "b";
-      line(decl_type(op.results[static_cast<std::size_t>(split)]) + " " + state2[static_cast<std::size_t>(split)] + ";");
-      line("ct::regs_zero(" + state2[static_cast<std::size_t>(split)] + ");  // acc-split: the odd iterations' accumulator");
+      state2[static_cast<std::size_t>(split)] = acc2;
+      line(decl_type(op.results[static_cast<std::size_t>(split)]) + " " + acc2 + ";");
+      line("ct::regs_zero(" + acc2 + ");  // acc-split: the odd iterations' accumulator");
     }
     const bool rotating = begin_rotation(body, us);
     open("for (long long iv" + us + " = lb" + us + "; iv" + us + " < ub" + us + ";) {");
@@ -1894,8 +1896,7 @@ class Emitter {
         break;
       }
     if (split >= 0)
-      line("ct::regs_add(" + state[static_cast<std::size_t>(split)] + ", " + state2[static_cast<std::size_t>(split)] +
-           ");  // acc-split: the two accumulators' sum");
+      line("ct::regs_add(" + acc + ", " + acc2 + ");  // acc-split: the two accumulators' sum");
     for (std::size_t i = 0; i < nc; ++i)
       if (used(op.results[i])) line(name(op.results[i]) + " = " + state[i] + ";");
     close();
