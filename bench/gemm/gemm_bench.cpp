@@ -434,6 +434,7 @@ void skinny_rows() {
       // 64 x 64 tiles: one consumer warpgroup of wgmma (at M = 16 a tile block's 48 rows past the
       // end read zeros).
       run<ct::bf16, 64>(s, 64, 64);
+      run<ct::bf16, 128>(s, 64, 64);  // K steps of twice the bytes: whether a K step's time is fixed
       run_split_k<ct::bf16>(s, 64, 64, 0);
       if (m == 16) {
         run<ct::bf16, 64>(s, 16, 64);
@@ -442,6 +443,7 @@ void skinny_rows() {
         run_split_k<ct::bf16>(s, 16, 64, 4);
       } else {
         run<ct::bf16, 64>(s, 64, 128);
+        run<ct::bf16, 128>(s, 64, 128);
         run<ct::bf16, 64>(s, 128, 128);
         run_split_k<ct::bf16>(s, 128, 128, 0);
         run_split_k<ct::bf16>(s, 64, 128, 0);
