@@ -8,6 +8,9 @@
 //   raw      enqueue      N back-to-back cuLaunchKernel on a non-blocking stream (host time per launch)
 //            sync         N times cuLaunchKernel + cuStreamSynchronize
 //   raw_ctile_calls       the driver calls ctile makes per launch (the launch, a cuEventRecord)
+//                         (_waited / _polled: with a second thread waiting for each event)
+//   raw_write_value       the launch and a cuStreamWriteValue64 of its number into a pinned host
+//                         word (_waited: a second thread reads the word, no driver call)
 //   ctile    enqueue      N cached launches chained through Future::then (the handles the previous
 //                         launch hands back), host time per launch        target: raw + 1.0 us
 //            sync         N times ctile::launch(...).sync()                target: raw + 1.0 us
@@ -334,6 +337,49 @@ void run_raw(Raw& r) {
     };
     g_res.raw_calls_waited = emit("raw_ctile_calls_waited", "enqueue", "us/launch", waited(false), g_n);
     g_res.raw_calls_polled = emit("raw_ctile_calls_polled", "enqueue", "us/launch", waited(true), g_n);
+    // Completion tracked without driver calls on the waiting thread: after each launch the stream
+    // writes the launch's number into a pinned host word (cuStreamWriteValue64, in place of the
+    // cuEventRecord), and the second thread reads the word until it reaches that number. Measures
+    // whether a completion thread that never enters the driver (no lock shared with the launching
+    // thread) brings the chained launch near the bare cuLaunchKernel; "raw_write_value" is the same
+    // loop without the second thread (the write's own cost).
+    if (d.cuStreamWriteValue64_v2) {
+      void* host = nullptr;
+      CTILE_CU(cuMemHostAlloc, (&host, 64, 0x01u | 0x02u), "allocating a pinned, mapped word");  // PORTABLE | DEVICEMAP
+      auto* word = static_cast<volatile std::uint64_t*>(host);
+      const auto addr = static_cast<cu::CUdeviceptr>(reinterpret_cast<std::uintptr_t>(host));
+      auto written = [&](bool wait) {
+        Samples smp;
+        std::uint64_t base = 0;
+        for (int rep = 0; rep < g_reps; ++rep) {
+          std::atomic<int> launched{0};
+          std::thread waiter;
+          if (wait)
+            waiter = std::thread([&, base] {
+              for (int i = 0; i < g_n; ++i) {
+                while (launched.load(std::memory_order_acquire) <= i) ct::detail::cpu_relax();
+                while (*word < base + static_cast<std::uint64_t>(i) + 1) ct::detail::cpu_relax();
+              }
+            });
+          smp.start();
+          for (int i = 0; i < g_n; ++i) {
+            (void)r.launch();
+            (void)d.cuStreamWriteValue64_v2(r.s, addr, base + static_cast<std::uint64_t>(i) + 1, 0);
+            launched.store(i + 1, std::memory_order_release);
+          }
+          smp.stop(g_n);
+          if (wait) waiter.join();
+          CTILE_CU(cuStreamSynchronize, (r.s), "after the enqueue repetition");
+          base += static_cast<std::uint64_t>(g_n);
+        }
+        return smp;
+      };
+      (void)emit("raw_write_value", "enqueue", "us/launch", written(false), g_n);
+      (void)emit("raw_write_value_waited", "enqueue", "us/launch", written(true), g_n);
+      (void)d.cuMemFreeHost(host);
+    } else {
+      std::printf("# raw_write_value: this driver has no cuStreamWriteValue64_v2: skipped\n");
+    }
     for (auto& e : evs) (void)d.cuEventDestroy_v2(e);
   }
   std::printf("# raw: kernel %s, %u block(s) of %u threads, %u bytes of dynamic shared memory, %zu-byte parameter block, %s\n",

@@ -166,6 +166,7 @@ inline constexpr int kGraphKernelNodePortProgrammatic = 1;  // cuda.h: the macro
   X(cuDeviceGetDefaultMemPool, false, (CUmemoryPool * pool, CUdevice dev))                                           \
   X(cuMemPoolSetAttribute, false, (CUmemoryPool pool, int attr, void* value))                                        \
   X(cuMemHostAlloc, true, (void** ptr, std::size_t bytes, unsigned int flags))                                       \
+  X(cuStreamWriteValue64_v2, false, (CUstream stream, CUdeviceptr addr, std::uint64_t value, unsigned int flags))     \
   X(cuMemFreeHost, true, (void* ptr))                                                                                \
   X(cuMemsetD8Async, true, (CUdeviceptr dst, unsigned char value, std::size_t count, CUstream stream))               \
   X(cuMemcpyHtoDAsync_v2, true, (CUdeviceptr dst, const void* src, std::size_t bytes, CUstream stream))              \

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Session 22, call 3 (not run: the session's device time ran out; the next session's first
+# Session 22, call 3 (not run in session 22: its device time ran out; run as session 23 call 1, records in ../s23/call1/; first
 # measurement): the decode-shape products with acc-split (CTILE_ACC_SPLIT=1: two accumulators
 # alternating over the K loop), with and without TMA and the producer, against one accumulator,
 # beside cuBLAS; 4096^3 with 128 x 128 tiles; then (RUN_SUITES=1) the GPU suites.
