@@ -655,12 +655,16 @@ class Emitter {
   }
 
   // ---- warp specialisation: the producer warpgroup ----
-  // Registers per thread of the producer (it only computes coordinates) and of the consumers (the
-  // rest of the SM's 64K for one CTA).
+  // Registers per thread of the producer (it only computes coordinates) and of the consumers: the
+  // rest of the CTA's registers, which are the SM's 64K shared by the CTAs an occupancy target
+  // (min_ctas_per_sm) asks for, as many per thread as __launch_bounds__ lets ptxas give (at most
+  // 256 a thread). setmaxnreg.inc past what the CTA holds would wait forever.
   static constexpr int kProducerRegs = 40;
   int consumer_regs() const {
-    const int W = k_.target.warps;
-    return std::min(256, (65536 - 32 * k_.target.producer_warps * kProducerRegs) / (32 * W) / 8 * 8);
+    const int consumers = 32 * k_.target.warps * k_.target.blocks_per_cta, producers = 32 * k_.target.producer_warps;
+    const int min_ctas = std::max(1, k_.options.min_ctas_per_sm);
+    const int at_entry = std::min(256, 65536 / (min_ctas * (consumers + producers)) / 8 * 8);
+    return std::min(256, (at_entry * (consumers + producers) - producers * kProducerRegs) / consumers / 8 * 8);
   }
   void emit_producer() {
     const int W = k_.target.warps;

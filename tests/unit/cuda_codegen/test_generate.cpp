@@ -444,5 +444,25 @@ TEST(Generate, TheProducerWaitsForTheTileBlockOnlyWhenItsScratchLiesOverTheRings
   }
 }
 
+// The consumers of a producer kernel take the registers the producer gives back, within the CTA's
+// share of the SM. A 128 x 128 GEMM runs 8 consumer warps and 4 producer warps (384 threads): one
+// CTA per SM enters with 168 registers a thread and its consumers grow to
+// (168 * 384 - 128 * 40) / 256 = 232; with an occupancy target of two CTAs each enters with 80 and
+// its consumers grow only to (80 * 384 - 128 * 40) / 256 = 100, 96 in steps of 8 (a setmaxnreg.inc
+// past what the CTA holds waits forever).
+TEST(Generate, TheConsumersRegistersFitTheCtasShareOfTheSm) {
+  for (int min_ctas : {0, 2}) {
+    auto k = std::make_shared<ir::Kernel>(ir::clone(*product_kernel("mm_ws", DType::bf16, DType::bf16, false, 128, 64)));
+    k->options.tma = 1;
+    k->options.warp_specialize = 1;
+    k->options.min_ctas_per_sm = min_ctas;
+    promise_tma_facts(*k, 0, 1u);
+    const std::string src = generate(*k, sm90()).source;
+    EXPECT_NE(src.find("ct::setmaxnreg_dec<40>();"), std::string::npos) << src;
+    EXPECT_NE(src.find(min_ctas == 2 ? "ct::setmaxnreg_inc<96>();" : "ct::setmaxnreg_inc<232>();"), std::string::npos) << src;
+    EXPECT_NE(src.find(min_ctas == 2 ? "__launch_bounds__(384, 2)" : "__launch_bounds__(384, 1)"), std::string::npos) << src;
+  }
+}
+
 }  // namespace
 }  // namespace cuda_codegen_test
