@@ -14,9 +14,9 @@
 // sum(odd K steps), each in the tensor cores' order, then one f32 add, within the tolerance the
 // tensor cores already have against the sequential sum (docs/ir.md, "Numerics").
 //
-// Option acc_split: 1 = wherever it applies; -1 or 0 (the compiler's choice, off until it is
-// measured on the GPU beside one accumulator: session 22 ran out of device time) = never
-// (docs/compiler.md, "Accumulator split").
+// Option acc_split: 1 = wherever it applies; -1 or 0 (the compiler's choice) = never: measured on
+// an H100 beside one accumulator it moved nothing, to 0.5%, at the decode shapes nor at 4096^3
+// (docs/compiler.md, "Accumulator split"; docs/perf/2026-12-06-h100/NOTES.md, session 23).
 #include "passes.hpp"
 
 namespace ctile::passes {

@@ -72,7 +72,7 @@ struct KernelOptions {
   // On sm_90, a K loop whose wgmma products accumulate into one f32 tile: 1 = consecutive
   // iterations alternate between two accumulators (summed at the end; the products' summation
   // order changes), so the tensor cores overlap one iteration's products with the next's instead of
-  // waiting for each to finish; -1 or 0 (the compiler's choice, until measured on the GPU) = one
+  // waiting for each to finish; -1 or 0 (the compiler's choice: measured, it moved nothing) = one
   // accumulator (docs/compiler.md, "Accumulator split").
   int acc_split = 0;
 
