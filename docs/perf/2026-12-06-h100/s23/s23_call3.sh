@@ -9,11 +9,6 @@ t0=$SECONDS
 build_gemm_bench "$out/build.log" || exit 1
 export CTILE_CACHE_DIR="$build/kernel-cache"
 b="$build/bench/ctile_gemm_bench"
-# issue 9: the launch path with a completion thread that never enters the driver (raw rows)
-cmake --build "$build" --target ctile_launch_overhead -j "$(nproc)" >> "$out/build.log" 2>&1
-timeout 40 "$build/bench/ctile_launch_overhead" --only enqueue,bound --reps 7 --out "$out/launch.jsonl" > "$out/launch.log" 2>&1
-python3 -c "import json,sys; [print(r['impl'], r['what'], r['us']) for r in map(json.loads, open(sys.argv[1]))]" "$out/launch.jsonl"
-echo "launch done at $((SECONDS-t0))s"
 timeout 80 env CTILE_TMA=1 "$b" --rows skinny --only 128x2560x4096,16x2560x4096,128x6144x2560 --config 64x64x64,64x64x128,64x128x64,64x128x128 --reps 30 --out "$out/bk.jsonl" > "$out/bk.log" 2>&1
 python3 -c "import json,sys; [print(r['shape'], r['config'], round(r['ms']*1e3,1), 'us') for r in map(json.loads, open(sys.argv[1])) if r.get('ok')]" "$out/bk.jsonl"
 echo "bk done at $((SECONDS-t0))s"
@@ -25,6 +20,12 @@ for v in min2 bpc2; do
   python3 -c "import json,sys; [print('$v', r['shape'], r['config'], round(r['ms']*1e3,1), 'us') for r in map(json.loads, open(sys.argv[1])) if r.get('ok')]" "$out/occ_$v.jsonl"
   echo "$v done at $((SECONDS-t0))s"
 done
+# issue 9: the launch path with a completion thread that never enters the driver (raw rows)
+cmake --build "$build" --target ctile_launch_overhead -j "$(nproc)" >> "$out/build.log" 2>&1
+timeout 40 "$build/bench/ctile_launch_overhead" --only enqueue,bound --reps 7 --out "$out/launch.jsonl" > "$out/launch.log" 2>&1
+python3 -c "import json,sys; [print(r['impl'], r['what'], r['us']) for r in map(json.loads, open(sys.argv[1]))]" "$out/launch.jsonl"
+echo "launch done at $((SECONDS-t0))s"
+if [[ "${NCU:-0}" == 1 ]]; then
 timeout 120 env CTILE_TMA=1 ncu --section SourceCounters --section WarpStateStats --section SpeedOfLight -k regex:bench__matmul --launch-skip 3 --launch-count 1 \
   -o "$out/tma64" "$b" --rows skinny --only 128x2560x4096 --config 64x64x64 --reps 3 > "$out/ncu.log" 2>&1
 echo "ncu rc $? at $((SECONDS-t0))s"
@@ -45,5 +46,6 @@ for i, r in sorted(enumerate(rows), key=lambda t: -num(t[1][col]))[:40]:
     print(f"{num(r[col])/tot*100:5.1f}% #{i} {r.get('Address','')} {r.get('Source','')[:110]}")
 PY
 head -50 "$out/top.txt"
+fi
 tar -czf "$out/ncu.tar.gz" -C "$out" sass.csv details.txt top.txt ncu.log bk.jsonl bk.log launch.jsonl launch.log occ_min2.jsonl occ_min2.log occ_bpc2.jsonl occ_bpc2.log 2>/dev/null; rm -f "$out"/sass.csv "$out"/*.log "$out"/*.jsonl "$out"/details.txt
 echo "all done at $((SECONDS-t0))s"
