@@ -3,28 +3,34 @@
 # instruction (ncu source counters, SASS), TMA + producer (CTILE_TMA=1), 128x2560x4096; and the
 # producer's copies alone (the consumers' products skipped is not expressible: instead the same
 # kernel with 64 x 64 x 128 steps, half the K steps of twice the bytes); issue 9's launch rows
-# with the cuStreamWriteValue64 completion variant.
+# with the cuStreamWriteValue64 completion variant. QUICK=1: K steps of 128 at two shapes and two
+# CTAs an SM alone (what the device time left allowed).
 source bench/gemm/common.sh
 t0=$SECONDS
 build_gemm_bench "$out/build.log" || exit 1
 export CTILE_CACHE_DIR="$build/kernel-cache"
 b="$build/bench/ctile_gemm_bench"
-timeout 80 env CTILE_TMA=1 "$b" --rows skinny --only 128x2560x4096,16x2560x4096,128x6144x2560 --config 64x64x64,64x64x128,64x128x64,64x128x128 --reps 30 --out "$out/bk.jsonl" > "$out/bk.log" 2>&1
+bk_shapes=128x2560x4096,16x2560x4096,128x6144x2560; bk_cfg=64x64x64,64x64x128,64x128x64,64x128x128
+[[ "${QUICK:-0}" == 1 ]] && { bk_shapes=128x2560x4096,16x2560x4096; bk_cfg=64x64x64,64x64x128; }
+timeout 80 env CTILE_TMA=1 "$b" --rows skinny --only $bk_shapes --config $bk_cfg --reps 30 --out "$out/bk.jsonl" > "$out/bk.log" 2>&1
 python3 -c "import json,sys; [print(r['shape'], r['config'], round(r['ms']*1e3,1), 'us') for r in map(json.loads, open(sys.argv[1])) if r.get('ok')]" "$out/bk.jsonl"
 echo "bk done at $((SECONDS-t0))s"
 # two consumer warpgroups on an SM: two CTAs of the producer kernel (CTILE_MIN_CTAS=2, with the
 # consumers' setmaxnreg fitted to the CTA's share), or two tile blocks in one CTA (no producer)
-for v in min2 bpc2; do
+variants="min2 bpc2"; [[ "${QUICK:-0}" == 1 ]] && variants=min2
+for v in $variants; do
   e="CTILE_TMA=1 CTILE_MIN_CTAS=2"; [[ $v == bpc2 ]] && e="CTILE_TMA=1 CTILE_BLOCKS_PER_CTA=2"
   timeout 45 env $e "$b" --rows skinny --only 128x2560x4096 --config 64x64x64 --reps 30 --out "$out/occ_$v.jsonl" > "$out/occ_$v.log" 2>&1
   python3 -c "import json,sys; [print('$v', r['shape'], r['config'], round(r['ms']*1e3,1), 'us') for r in map(json.loads, open(sys.argv[1])) if r.get('ok')]" "$out/occ_$v.jsonl"
   echo "$v done at $((SECONDS-t0))s"
 done
+if [[ "${QUICK:-0}" != 1 ]]; then
 # issue 9: the launch path with a completion thread that never enters the driver (raw rows)
 cmake --build "$build" --target ctile_launch_overhead -j "$(nproc)" >> "$out/build.log" 2>&1
 timeout 40 "$build/bench/ctile_launch_overhead" --only enqueue,bound --reps 7 --out "$out/launch.jsonl" > "$out/launch.log" 2>&1
 python3 -c "import json,sys; [print(r['impl'], r['what'], r['us']) for r in map(json.loads, open(sys.argv[1]))]" "$out/launch.jsonl"
 echo "launch done at $((SECONDS-t0))s"
+fi
 if [[ "${NCU:-0}" == 1 ]]; then
 timeout 120 env CTILE_TMA=1 ncu --section SourceCounters --section WarpStateStats --section SpeedOfLight -k regex:bench__matmul --launch-skip 3 --launch-count 1 \
   -o "$out/tma64" "$b" --rows skinny --only 128x2560x4096 --config 64x64x64 --reps 3 > "$out/ncu.log" 2>&1
