@@ -16,10 +16,11 @@ timeout 80 env CTILE_TMA=1 "$b" --rows skinny --only $bk_shapes --config $bk_cfg
 python3 -c "import json,sys; [print(r['shape'], r['config'], round(r['ms']*1e3,1), 'us') for r in map(json.loads, open(sys.argv[1])) if r.get('ok')]" "$out/bk.jsonl"
 echo "bk done at $((SECONDS-t0))s"
 # two consumer warpgroups on an SM: two CTAs of the producer kernel (CTILE_MIN_CTAS=2, with the
-# consumers' setmaxnreg fitted to the CTA's share), or two tile blocks in one CTA (no producer)
-variants="min2 bpc2"; [[ "${QUICK:-0}" == 1 ]] && variants=min2
+# consumers' setmaxnreg fitted to the CTA's share), or two tile blocks in one CTA (no producer);
+# pf3: cp.async with the loads issued 3 K steps ahead instead of 1
+variants="min2 pf3 bpc2"; [[ "${QUICK:-0}" == 1 ]] && variants="min2 pf3"
 for v in $variants; do
-  e="CTILE_TMA=1 CTILE_MIN_CTAS=2"; [[ $v == bpc2 ]] && e="CTILE_TMA=1 CTILE_BLOCKS_PER_CTA=2"
+  case $v in min2) e="CTILE_TMA=1 CTILE_MIN_CTAS=2";; bpc2) e="CTILE_TMA=1 CTILE_BLOCKS_PER_CTA=2";; pf3) e="CTILE_TMA=-1 CTILE_LOOP_PREFETCH=3";; esac
   timeout 45 env $e "$b" --rows skinny --only 128x2560x4096 --config 64x64x64 --reps 30 --out "$out/occ_$v.jsonl" > "$out/occ_$v.log" 2>&1
   python3 -c "import json,sys; [print('$v', r['shape'], r['config'], round(r['ms']*1e3,1), 'us') for r in map(json.loads, open(sys.argv[1])) if r.get('ok')]" "$out/occ_$v.jsonl"
   echo "$v done at $((SECONDS-t0))s"
@@ -53,5 +54,5 @@ for i, r in sorted(enumerate(rows), key=lambda t: -num(t[1][col]))[:40]:
 PY
 head -50 "$out/top.txt"
 fi
-tar -czf "$out/ncu.tar.gz" -C "$out" sass.csv details.txt top.txt ncu.log bk.jsonl bk.log launch.jsonl launch.log occ_min2.jsonl occ_min2.log occ_bpc2.jsonl occ_bpc2.log 2>/dev/null; rm -f "$out"/sass.csv "$out"/*.log "$out"/*.jsonl "$out"/details.txt
+tar -czf "$out/ncu.tar.gz" -C "$out" sass.csv details.txt top.txt ncu.log bk.jsonl bk.log launch.jsonl launch.log occ_min2.jsonl occ_min2.log occ_bpc2.jsonl occ_bpc2.log occ_pf3.jsonl occ_pf3.log 2>/dev/null; rm -f "$out"/sass.csv "$out"/*.log "$out"/*.jsonl "$out"/details.txt
 echo "all done at $((SECONDS-t0))s"
