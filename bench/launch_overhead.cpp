@@ -43,6 +43,7 @@
 #include <cstring>
 #include <ctime>
 #include <fstream>
+#include <functional>
 #include <optional>
 #include <string>
 #include <thread>
@@ -264,7 +265,7 @@ void run_raw(Raw& r) {
   for (int i = 0; i < 200; ++i)
     if (r.launch() != 0) throw ct::UserError("raw cuLaunchKernel failed in the warm-up");
   CTILE_CU(cuStreamSynchronize, (r.s), "warm-up");
-  Samples enq, syn, calls;
+  Samples enq, syn;
   for (int rep = 0; want("enqueue") && rep < g_reps; ++rep) {
     enq.start();
     for (int i = 0; i < g_n; ++i) (void)r.launch();
@@ -285,61 +286,61 @@ void run_raw(Raw& r) {
   // the CUevent recorded after it (from a pool) that completes the launch's Event (the primary
   // context stays current on a launching thread). ctile - raw_ctile_calls is ctile's own host code.
   if (want("enqueue") || want("bound")) {
+    // g_reps chains of g_n launches, each followed by mark(j) on the launching thread (the timed
+    // part; j counts the launches over all chains); with `wait`, a second thread (its context
+    // current, as ctile's completion thread) calls wait(j) for each launch in order once it is
+    // marked.
+    auto chained = [&](auto&& mark, const std::function<void(std::int64_t)>& wait) {
+      Samples smp;
+      for (int rep = 0; rep < g_reps; ++rep) {
+        const std::int64_t first = static_cast<std::int64_t>(rep) * g_n;
+        std::atomic<int> marked{0};
+        std::thread waiter;
+        if (wait)
+          waiter = std::thread([&] {
+            (void)d.cuCtxSetCurrent(r.ctx);
+            for (int i = 0; i < g_n; ++i) {
+              while (marked.load(std::memory_order_acquire) <= i) ct::detail::cpu_relax();
+              wait(first + i);
+            }
+          });
+        smp.start();
+        for (int i = 0; i < g_n; ++i) {
+          (void)r.launch();
+          mark(first + i);
+          marked.store(i + 1, std::memory_order_release);
+        }
+        smp.stop(g_n);
+        if (waiter.joinable()) waiter.join();
+        CTILE_CU(cuStreamSynchronize, (r.s), "after the enqueue repetition");
+      }
+      return smp;
+    };
     std::vector<cu::CUevent> evs(256);
     for (auto& e : evs) CTILE_CU(cuEventCreate, (&e, cu::abi::CU_EVENT_DISABLE_TIMING), "creating an event");
-    for (int rep = 0; rep < g_reps; ++rep) {
-      calls.start();
-      for (int i = 0; i < g_n; ++i) {
-        (void)r.launch();
-        (void)d.cuEventRecord(evs[static_cast<std::size_t>(i) % evs.size()], r.s);
-      }
-      calls.stop(g_n);
-      CTILE_CU(cuStreamSynchronize, (r.s), "after the enqueue repetition");
-    }
-    g_res.raw_calls = emit("raw_ctile_calls", "enqueue", "us/launch", calls, g_n);
+    auto ev = [&](std::int64_t j) { return evs[static_cast<std::size_t>(j) % evs.size()]; };
+    auto record = [&](std::int64_t j) { (void)d.cuEventRecord(ev(j), r.s); };
+    g_res.raw_calls = emit("raw_ctile_calls", "enqueue", "us/launch", chained(record, {}), g_n);
     // The same with a second thread that waits for each event in order, as ctile's completion
     // thread does (CTILE_COMPLETER_WAIT): with cuEventSynchronize ("sync"), or asking cuEventQuery
     // with pauses of 1 us doubling up to 32 us ("poll"). The difference to raw_ctile_calls is what
     // that thread's driver calls cost the launching thread (the driver's locks, cache lines), not
     // ctile's code.
-    auto waited = [&](bool poll) {
-      Samples smp;
-      for (int rep = 0; rep < g_reps; ++rep) {
-        std::atomic<int> recorded{0};
-        std::thread waiter([&] {
-          (void)d.cuCtxSetCurrent(r.ctx);
-          for (int i = 0; i < g_n; ++i) {
-            while (recorded.load(std::memory_order_acquire) <= i) ct::detail::cpu_relax();
-            cu::CUevent ev = evs[static_cast<std::size_t>(i) % evs.size()];
-            if (!poll) {
-              (void)d.cuEventSynchronize(ev);
-              continue;
-            }
-            auto pause = std::chrono::microseconds(1);
-            while (d.cuEventQuery(ev) == cu::abi::CUDA_ERROR_NOT_READY) {
-              const auto until = Clock::now() + pause;
-              while (Clock::now() < until) ct::detail::cpu_relax();
-              if (pause < std::chrono::microseconds(32)) pause *= 2;
-            }
-          }
-        });
-        smp.start();
-        for (int i = 0; i < g_n; ++i) {
-          (void)r.launch();
-          (void)d.cuEventRecord(evs[static_cast<std::size_t>(i) % evs.size()], r.s);
-          recorded.store(i + 1, std::memory_order_release);
-        }
-        smp.stop(g_n);
-        waiter.join();
-        CTILE_CU(cuStreamSynchronize, (r.s), "after the enqueue repetition");
-      }
-      return smp;
-    };
-    g_res.raw_calls_waited = emit("raw_ctile_calls_waited", "enqueue", "us/launch", waited(false), g_n);
-    g_res.raw_calls_polled = emit("raw_ctile_calls_polled", "enqueue", "us/launch", waited(true), g_n);
+    g_res.raw_calls_waited =
+        emit("raw_ctile_calls_waited", "enqueue", "us/launch", chained(record, [&](std::int64_t j) { (void)d.cuEventSynchronize(ev(j)); }), g_n);
+    g_res.raw_calls_polled = emit("raw_ctile_calls_polled", "enqueue", "us/launch", chained(record, [&](std::int64_t j) {
+                                    auto pause = std::chrono::microseconds(1);
+                                    while (d.cuEventQuery(ev(j)) == cu::abi::CUDA_ERROR_NOT_READY) {
+                                      const auto until = Clock::now() + pause;
+                                      while (Clock::now() < until) ct::detail::cpu_relax();
+                                      if (pause < std::chrono::microseconds(32)) pause *= 2;
+                                    }
+                                  }),
+                                  g_n);
+    for (auto& e : evs) (void)d.cuEventDestroy_v2(e);
     // Completion tracked without driver calls on the waiting thread: after each launch the stream
-    // writes the launch's number into a pinned host word (cuStreamWriteValue64, in place of the
-    // cuEventRecord), and the second thread reads the word until it reaches that number. Measures
+    // writes the launch's count into a pinned host word (cuStreamWriteValue64, in place of the
+    // cuEventRecord), and the second thread reads the word until it reaches that count. Measures
     // whether a completion thread that never enters the driver (no lock shared with the launching
     // thread) brings the chained launch near the bare cuLaunchKernel; "raw_write_value" is the same
     // loop without the second thread (the write's own cost).
@@ -348,39 +349,17 @@ void run_raw(Raw& r) {
       CTILE_CU(cuMemHostAlloc, (&host, 64, 0x01u | 0x02u), "allocating a pinned, mapped word");  // PORTABLE | DEVICEMAP
       auto* word = static_cast<volatile std::uint64_t*>(host);
       const auto addr = static_cast<cu::CUdeviceptr>(reinterpret_cast<std::uintptr_t>(host));
-      auto written = [&](bool wait) {
-        Samples smp;
-        std::uint64_t base = 0;
-        for (int rep = 0; rep < g_reps; ++rep) {
-          std::atomic<int> launched{0};
-          std::thread waiter;
-          if (wait)
-            waiter = std::thread([&, base] {
-              for (int i = 0; i < g_n; ++i) {
-                while (launched.load(std::memory_order_acquire) <= i) ct::detail::cpu_relax();
-                while (*word < base + static_cast<std::uint64_t>(i) + 1) ct::detail::cpu_relax();
-              }
-            });
-          smp.start();
-          for (int i = 0; i < g_n; ++i) {
-            (void)r.launch();
-            (void)d.cuStreamWriteValue64_v2(r.s, addr, base + static_cast<std::uint64_t>(i) + 1, 0);
-            launched.store(i + 1, std::memory_order_release);
-          }
-          smp.stop(g_n);
-          if (wait) waiter.join();
-          CTILE_CU(cuStreamSynchronize, (r.s), "after the enqueue repetition");
-          base += static_cast<std::uint64_t>(g_n);
-        }
-        return smp;
+      auto write = [&](std::int64_t j) { (void)d.cuStreamWriteValue64_v2(r.s, addr, static_cast<std::uint64_t>(j) + 1, 0); };
+      auto read = [&](std::int64_t j) {
+        while (*word < static_cast<std::uint64_t>(j) + 1) ct::detail::cpu_relax();
       };
-      (void)emit("raw_write_value", "enqueue", "us/launch", written(false), g_n);
-      (void)emit("raw_write_value_waited", "enqueue", "us/launch", written(true), g_n);
+      (void)emit("raw_write_value", "enqueue", "us/launch", chained(write, {}), g_n);
+      *word = 0;  // the stream is idle: the next rows count from the start again
+      (void)emit("raw_write_value_waited", "enqueue", "us/launch", chained(write, read), g_n);
       (void)d.cuMemFreeHost(host);
     } else {
       std::printf("# raw_write_value: this driver has no cuStreamWriteValue64_v2: skipped\n");
     }
-    for (auto& e : evs) (void)d.cuEventDestroy_v2(e);
   }
   std::printf("# raw: kernel %s, %u block(s) of %u threads, %u bytes of dynamic shared memory, %zu-byte parameter block, %s\n",
               r.entry.c_str(), r.blocks, r.threads, r.smem, r.params.size(), r.arch.c_str());

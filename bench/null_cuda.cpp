@@ -228,6 +228,11 @@ CUresult cuEventRecord(CUevent e, CUstream s) {
   e->at.store(s->busy_until.load());
   return kSuccess;
 }
+// The word is written at once (the null driver runs no stream work; only host costs are modelled).
+CUresult cuStreamWriteValue64_v2(CUstream, CUdeviceptr addr, std::uint64_t value, unsigned int) {
+  *reinterpret_cast<volatile std::uint64_t*>(static_cast<std::uintptr_t>(addr)) = value;
+  return kSuccess;
+}
 CUresult cuEventQuery(CUevent e) { return now() >= e->at.load() ? kSuccess : kNotReady; }
 CUresult cuEventSynchronize(CUevent e) {
   wait_until(e->at.load());

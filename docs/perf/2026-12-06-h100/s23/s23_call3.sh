@@ -10,10 +10,13 @@ t0=$SECONDS
 build_gemm_bench "$out/build.log" || exit 1
 export CTILE_CACHE_DIR="$build/kernel-cache"
 b="$build/bench/ctile_gemm_bench"
+show() {  # show LABEL FILE.jsonl: each row that passed, its shape, configuration and time
+  python3 -c "import json,sys; [print(sys.argv[1], r['shape'], r['config'], round(r['ms']*1e3,1), 'us') for r in map(json.loads, open(sys.argv[2])) if r.get('ok')]" "$1" "$2"
+}
 bk_shapes=128x2560x4096,16x2560x4096,128x6144x2560; bk_cfg=64x64x64,64x64x128,64x128x64,64x128x128
 [[ "${QUICK:-0}" == 1 ]] && { bk_shapes=128x2560x4096,16x2560x4096; bk_cfg=64x64x64,64x64x128; }
 timeout 80 env CTILE_TMA=1 "$b" --rows skinny --only $bk_shapes --config $bk_cfg --reps 30 --out "$out/bk.jsonl" > "$out/bk.log" 2>&1
-python3 -c "import json,sys; [print(r['shape'], r['config'], round(r['ms']*1e3,1), 'us') for r in map(json.loads, open(sys.argv[1])) if r.get('ok')]" "$out/bk.jsonl"
+show bk "$out/bk.jsonl"
 echo "bk done at $((SECONDS-t0))s"
 # two consumer warpgroups on an SM: two CTAs of the producer kernel (CTILE_MIN_CTAS=2, with the
 # consumers' setmaxnreg fitted to the CTA's share), or two tile blocks in one CTA (no producer);
@@ -22,7 +25,7 @@ variants="min2 pf3 bpc2"; [[ "${QUICK:-0}" == 1 ]] && variants="min2 pf3"
 for v in $variants; do
   case $v in min2) e="CTILE_TMA=1 CTILE_MIN_CTAS=2";; bpc2) e="CTILE_TMA=1 CTILE_BLOCKS_PER_CTA=2";; pf3) e="CTILE_TMA=-1 CTILE_LOOP_PREFETCH=3";; esac
   timeout 45 env $e "$b" --rows skinny --only 128x2560x4096 --config 64x64x64 --reps 30 --out "$out/occ_$v.jsonl" > "$out/occ_$v.log" 2>&1
-  python3 -c "import json,sys; [print('$v', r['shape'], r['config'], round(r['ms']*1e3,1), 'us') for r in map(json.loads, open(sys.argv[1])) if r.get('ok')]" "$out/occ_$v.jsonl"
+  show "$v" "$out/occ_$v.jsonl"
   echo "$v done at $((SECONDS-t0))s"
 done
 if [[ "${QUICK:-0}" != 1 ]]; then
