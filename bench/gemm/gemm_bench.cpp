@@ -435,6 +435,7 @@ void skinny_rows() {
       // end read zeros).
       run<ct::bf16, 64>(s, 64, 64);
       run<ct::bf16, 128>(s, 64, 64);  // K steps of twice the bytes: whether a K step's time is fixed
+      run<ct::bf16, 256>(s, 64, 64);  // 3 ring slots of 64 KiB: only with TMA and the producer (tma = 1)
       run_split_k<ct::bf16>(s, 64, 64, 0);
       if (m == 16) {
         run<ct::bf16, 64>(s, 16, 64);

@@ -52,6 +52,12 @@ class WarpSpecialize : public Pass {
     });
     if (!all_tma || !ir::producer_ops(k)) return;
     k.target.producer_warps = 4;
+    // With the producer a ring of two slots is safe (each slot is copied into only once its
+    // products are done): rings that do not fit with the producer's barriers lose slots.
+    if (!fit_rings(k)) {
+      k.target.producer_warps = 0;
+      return;
+    }
     k.target.scratch_over_rings = !rings_apart(k, ctx.options.epilogue_overlap);
     // Rings keep smem-alloc's slots unless the option ring_slots asks for more: filling shared
     // memory measured nothing (64 x 64 tiles: 4, 8 and 13 slots within 0.5%; 128 x 128 at 4096^3
@@ -130,6 +136,23 @@ class WarpSpecialize : public Pass {
       for (const auto& [off, r] : rings) more = more || grown(r) > r.slots;
       if (!more || repack(k, base, grown)) return;
     }
+  }
+
+  // True when the rings fit the CTA's shared memory with the producer's barriers, after taking
+  // slots from the rotating rings of three or more where they do not (smem-alloc gives a K loop's
+  // rings the slots of a kernel without a producer: 64 x 64 tiles with K steps of 256 need four
+  // slots of 64 KB there, three with the producer).
+  static bool fit_rings(ir::Kernel& k) {
+    std::map<std::int64_t, Ring> rings = rings_of(k);
+    if (rings.empty()) return true;
+    const std::int64_t base = rings.begin()->first;
+    int most = 0;
+    for (const auto& [off, r] : rings) most = std::max(most, r.slots);
+    for (int n = most; n >= 2; --n) {
+      auto fewer = [n](const Ring& r) { return r.rotating ? std::min(r.slots, n) : r.slots; };
+      if (repack(k, base, fewer)) return true;
+    }
+    return false;
   }
 
   static std::int64_t align(std::int64_t x, std::int64_t a) { return (x + a - 1) / a * a; }
