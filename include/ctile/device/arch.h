@@ -55,6 +55,14 @@ CT_DEV void grid_dependency_sync() {
   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 #endif
 }
+// The index of the lowest set bit of a non-zero m.
+CT_DEV int lowest_bit(unsigned m) {
+#if defined(__CUDA_ARCH__)
+  return __ffs((int)m) - 1;
+#else
+  return __builtin_ctz(m);
+#endif
+}
 CT_DEV void warp_sync() {
 #if defined(CTILE_DEVICE_EMULATION)
   ::ct_emu::warp_barrier();

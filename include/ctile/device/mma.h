@@ -24,9 +24,9 @@ namespace ct {
 // ---- the instructions --------------------------------------------------------------------------------
 CT_DEV unsigned smem_addr(const void* p) {
 #if defined(__CUDA_ARCH__)
-  unsigned a;
-  asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(a) : "l"(p));
-  return a;
+  // The compiler's own conversion (not inline PTX): it follows the shared pointers through the
+  // loops' carried values and keeps their arithmetic in 32-bit shared addresses.
+  return (unsigned)__cvta_generic_to_shared(p);
 #elif defined(CTILE_DEVICE_EMULATION)
   return (unsigned)((const unsigned char*)p - ::ct_emu::dynamic_smem());  // an offset into the emulated segment
 #else

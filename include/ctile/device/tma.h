@@ -146,9 +146,8 @@ struct TmaRing {
     if (slots == 0) return;
     warp_sync();
     if (!arrive) return;
-#pragma unroll
-    for (int s = 0; s < S; ++s)
-      if ((slots >> s) & 1u) mbar_arrive(empty + s);
+    // Usually one slot (a K loop's copy of one step): one arrival, no walk over the ring.
+    for (unsigned m = slots; m != 0; m &= m - 1) mbar_arrive(empty + lowest_bit(m));
   }
   // A product reading `slot` was issued.
   CT_DEV void read(int slot) { reading |= 1u << slot; }

@@ -56,6 +56,13 @@ CT_DEV unsigned long long wgmma_desc(unsigned smem_address, unsigned lbo, unsign
          ((unsigned long long)((sbo >> 4) & 0x3fffu) << 32) | (mode << 62);
 }
 
+// The descriptor of `bytes` (a multiple of 16) past d's start: one 32-bit add. A shared address
+// stays below 2^18, so its field (bits 0-13: the address / 16) never carries into the next; the
+// instruction steps of a product add constants to one descriptor computed per tile.
+CT_DEV unsigned long long wgmma_desc_add(unsigned long long d, unsigned bytes) {
+  return (d & 0xffffffff00000000ull) | (unsigned long long)((unsigned)d + (bytes >> 4));
+}
+
 // Shared memory written by the threads (st.shared, cp.async) is visible to wgmma, which reads
 // through the async proxy, after this fence (and the barrier that orders the writers).
 CT_DEV void wgmma_smem_fence() {
@@ -161,16 +168,20 @@ CT_DEV void wgmma_k16_rs(float (&d)[N / 2], const unsigned (&a)[4], unsigned lon
 
 // The descriptor of B for instruction step ks (32 bytes of K) and N chunk c (NI columns) of a [K][N]
 // product: N-major (TB = 1, Swizzled<K, N, 128>, 16-bit) or held transposed, [N][K] K-major with
-// swizzle SW (TB = 0; the step's 32 bytes of each row lie in column block 32 ks / SW).
+// swizzle SW (TB = 0; the step's 32 bytes of each row lie in column block 32 ks / SW): the
+// descriptor of step 0, chunk 0 (wgmma_b_desc0) plus wgmma_b_off(c, ks) bytes (wgmma_desc_add).
 template <int K, int N, int NI, int SW, int TB>
-CT_DEV unsigned long long wgmma_b_desc(unsigned b0, int c, int ks) {
-  return TB ? wgmma_desc<128>(b0 + (unsigned)(c * (NI / 64) * K * 128 + ks * 2048), 128 * K, 1024)
-            : wgmma_desc<SW>(b0 + (unsigned)(c * NI * SW + (32 * ks / SW) * N * SW + (32 * ks) % SW), 16, 8 * SW);
+CT_DEV constexpr unsigned wgmma_b_off(int c, int ks) {
+  return TB ? (unsigned)(c * (NI / 64) * K * 128 + ks * 2048) : (unsigned)(c * NI * SW + (32 * ks / SW) * N * SW + (32 * ks) % SW);
+}
+template <int K, int SW, int TB>
+CT_DEV unsigned long long wgmma_b_desc0(unsigned b0) {
+  return TB ? wgmma_desc<128>(b0, 128 * K, 1024) : wgmma_desc<SW>(b0, 16, 8 * SW);
 }
 
 #if !defined(__CUDA_ARCH__)
 // The shared-memory offset of B's element (k, col) through its descriptor's fields (the layouts of
-// wgmma_b_desc, decoded as the hardware decodes them).
+// wgmma_b_desc0 and wgmma_b_off, decoded as the hardware decodes them).
 template <int SW, int TRANS_B, int E = 2>
 CT_DEV unsigned wgmma_b_offset(unsigned b_start, unsigned b_lbo, unsigned b_sbo, int k, int col) {
   if constexpr (TRANS_B)
@@ -247,17 +258,18 @@ CT_DEV void mma_wg_issue(Regs<float, D::regs>& acc, const TA* sa, const TE* sb, 
   static_assert(D::regs == 4 * NA * MB, "mma_wg: the accumulator layout does not match the warpgroups");
   const int g = tid >> 7;
   float* d = acc.v;
-  const unsigned a0 = smem_addr(sa), b0 = smem_addr(sb);
+  const unsigned a0 = smem_addr(sa);
+  const unsigned long long db0 = wgmma_b_desc0<K, SWA, TB>(smem_addr(sb));
   wgmma_fence();
 #pragma unroll
   for (int mb = 0; mb < MB; ++mb) {
-    const unsigned am = a0 + (unsigned)(64 * (g + G * mb) * SWA);
+    const unsigned long long dam = wgmma_desc<SWA>(a0 + (unsigned)(64 * (g + G * mb) * SWA), 16, 8 * SWA);
 #pragma unroll
     for (int ks = 0; ks < K / KS; ++ks) {
-      const unsigned long long da = wgmma_desc<SWA>(am + (unsigned)((32 * ks / SWA) * M * SWA + (32 * ks) % SWA), 16, 8 * SWA);
+      const unsigned long long da = wgmma_desc_add(dam, (unsigned)((32 * ks / SWA) * M * SWA + (32 * ks) % SWA));
 #pragma unroll
       for (int c = 0; c < NC; ++c) {
-        const unsigned long long db = wgmma_b_desc<K, N, NI, SWA, TB>(b0, c, ks);
+        const unsigned long long db = wgmma_desc_add(db0, wgmma_b_off<K, N, NI, SWA, TB>(c, ks));
         float(&dc)[NI / 2] = *reinterpret_cast<float(*)[NI / 2]>(&d[4 * (c * (NI / 8) + NA * mb)]);
 #if defined(__CUDA_ARCH__)
         wgmma_step<TA, TE, NI, TB>(dc, da, db, 1);
@@ -298,7 +310,7 @@ CT_DEV void mma_wg_issue_rs(Regs<float, D::regs>& acc, const Regs<TA, DA::regs>&
   static_assert(D::regs == 4 * NA * MB, "mma_wg_rs: the accumulator layout does not match the warpgroups");
   static_assert(DA::regs == 4 * KA * MB && sizeof(TA) == 2 && DA::regs % 2 == 0, "mma_wg_rs: A is not in the fragment layout");
   float* d = acc.v;
-  const unsigned b0 = smem_addr(sb);
+  const unsigned long long db0 = wgmma_b_desc0<K, SWB, TB>(smem_addr(sb));
 #if !defined(__CUDA_ARCH__) && defined(CTILE_DEVICE_EMULATION)
   // Every thread's fragment of A, gathered across the warpgroup at the issue (the instruction
   // reads all 128 threads' registers).
@@ -332,7 +344,7 @@ CT_DEV void mma_wg_issue_rs(Regs<float, D::regs>& acc, const Regs<TA, DA::regs>&
 #endif
 #pragma unroll
       for (int c = 0; c < NC; ++c) {
-        const unsigned long long db = wgmma_b_desc<K, N, NI, SWB, TB>(b0, c, ks);
+        const unsigned long long db = wgmma_desc_add(db0, wgmma_b_off<K, N, NI, SWB, TB>(c, ks));
         float(&dc)[NI / 2] = *reinterpret_cast<float(*)[NI / 2]>(&d[4 * (c * (NI / 8) + NA * mb)]);
 #if defined(__CUDA_ARCH__)
         wgmma_k16_rs<TA, NI, TB>(dc, af, db, 1);

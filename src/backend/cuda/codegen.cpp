@@ -1773,8 +1773,10 @@ class Emitter {
       const ir::Op& ld = *it->second;
       if (hoisted_.count(&ld)) continue;  // waited for once, before the op that holds this product
       const std::string bar = std::to_string(ld.tma_bar), q = "q" + name(v);
-      line("const int " + q + " = (int)(((const unsigned char*)" + name(v) + " - (ct_smem + " + std::to_string(ld.smem_offset) +
-           ")) / " + std::to_string(ld.smem_bytes / ld.ring_slots) + ");");
+      // The slot from the tile's address: 32-bit unsigned arithmetic (a shift where a slot's bytes
+      // are a power of two), not a 64-bit signed pointer division in every iteration.
+      line("const int " + q + " = (int)((unsigned)((const unsigned char*)" + name(v) + " - (ct_smem + " +
+           std::to_string(ld.smem_offset) + ")) / " + std::to_string(ld.smem_bytes / ld.ring_slots) + "u);");
       line("tr" + bar + ".wait(tb" + bar + ", " + q + ");  // its TMA copy");
       if (ws()) read.push_back("tr" + bar + ".read(" + q + ");");
       if (ws()) retire.push_back("tr" + bar + ".retire" + std::string(op.in_flight ? "" : "_all") + "(te" + bar +
