@@ -446,6 +446,9 @@ void skinny_rows() {
         run<ct::bf16, 64>(s, 64, 128);
         run<ct::bf16, 128>(s, 64, 128);
         run<ct::bf16, 64>(s, 128, 128);
+        // two consumer warpgroups (64 rows each) on half the CTAs of 64 x 64: whether a warpgroup's
+        // K step or the SM's throughput sets the time
+        run<ct::bf16, 128>(s, 128, 64);
         run_split_k<ct::bf16>(s, 128, 128, 0);
         run_split_k<ct::bf16>(s, 64, 128, 0);
       }

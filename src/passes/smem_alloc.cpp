@@ -42,9 +42,11 @@ using ir::OpKind;
 std::int64_t align16(std::int64_t b) { return (b + 15) / 16 * 16; }
 
 // The compiler's choice of TMA copies (option tma = 0): products of at least this many elements
-// (128 x 64: attention's Q K^T at 128 query rows; a 64-row product stays on cp.async).
+// (128 x 64: attention's Q K^T at 128 query rows; attention's 64-row products stay on cp.async),
+// or of 64 rows in a kernel whose only tensor-core candidate is that product (a GEMM's K loop).
 constexpr int kTmaMinProduct = 128 * 64;
 constexpr int kTmaMinRows = 128;
+constexpr int kTmaMinGemmRows = 64;
 
 // The warp bits of a reduction's operand layout that lie along its axis (0: it stays in warps).
 int axis_warp_bits(const ir::Kernel& k, const ir::Op& op) {
@@ -402,6 +404,8 @@ class SmemAlloc : public Pass {
     });
     std::int64_t at = (k.target.smem_bytes + 7) / 8 * 8;
     std::vector<ir::TensorMapUse> maps;
+    int products = 0;
+    ir::walk(k.body, [&](const ir::Op& op) { products += op.kind == OpKind::Mma ? 1 : 0; });
     for (auto& [off, loads] : rings) {
       (void)off;
       bool ok = true;
@@ -415,7 +419,14 @@ class SmemAlloc : public Pass {
       // waiting, docs/perf/2026-12-01-h200/NOTES.md); with the producer warpgroup, attention's
       // 128 x 64 and 128 x 128 products 1.33x faster, its 64-row products (head dim 64) 0.73x
       // (docs/perf/2026-12-06-h100/NOTES.md, session 18).
-      if (tma_ == 0 && (k.layout(loads.front()->results[0]).swizzle != 128 || numel < kTmaMinProduct || rows < kTmaMinRows)) continue;
+      // A GEMM's 64-row K loop (the decode shapes): TMA and the producer warpgroup beside
+      // cp.async, H100 (docs/perf/2026-12-07/NOTES.md, session 24): 14.8 against 19.5 us at
+      // 128x2560x4096 (64 x 64 x 128), 14.8 against 43.5 at 16x2560x4096, 15.5 against 19.2 at
+      // 128x6144x2560 (64 x 128 x 128), 47.3 against 64.2 at 128x4096x12288.
+      const bool gemm64 = products == 1 && rows >= kTmaMinGemmRows;
+      if (tma_ == 0 && (k.layout(loads.front()->results[0]).swizzle != 128 ||
+                        ((numel < kTmaMinProduct || rows < kTmaMinRows) && !gemm64)))
+        continue;
       for (ir::Op* ld : loads) {
         const ir::TensorMapUse u = ir::tensor_map_use(k, *ld);
         auto m = std::find(maps.begin(), maps.end(), u);
