@@ -72,8 +72,9 @@ void KernelOptions::validate(const std::string& kernel) const {
   if (epilogue_overlap < -1 || epilogue_overlap > 1)
     bad(detail::cat("epilogue_overlap = ", epilogue_overlap,
                     " is not 1 (the next tile block's copies during the epilogue), -1 (off) or 0 (the compiler chooses)"));
-  if (acc_split < -1 || acc_split > 1)
-    bad(detail::cat("acc_split = ", acc_split, " is not 1 (two accumulators), -1 (one) or 0 (the compiler chooses)"));
+  if (acc_split < -1 || acc_split > 2)
+    bad(detail::cat("acc_split = ", acc_split,
+                    " is not 1 (two accumulators), 2 (two consumer warpgroups), -1 (one) or 0 (the compiler chooses)"));
   if (ring_slots != 0 && (ring_slots < 2 || ring_slots > 32))
     bad(detail::cat("ring_slots = ", ring_slots, " is not in 2..32 (0: the compiler chooses)"));
   if (blocks_per_cta != 0 && !pow2_in(blocks_per_cta, 1, 32))
@@ -102,7 +103,14 @@ KernelOptions KernelOptions::with_env_overrides() const {
   if (auto v = env_tristate("CTILE_EPILOGUE_OVERLAP",
                             "1 (the next tile block's copies during the epilogue), -1 (off) or 0 (the compiler chooses)"))
     o.epilogue_overlap = *v;
-  if (auto v = env_tristate("CTILE_ACC_SPLIT", "1 (two accumulators), -1 (one) or 0 (the compiler chooses)")) o.acc_split = *v;
+  if (const char* v = std::getenv("CTILE_ACC_SPLIT"); v && *v) {
+    char* end = nullptr;
+    const long n = std::strtol(v, &end, 10);
+    if (*end != '\0' || n < -1 || n > 2)
+      throw UserError(detail::cat("CTILE_ACC_SPLIT='", v,
+                                  "' is not 1 (two accumulators), 2 (two consumer warpgroups), -1 (one) or 0 (the compiler chooses)"));
+    o.acc_split = static_cast<int>(n);
+  }
   if (const char* v = std::getenv("CTILE_FAST_MATH"); v && *v) o.fast_math = std::strcmp(v, "0") != 0;
   if (const char* v = std::getenv("CTILE_SIMT_MMA"); v && *v) o.simt_mma = std::strcmp(v, "0") != 0;
   if (const char* v = std::getenv("CTILE_SYNC_MMA"); v && *v) o.sync_mma = std::strcmp(v, "0") != 0;

@@ -342,6 +342,8 @@ class Parser {
       else if (key == "min_ctas") t.min_ctas = static_cast<int>(v);
       else if (key == "producer_warps") t.producer_warps = static_cast<int>(v);
       else if (key == "producer_bar") t.producer_bar = v;
+      else if (key == "k_split") t.k_split = static_cast<int>(v);
+      else if (key == "k_split_scratch") t.k_split_scratch = v;
       else fail(cat("unknown target attribute '", key, "'"));
     } while (try_char(','));
     expect('}');

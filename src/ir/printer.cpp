@@ -33,7 +33,10 @@ class Printer {
           << (t.producer_warps > 0 ? ", producer_warps = " + std::to_string(t.producer_warps) +
                                          ", producer_bar = " + std::to_string(t.producer_bar)
                                    : std::string())
-          << (t.pingpong ? ", pingpong" : "") << (t.scratch_over_rings ? ", scratch_over_rings" : "") << "}";
+          << (t.pingpong ? ", pingpong" : "") << (t.scratch_over_rings ? ", scratch_over_rings" : "")
+          << (t.k_split > 1 ? ", k_split = " + std::to_string(t.k_split) + ", k_split_scratch = " + std::to_string(t.k_split_scratch)
+                            : std::string())
+          << "}";
     }
     os_ << " (";
     for (std::size_t i = 0; i < k_.params.size(); ++i) {

@@ -264,6 +264,22 @@ class Verifier {
         kfail(cat("the rings (from byte ", u.ring_lo, ") lie over the scratch (", u.scratch_end,
                   " bytes), but the target does not say scratch_over_rings: the producer would copy over the epilogue's scratch"));
     }
+    if (t.k_split != 1) {
+      if (t.k_split != 2 || t.producer_warps == 0 || t.warps != 4 || t.pingpong)
+        kfail(cat("target k_split ", t.k_split, " needs 2, a producer warpgroup and one consumer warpgroup (4 warps) without pingpong"));
+      int split_loops = 0;
+      std::int64_t bytes = 0;  // the second warpgroup's f32 accumulator
+      walk(k_.body, [&](const Op& op) {
+        if (op.acc_split != 2) return;
+        ++split_loops;
+        for (const auto& o : op.regions[0].ops)
+          if (o->kind == OpKind::Mma) bytes = 4 * ctile::numel(k_.type(o->results[0]).shape);
+      });
+      if (split_loops != 1) kfail(cat("target k_split needs exactly one loop marked acc_split = 2; the kernel has ", split_loops));
+      if (t.k_split_scratch <= 0 || t.k_split_scratch % 16 != 0 || t.k_split_scratch + bytes > t.smem_bytes)
+        kfail(cat("target k_split_scratch ", t.k_split_scratch, " is not a 16-byte aligned offset of ", bytes,
+                  " bytes in the tile block's ", t.smem_bytes, " bytes of shared memory"));
+    }
     if (t.pingpong && (t.producer_warps == 0 || t.warps != 8))
       kfail(cat("target pingpong needs a producer warpgroup and two consumer warpgroups (8 warps); this target has ",
                 t.warps, " warps", t.producer_warps ? "" : " and no producer"));

@@ -17,6 +17,7 @@
 // Option acc_split: 1 = wherever it applies; -1 or 0 (the compiler's choice) = never: measured on
 // an H100 beside one accumulator it moved nothing, to 0.5%, at the decode shapes nor at 4096^3
 // (docs/compiler.md, "Accumulator split"; docs/perf/2026-12-06-h100/NOTES.md, session 23).
+#include "ctile/ir/op_info.hpp"
 #include "passes.hpp"
 
 namespace ctile::passes {
@@ -29,6 +30,10 @@ class AccSplit : public Pass {
   std::string_view name() const override { return "acc-split"; }
   void run(ir::Kernel& k, const PassContext& ctx) override {
     if (!k.gpu_level() || k.target.sm < 90 || ctx.options.acc_split <= 0) return;
+    if (ctx.options.acc_split == 2) {
+      k_split(k);
+      return;
+    }
     ir::walk_mut(k.body, [&](ir::Op& f) {
       if (f.kind != OpKind::For) return;
       if (split_product(k, f)) f.acc_split = 2;
@@ -36,6 +41,43 @@ class AccSplit : public Pass {
   }
 
  private:
+  // sm_90's shared memory per CTA less the swizzled tiles' alignment (warp-specialize's limit).
+  static constexpr std::int64_t kSharedPerCta = 227 * 1024 - (ir::kSwizzleAlign - 16);
+
+  // The K split (option acc_split = 2): a warp-specialised kernel of one consumer warpgroup (a
+  // 64-row tile, no ping-pong) whose K loop is a top-level op of the kernel, its only product
+  // split_product's, with nothing before it that writes memory or exchanges data between threads
+  // (the second warpgroup runs the kernel's ops up to the loop's end, then hands its accumulator
+  // over through shared memory and skips the rest of the tile block).
+  static void k_split(ir::Kernel& k) {
+    const ir::KernelTarget& t = k.target;
+    if (t.producer_warps != 4 || t.warps != 4 || t.blocks_per_cta != 1 || t.pingpong) return;
+    ir::Op* loop = nullptr;
+    for (auto& up : k.body.ops) {
+      ir::Op& op = *up;
+      if (op.kind == OpKind::For && split_product(k, op)) {
+        loop = &op;
+        break;
+      }
+      const bool tma_copy = ir::is_tile_copy(op) && op.tma_map >= 0;
+      if (!ir::removable_if_unused(op) || ir::traits(op.kind).crosses_threads || !op.regions.empty() || op.sync_after ||
+          (op.smem_bytes > 0 && !tma_copy))
+        return;
+    }
+    if (!loop) return;
+    int products = 0;
+    ir::walk(k.body, [&](const ir::Op& op) { products += op.kind == OpKind::Mma ? 1 : 0; });
+    if (products != 1) return;
+    std::int64_t bytes = 0;
+    for (const auto& op : loop->regions[0].ops)
+      if (op->kind == OpKind::Mma) bytes = 4 * ctile::numel(k.type(op->results[0]).shape);
+    const std::int64_t at = (k.target.smem_bytes + 15) / 16 * 16;
+    if (bytes <= 0 || at + bytes > kSharedPerCta) return;
+    loop->acc_split = 2;
+    k.target.k_split = 2;
+    k.target.k_split_scratch = at;
+    k.target.smem_bytes = at + bytes;
+  }
   // True when the loop's body holds exactly one mma (its nested regions included: a GEMM's K
   // loop, as against attention's loop of two chained products), at the body's top level, an
   // in-flight tensor-core product whose accumulator is a carried f32 tile of rank 2 that the body

@@ -72,8 +72,11 @@ struct KernelOptions {
   // On sm_90, a K loop whose wgmma products accumulate into one f32 tile: 1 = consecutive
   // iterations alternate between two accumulators (summed at the end; the products' summation
   // order changes), so the tensor cores overlap one iteration's products with the next's instead of
-  // waiting for each to finish; -1 or 0 (the compiler's choice: measured, it moved nothing) = one
-  // accumulator (docs/compiler.md, "Accumulator split").
+  // waiting for each to finish; 2 = a second consumer warpgroup takes the odd iterations into its
+  // own accumulator (the K split: a warp-specialised kernel with one consumer warpgroup, a 64-row
+  // tile), added to the tile block's before the epilogue, so each warpgroup waits for half the K
+  // steps; -1 or 0 (the compiler's choice) = one accumulator (docs/compiler.md, "Accumulator
+  // split").
   int acc_split = 0;
 
   friend bool operator==(const KernelOptions&, const KernelOptions&) = default;

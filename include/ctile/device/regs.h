@@ -66,6 +66,23 @@ CT_DEV void regs_add(Regs<T, R>& a, const Regs<T, R>& b) {
   for (int r = 0; r < R; ++r) a.set(r, a.get(r) + b.get(r));
 }
 
+// The K split (two consumer warpgroups, alternate K steps): the second warpgroup's accumulator
+// through shared memory, register r of thread t at s[r * 128 + t] (consecutive threads on
+// consecutive words), added into the first's.
+template <int R>
+CT_DEV void regs_put_split(const Regs<float, R>& a, float* s, int tid) {
+#pragma unroll
+  for (int r = 0; r < R; ++r) s[r * 128 + tid] = a.get(r);
+#if defined(__CUDA_ARCH__)
+  __threadfence_block();  // the stores, before the named barrier's arrival that hands them over
+#endif
+}
+template <int R>
+CT_DEV void regs_add_split(Regs<float, R>& a, const float* s, int tid) {
+#pragma unroll
+  for (int r = 0; r < R; ++r) a.set(r, a.get(r) + s[r * 128 + tid]);
+}
+
 // The threads that run one tile block: W warps; B tile blocks share a CTA, each on its own warps.
 // sync() is the barrier of this tile block only (a whole-CTA barrier when B == 1, unless the CTA
 // also runs a producer warpgroup (P): then named barrier 1 of the W consumer warps).

@@ -133,6 +133,12 @@ struct TmaRing {
     phase ^= 1u << slot;
     pending &= ~(1u << slot);
   }
+  // The K split: the other consumer warpgroup waits for `slot`'s copy (this iteration is its); this
+  // one keeps its view of the slot's phase in step.
+  CT_DEV void skip(int slot) {
+    phase ^= 1u << slot;
+    pending &= ~(1u << slot);
+  }
   // Waits for every copy issued and not yet waited for (those issued ahead past a loop's end).
   CT_DEV void drain(u64* bars) {
 #pragma unroll

@@ -326,11 +326,21 @@ struct KernelTarget {
   // block's operands while the consumers run this one's epilogue (the warp-specialize pass moves
   // the rings above the scratch where the CTA's shared memory holds both).
   bool scratch_over_rings = false;
+  // K split over consumer warpgroups (acc-split with option acc_split = 2): 2 when a second
+  // warpgroup of `warps` (4) warps runs beside the tile block's own and takes the odd iterations
+  // of the loop marked acc_split = 2 into an accumulator of its own, which it leaves at
+  // `k_split_scratch` in shared memory (a 64-row f32 accumulator: 128 threads x its registers) for
+  // the tile block's warpgroup to add before the epilogue; 1: none.
+  int k_split = 1;
+  std::int64_t k_split_scratch = 0;
   friend bool operator==(const KernelTarget&, const KernelTarget&) = default;
 };
 
 // The first of ping-pong's two named barriers (1 is the consumers' own barrier: device/regs.h).
 inline constexpr int kPingPongBarrier = 2;
+// The K split's named barriers (KernelTarget::k_split): the second warpgroup's accumulator is in
+// shared memory (kKSplitBarrier), the tile block's warpgroup has added it (kKSplitBarrier + 1).
+inline constexpr int kKSplitBarrier = 4;
 
 // A TMA tensor map a GPU-level kernel copies tiles through (ops with tma_map >= 0): boxes of
 // box_rows x box_cols elements of param `param`'s tensor of rank `rank` (2 to 5; a box has extent

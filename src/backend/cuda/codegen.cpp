@@ -232,7 +232,7 @@ class Emitter {
     GeneratedKernel g;
     g.entry = entry_;
     const ir::KernelTarget& t = k_.target;
-    g.threads = 32 * (t.warps * t.blocks_per_cta + t.producer_warps);
+    g.threads = 32 * (t.warps * t.blocks_per_cta * t.k_split + t.producer_warps);
     g.blocks_per_cta = t.blocks_per_cta;
     g.prefetches = t.persistent;
     g.programmatic = sm_ >= 90;
@@ -327,6 +327,10 @@ class Emitter {
   std::set<const ir::Op*> hoisted_;
   std::int64_t first_bar_ = 0;
   bool ws() const { return k_.target.producer_warps > 0; }
+  // The K split (KernelTarget::k_split): a second consumer warpgroup (`kwg` 1) takes the odd
+  // iterations of the loop marked acc_split = 2; ksplit_ is set while that loop's body is emitted.
+  bool ks() const { return k_.target.k_split == 2; }
+  bool ksplit_ = false;
   // The barrier where the consumers hand slots of ring `bar` back, and the tile block's.
   std::string empty_bar(std::int64_t bar) const {
     return "(ct::u64*)(ct_smem + " + std::to_string(k_.target.producer_bar + bar - first_bar_) + ")";
@@ -580,7 +584,8 @@ class Emitter {
     // A producer warpgroup's setmaxnreg needs the register count at entry: one CTA per SM.
     const int min_ctas = k_.options.min_ctas_per_sm > 0 ? k_.options.min_ctas_per_sm : t.producer_warps > 0 ? 1 : t.min_ctas;
     const int P = t.producer_warps;
-    open("extern \"C\" __global__ void __launch_bounds__(" + std::to_string(32 * (W * B + P)) +
+    const int KS = t.k_split;
+    open("extern \"C\" __global__ void __launch_bounds__(" + std::to_string(32 * (W * B * KS + P)) +
          (min_ctas > 0 ? ", " + std::to_string(min_ctas) : std::string()) + ") " + entry_ +
          "(const __grid_constant__ " + entry_ + "_params p) {");
     if (swizzled_) {
@@ -594,6 +599,7 @@ class Emitter {
     line("team.tid = (int)threadIdx.x & " + std::to_string(32 * W - 1) + ";");
     line("team.warp = team.tid >> 5;");
     if (P) line("team.sub = 0;  // one tile block, and the producer warpgroup after its warps");
+    if (ks()) line("const int kwg = (int)threadIdx.x >> 7;  // the K split: the consumer warpgroup (1 takes the odd K steps)");
     else line("team.sub = (int)threadIdx.x >> " + std::to_string(5 + log2i(W)) + ";");
     if (smem_per_block_ > 0) line("unsigned char* ct_smem = ct_smem_cta + team.sub * " + std::to_string(smem_per_block_) + ";");
     else line("(void)ct_smem_cta;");
@@ -610,7 +616,8 @@ class Emitter {
         const std::string b = std::to_string(bar), n = std::to_string(ld->ring_slots);
         line("ct::u64* const tb" + b + " = (ct::u64*)(ct_smem + " + b + ");  // the barriers of a TMA ring of " + n + " slots");
         line("ct::TmaRing<" + n + "> tr" + b + ";");
-        line("if (team.tid == 0) for (int s = 0; s < " + n + "; ++s) ct::mbar_init(tb" + b + " + s, 1);");
+        line(std::string(ks() ? "if (threadIdx.x == 0)" : "if (team.tid == 0)") + " for (int s = 0; s < " + n +
+             "; ++s) ct::mbar_init(tb" + b + " + s, 1);");
         if (P) {
           line("ct::u64* const te" + b + " = " + empty_bar(bar) + ";  // where the consumers hand its slots back");
           line("if (threadIdx.x == 0) for (int s = 0; s < " + n + "; ++s) ct::mbar_init(te" + b + " + s, " + std::to_string(W) +
@@ -628,11 +635,14 @@ class Emitter {
       line("ct::grid_dependency_sync();  // launched early by a programmatic dependency: wait for that grid here");
     if (P) emit_producer();
     emit_block_count();
+    if (ks()) line("bool ks_first = true;  // the K split: no accumulator handed over yet");
     open("for (long long lin = (long long)blockIdx.x * " + std::to_string(B) + " + team.sub; lin < nblocks; lin += (long long)gridDim.x * " +
          std::to_string(B) + ") {");
     emit_tile_block_start();
     emit_region(k_.body);
     close();
+    if (ks())  // one wait for each hand-back of the scratch: the last one's arrival is not left behind
+      line("if (kwg == 1 && !ks_first) ct::bar_sync(" + std::to_string(ir::kKSplitBarrier + 1) + ", 256);");
     if (k_.target.pingpong)  // the last hand-over to warpgroup 0 (or the first, with no tile block): no arrival left behind
       line("if ((team.tid >> 7) == 0) ct::bar_sync(" + std::to_string(ir::kPingPongBarrier) + ", 256);  // ping-pong's last turn");
     close();
@@ -661,16 +671,17 @@ class Emitter {
   // 256 a thread). setmaxnreg.inc past what the CTA holds would wait forever.
   static constexpr int kProducerRegs = 40;
   int consumer_regs() const {
-    const int consumers = 32 * k_.target.warps * k_.target.blocks_per_cta, producers = 32 * k_.target.producer_warps;
+    const int consumers = 32 * k_.target.warps * k_.target.blocks_per_cta * k_.target.k_split,
+              producers = 32 * k_.target.producer_warps;
     const int min_ctas = std::max(1, k_.options.min_ctas_per_sm);
     const int at_entry = std::min(256, 65536 / (min_ctas * (consumers + producers)) / 8 * 8);
     return std::min(256, (at_entry * (consumers + producers) - producers * kProducerRegs) / consumers / 8 * 8);
   }
   void emit_producer() {
-    const int W = k_.target.warps;
-    open("if ((int)threadIdx.x >= " + std::to_string(32 * W) + ") {  // the producer warpgroup: the TMA copies");
+    const int C = 32 * k_.target.warps * k_.target.k_split;  // the consumers' threads
+    open("if ((int)threadIdx.x >= " + std::to_string(C) + ") {  // the producer warpgroup: the TMA copies");
     line("ct::setmaxnreg_dec<" + std::to_string(kProducerRegs) + ">();");
-    open("if ((int)threadIdx.x == " + std::to_string(32 * W) + ") {");
+    open("if ((int)threadIdx.x == " + std::to_string(C) + ") {");
     for (const auto& [bar, ld] : tma_rings_)
       line("ct::TmaProducer<" + std::to_string(ld->ring_slots) + "> tq" + std::to_string(bar) + ";");
     // Where the epilogue's scratch lies over the rings, the next tile block's copies wait for this
@@ -1763,6 +1774,9 @@ class Emitter {
     if (op.async_wait >= 0) line("ct::cp_async_wait<" + std::to_string(op.async_wait) + ">();");
     bool async_copies = false;
     std::vector<std::string> read, retire;  // warp specialisation: the slots this product reads, handed back when done
+    std::vector<std::string> skip;          // the K split: the other warpgroup's step keeps the slots' phases in step
+    const bool split = ksplit_ && op.in_flight && !iters_.empty();
+    std::vector<std::string> waits;
     for (ValueId v : {a, b}) {
       if (!shared(v)) continue;
       const auto it = tma_of_.find(v);
@@ -1777,11 +1791,14 @@ class Emitter {
       // are a power of two), not a 64-bit signed pointer division in every iteration.
       line("const int " + q + " = (int)((unsigned)((const unsigned char*)" + name(v) + " - (ct_smem + " +
            std::to_string(ld.smem_offset) + ")) / " + std::to_string(ld.smem_bytes / ld.ring_slots) + "u);");
-      line("tr" + bar + ".wait(tb" + bar + ", " + q + ");  // its TMA copy");
+      waits.push_back("tr" + bar + ".wait(tb" + bar + ", " + q + ");  // its TMA copy");
+      skip.push_back("tr" + bar + ".skip(" + q + ");");
       if (ws()) read.push_back("tr" + bar + ".read(" + q + ");");
       if (ws()) retire.push_back("tr" + bar + ".retire" + std::string(op.in_flight ? "" : "_all") + "(te" + bar +
                                  ", team.lane == 0);  // slots whose products are done, back to the producer");
     }
+    if (split) open("if ((" + iters_.back() + " & 1) == kwg) {  // the K split: this warpgroup's step");
+    for (const std::string& s : waits) line(s);
     if (async_copies) line("ct::wgmma_smem_fence();  // the copies, visible to the async proxy");
     // Without a producer the barrier keeps the copies of the next iterations off the slots the
     // other warpgroups' products may still read; with one, the slots' empty barriers do.
@@ -1803,6 +1820,12 @@ class Emitter {
     }
     for (const std::string& s : read) line(s);
     for (const std::string& s : retire) line(s);
+    if (split) {
+      close();
+      open("else {  // the other warpgroup's step");
+      for (const std::string& s : skip) line(s);
+      close();
+    }
     close();
   }
 
@@ -1851,8 +1874,13 @@ class Emitter {
       line(decl_type(op.results[i]) + " " + state.back() + " = " + name(op.operands[3 + i]) + ";");
     }
     const ir::Region& body = op.regions[0];
-    // acc-split: the iterations go in pairs, the second of each into a second accumulator.
-    const int split = acc_split_slot(op);
+    // acc-split: the iterations go in pairs, the second of each into a second accumulator; with
+    // the K split the second consumer warpgroup runs the odd ones into its own.
+    const int marked = acc_split_slot(op);
+    const bool kspl = marked >= 0 && ks();
+    const int split = kspl ? -1 : marked;
+    if (kspl)
+      line("if (kwg == 1) ct::regs_zero(" + state[static_cast<std::size_t>(marked)] + ");  // the K split: its own accumulator");
     std::vector<std::string> state2 = state;
     const std::string acc = split >= 0 ? state[static_cast<std::size_t>(split)] : "";
     const std::string acc2 = acc + "b";
@@ -1872,7 +1900,9 @@ class Emitter {
       line("(void)" + name(body.args[0]) + ";");
       bind_args(body, 1, half ? state2 : state);
       ++for_depth_;
+      ksplit_ = kspl;
       emit_region(body);
+      ksplit_ = false;
       --for_depth_;
       yield_into(body, half ? state2 : state, types);
       if (rotating) line("++it" + us + ";");
@@ -1885,7 +1915,9 @@ class Emitter {
     for (const auto& o : body.ops)
       if (o->tma_map >= 0 && o->ring_slot < 0) {
         const std::string b = std::to_string(o->tma_bar);
-        if (ws()) line("tr" + b + ".drain_release(tb" + b + ", te" + b + ", team.lane == 0);  // the copies issued ahead past the last iteration");
+        if (ws())
+          line("tr" + b + ".drain_release(tb" + b + ", te" + b + (kspl ? ", team.lane == 0 && kwg == 0);" : ", team.lane == 0);") +
+               "  // the copies issued ahead past the last iteration");
         else line("tr" + b + ".drain(tb" + b + ");  // the TMA copies issued ahead past the last iteration");
       }
     for (const auto& o : body.ops)
@@ -1903,6 +1935,22 @@ class Emitter {
       }
     if (split >= 0)
       line("ct::regs_add(" + acc + ", " + acc2 + ");  // acc-split: the two accumulators' sum");
+    if (kspl) {
+      // The second warpgroup leaves its accumulator in shared memory (once the first has added the
+      // previous tile block's) and goes on to the next tile block; the first adds it.
+      const std::string acc_s = state[static_cast<std::size_t>(marked)], scratch = std::to_string(k_.target.k_split_scratch);
+      const std::string ready = std::to_string(ir::kKSplitBarrier), free = std::to_string(ir::kKSplitBarrier + 1);
+      open("if (kwg == 1) {  // the K split: the odd K steps' accumulator, to the tile block's warpgroup");
+      line("if (!ks_first) ct::bar_sync(" + free + ", 256);  // the previous one added");
+      line("ct::regs_put_split(" + acc_s + ", (float*)(ct_smem + " + scratch + "), team.tid);");
+      line("ct::bar_arrive(" + ready + ", 256);");
+      line("ks_first = false;");
+      line("continue;");
+      close();
+      line("ct::bar_sync(" + ready + ", 256);  // the K split: the odd K steps' accumulator is in shared memory");
+      line("ct::regs_add_split(" + acc_s + ", (const float*)(ct_smem + " + scratch + "), team.tid);");
+      line("ct::bar_arrive(" + free + ", 256);");
+    }
     for (std::size_t i = 0; i < nc; ++i)
       if (used(op.results[i])) line(name(op.results[i]) + " = " + state[i] + ";");
     close();

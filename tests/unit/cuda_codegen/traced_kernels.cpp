@@ -519,6 +519,30 @@ void add_tma_cases(std::vector<Case>& out) {
                     promise_tma_facts(*k, 0, 1u);
                     return std::shared_ptr<const ir::Kernel>(k);
                   }});
+  // The K split (acc_split = 2): a second consumer warpgroup takes the odd K steps of a 64 x 64
+  // tile into its own accumulator, handed over through shared memory before the epilogue; with the
+  // rings' 4 slots (each warpgroup on its own two), with 5 (the warpgroups share slots in turns:
+  // each keeps the other's phases in step), K steps of 128, and one CTA a tile block (stages = 1).
+  struct KSplitVariant {
+    std::string name;
+    int bk, ring_slots, stages;
+  };
+  for (const KSplitVariant& v : {KSplitVariant{"matmul_bf16_64x64x64_k_split_sm90", 64, 0, 0},
+                                 KSplitVariant{"matmul_bf16_64x64x64_k_split_five_slots_sm90", 64, 5, 0},
+                                 KSplitVariant{"matmul_bf16_64x64x128_k_split_one_block_per_cta_sm90", 128, 0, 1}})
+    more.push_back({v.name, [v] {
+                      auto k = std::make_shared<ir::Kernel>(ir::clone(*(
+                          v.bk == 64 ? ct::trace(bench::matmul<ct::bf16, 64>, "matmul<bf16, 64>",
+                                                 {piece(ct::DType::bf16, {64, 64}), ref(ct::DType::bf16, 2), ref(ct::DType::bf16, 2)}, 2)
+                                     : ct::trace(bench::matmul<ct::bf16, 128>, "matmul<bf16, 128>",
+                                                 {piece(ct::DType::bf16, {64, 64}), ref(ct::DType::bf16, 2), ref(ct::DType::bf16, 2)}, 2))));
+                      k->options.tma = 1;
+                      k->options.acc_split = 2;
+                      k->options.ring_slots = v.ring_slots;
+                      k->options.stages = v.stages;
+                      promise_tma_facts(*k, 0, 1u);
+                      return std::shared_ptr<const ir::Kernel>(k);
+                    }});
   out.insert(out.end(), more.begin(), more.end());
 }
 

@@ -103,3 +103,32 @@ TEST(Verifier, RingsOverTheScratchNeedTheProducerToWaitForTheTileBlock) {
     EXPECT_NE(std::string(e.what()).find("scratch_over_rings needs a producer warpgroup"), std::string::npos) << e.what();
   }
 }
+
+// The K split's target (acc-split with acc_split = 2): it needs the producer warpgroup and exactly
+// one loop marked acc_split = 2, and its scratch inside the tile block's shared memory.
+TEST(Verifier, TheKSplitNeedsAProducerAMarkedLoopAndItsScratch) {
+  std::ifstream in(std::string(CTILE_PASS_GOLDEN_DIR) + "/acc-split/gemm_64x64_k_split.ir");
+  const std::string file((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::size_t at = file.find("// expect:\n");
+  ASSERT_NE(at, std::string::npos);
+  const std::string text = file.substr(at + 11);
+  EXPECT_NO_THROW((void)ir::parse(text));
+  auto replaced = [&](const std::string& what, const std::string& with) {
+    std::string t = text;
+    const std::size_t p = t.find(what);
+    EXPECT_NE(p, std::string::npos) << what;
+    if (p != std::string::npos) t.replace(p, what.size(), with);
+    return t;
+  };
+  auto fails_with = [](const std::string& t, const std::string& message) {
+    try {
+      (void)ir::parse(t);
+      ADD_FAILURE() << "no error";
+    } catch (const ctile::UserError& e) {
+      EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
+    }
+  };
+  fails_with(replaced(", acc_split = 2}", "}"), "exactly one loop marked acc_split = 2");
+  fails_with(replaced("k_split_scratch = 73872", "k_split_scratch = 90256"), "k_split_scratch 90256 is not");
+  fails_with(replaced("k_split = 2,", "k_split = 3,"), "target k_split 3 needs 2");
+}
