@@ -14,6 +14,10 @@
 // sum(odd K steps), each in the tensor cores' order, then one f32 add, within the tolerance the
 // tensor cores already have against the sequential sum (docs/ir.md, "Numerics").
 //
+// Option acc_split = 2 asks for the K split instead: in a warp-specialised kernel of one consumer
+// warpgroup a second consumer warpgroup takes the odd iterations into its own accumulator
+// (KernelTarget::k_split, k_split_scratch; docs/compiler.md, "The K split").
+//
 // Option acc_split: 1 = wherever it applies; -1 or 0 (the compiler's choice) = never: measured on
 // an H100 beside one accumulator it moved nothing, to 0.5%, at the decode shapes nor at 4096^3
 // (docs/compiler.md, "Accumulator split"; docs/perf/2026-12-06-h100/NOTES.md, session 23).
