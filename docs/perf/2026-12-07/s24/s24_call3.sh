@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Session 24, call 3 (~290 s of device time left): the K split (acc_split = 2: a second consumer
+# Session 24, call 3 (~200 s of device time left): the K split (acc_split = 2: a second consumer
 # warpgroup takes the odd K steps of a 64-row tile) beside the compiler's defaults (TMA and the
 # producer for a GEMM's 64-row K loop) at the decode shapes, cuBLAS in the same call; then the GPU
 # suites (tests/gpu, cuda_codegen_gpu with the k_split catalogue cases) at this commit.
@@ -14,17 +14,17 @@ show() {  # show LABEL FILE.jsonl: each row, its shape, configuration and time (
   python3 -c "import json,sys; [print(sys.argv[1], r['shape'], r['config'], round(r['ms']*1e3,1) if r.get('ok') else r.get('error','')[:160], 'us') for r in map(json.loads, open(sys.argv[2]))]" "$1" "$2"
 }
 shapes=128x2560x4096,16x2560x4096,128x6144x2560,128x4096x12288
-timeout 70 env CTILE_ACC_SPLIT=2 "$b" --rows skinny --only $shapes --config 64x64x128,64x64x256 --reps 20 --out "$out/ks.jsonl" > "$out/ks.log" 2>&1
+timeout 70 env CTILE_ACC_SPLIT=2 "$b" --rows skinny --only $shapes --config 64x64x128,64x64x256 --reps 15 --out "$out/ks.jsonl" > "$out/ks.log" 2>&1
 show ksplit "$out/ks.jsonl"
 echo "ksplit done at $((SECONDS-t0))s"
-timeout 70 "$b" --rows skinny --only $shapes --config 64x64x128,64x64x256,64x128x128,128x64x128 --reps 20 --out "$out/def.jsonl" > "$out/def.log" 2>&1
+timeout 70 "$b" --rows skinny --only $shapes --config 64x64x128,64x64x256,128x64x128 --reps 15 --out "$out/def.jsonl" > "$out/def.log" 2>&1
 show default "$out/def.jsonl"
 timeout 40 python3 bench/gemm/peers.py --kernels skinny --impls torch --only $shapes --out "$out/peers.jsonl" > "$out/peers.log" 2>&1
 python3 -c "import json,sys; [print('cublas', r.get('shape'), round(r['ms']*1e3,1), 'us') for r in map(json.loads, open(sys.argv[1])) if r.get('ok')]" "$out/peers.jsonl"
 tar -czf "$out/skinny.tar.gz" -C "$out" ks.jsonl ks.log def.jsonl def.log peers.jsonl peers.log 2>/dev/null; rm -f "$out"/*.log "$out"/*.jsonl
 echo "rows done at $((SECONDS-t0))s"
-# the suites with what is left of ~270 s (cut off by timeout: a partial run says so in its log)
-left=$((270 - (SECONDS-t0)))
+# the suites with what is left of ~185 s (cut off by timeout: a partial run says so in its log)
+left=$((185 - (SECONDS-t0)))
 [[ $left -gt 60 ]] || { echo "no time left for the suites"; exit 0; }
 timeout $left env SKIP_BENCH=1 SANITIZE=0 BUDGET_S=$left bash scripts/gpu_all.sh > "$OUT/gpu_all.log" 2>&1
 echo "gpu_all rc $? at $((SECONDS-t0))s"
