@@ -599,8 +599,8 @@ class Emitter {
     line("team.tid = (int)threadIdx.x & " + std::to_string(32 * W - 1) + ";");
     line("team.warp = team.tid >> 5;");
     if (P) line("team.sub = 0;  // one tile block, and the producer warpgroup after its warps");
-    if (ks()) line("const int kwg = (int)threadIdx.x >> 7;  // the K split: the consumer warpgroup (1 takes the odd K steps)");
     else line("team.sub = (int)threadIdx.x >> " + std::to_string(5 + log2i(W)) + ";");
+    if (ks()) line("const int kwg = (int)threadIdx.x >> 7;  // the K split: the consumer warpgroup (1 takes the odd K steps)");
     if (smem_per_block_ > 0) line("unsigned char* ct_smem = ct_smem_cta + team.sub * " + std::to_string(smem_per_block_) + ";");
     else line("(void)ct_smem_cta;");
     for (std::size_t i = 0; i < layouts_.size(); ++i) {
