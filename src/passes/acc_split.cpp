@@ -50,7 +50,8 @@ class AccSplit : public Pass {
 
   // The K split (option acc_split = 2): a warp-specialised kernel of one consumer warpgroup (a
   // 64-row tile, no ping-pong) whose K loop is a top-level op of the kernel, its only product
-  // split_product's, with nothing before it that writes memory or exchanges data between threads
+  // split_product's, with nothing before it or in it but the product and its TMA copies that
+  // writes memory or exchanges data between threads
   // (the second warpgroup runs the kernel's ops up to the loop's end, then hands its accumulator
   // over through shared memory and skips the rest of the tile block).
   static void k_split(ir::Kernel& k) {
@@ -69,6 +70,15 @@ class AccSplit : public Pass {
         return;
     }
     if (!loop) return;
+    // Both warpgroups run every op of the body but the product: none may synchronise the tile
+    // block or exchange data through shared memory (the second warpgroup is not in its barriers).
+    for (const auto& up : loop->regions[0].ops) {
+      const ir::Op& op = *up;
+      if (op.kind == OpKind::Mma || op.kind == OpKind::Yield || (ir::is_tile_copy(op) && op.tma_map >= 0)) continue;
+      if (!ir::removable_if_unused(op) || ir::traits(op.kind).crosses_threads || !op.regions.empty() || op.sync_after ||
+          op.smem_bytes > 0 || op.async_wait >= 0)
+        return;
+    }
     int products = 0;
     ir::walk(k.body, [&](const ir::Op& op) { products += op.kind == OpKind::Mma ? 1 : 0; });
     if (products != 1) return;
