@@ -22,13 +22,13 @@ int env_int(const char* name, int lo, int hi, bool pow2) {
   return static_cast<int>(n);
 }
 
-// -1, 0 or 1 from the environment; nullopt when unset.
-std::optional<int> env_tristate(const char* name, const char* meaning) {
+// -1, 0, 1 (or up to hi) from the environment; nullopt when unset.
+std::optional<int> env_tristate(const char* name, const char* meaning, int hi = 1) {
   const char* v = std::getenv(name);
   if (!v || !*v) return std::nullopt;
   char* end = nullptr;
   const long n = std::strtol(v, &end, 10);
-  if (*end != '\0' || n < -1 || n > 1) throw UserError(detail::cat(name, "='", v, "' is not ", meaning));
+  if (*end != '\0' || n < -1 || n > hi) throw UserError(detail::cat(name, "='", v, "' is not ", meaning));
   return static_cast<int>(n);
 }
 
@@ -103,14 +103,9 @@ KernelOptions KernelOptions::with_env_overrides() const {
   if (auto v = env_tristate("CTILE_EPILOGUE_OVERLAP",
                             "1 (the next tile block's copies during the epilogue), -1 (off) or 0 (the compiler chooses)"))
     o.epilogue_overlap = *v;
-  if (const char* v = std::getenv("CTILE_ACC_SPLIT"); v && *v) {
-    char* end = nullptr;
-    const long n = std::strtol(v, &end, 10);
-    if (*end != '\0' || n < -1 || n > 2)
-      throw UserError(detail::cat("CTILE_ACC_SPLIT='", v,
-                                  "' is not 1 (two accumulators), 2 (two consumer warpgroups), -1 (one) or 0 (the compiler chooses)"));
-    o.acc_split = static_cast<int>(n);
-  }
+  if (auto v = env_tristate("CTILE_ACC_SPLIT",
+                            "1 (two accumulators), 2 (two consumer warpgroups), -1 (one) or 0 (the compiler chooses)", 2))
+    o.acc_split = *v;
   if (const char* v = std::getenv("CTILE_FAST_MATH"); v && *v) o.fast_math = std::strcmp(v, "0") != 0;
   if (const char* v = std::getenv("CTILE_SIMT_MMA"); v && *v) o.simt_mma = std::strcmp(v, "0") != 0;
   if (const char* v = std::getenv("CTILE_SYNC_MMA"); v && *v) o.sync_mma = std::strcmp(v, "0") != 0;

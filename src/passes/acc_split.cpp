@@ -45,9 +45,6 @@ class AccSplit : public Pass {
   }
 
  private:
-  // sm_90's shared memory per CTA less the swizzled tiles' alignment (warp-specialize's limit).
-  static constexpr std::int64_t kSharedPerCta = 227 * 1024 - (ir::kSwizzleAlign - 16);
-
   // The K split (option acc_split = 2): a warp-specialised kernel of one consumer warpgroup (a
   // 64-row tile, no ping-pong) whose K loop is a top-level op of the kernel, its only product
   // split_product's, with nothing before it or in it but the product and its TMA copies that
@@ -64,43 +61,39 @@ class AccSplit : public Pass {
         loop = &op;
         break;
       }
-      const bool tma_copy = ir::is_tile_copy(op) && op.tma_map >= 0;
-      if (!ir::removable_if_unused(op) || ir::traits(op.kind).crosses_threads || !op.regions.empty() || op.sync_after ||
-          (op.smem_bytes > 0 && !tma_copy))
-        return;
+      if (!both_run(op)) return;
     }
     if (!loop) return;
-    // Both warpgroups run every op of the body but the product: none may synchronise the tile
-    // block or exchange data through shared memory (the second warpgroup is not in its barriers).
-    for (const auto& up : loop->regions[0].ops) {
-      const ir::Op& op = *up;
-      if (op.kind == OpKind::Mma || op.kind == OpKind::Yield || (ir::is_tile_copy(op) && op.tma_map >= 0)) continue;
-      if (!ir::removable_if_unused(op) || ir::traits(op.kind).crosses_threads || !op.regions.empty() || op.sync_after ||
-          op.smem_bytes > 0 || op.async_wait >= 0)
-        return;
-    }
-    int products = 0;
-    ir::walk(k.body, [&](const ir::Op& op) { products += op.kind == OpKind::Mma ? 1 : 0; });
-    if (products != 1) return;
+    // Both warpgroups run every op of the body but the product (and the yield).
+    for (const auto& up : loop->regions[0].ops)
+      if (up->kind != OpKind::Mma && up->kind != OpKind::Yield && !both_run(*up)) return;
+    if (count_products(k.body) != 1) return;
     std::int64_t bytes = 0;
     for (const auto& op : loop->regions[0].ops)
       if (op->kind == OpKind::Mma) bytes = 4 * ctile::numel(k.type(op->results[0]).shape);
     const std::int64_t at = (k.target.smem_bytes + 15) / 16 * 16;
-    if (bytes <= 0 || at + bytes > kSharedPerCta) return;
+    if (bytes <= 0 || at + bytes > kSharedPerCtaSm90) return;
     loop->acc_split = 2;
     k.target.k_split = 2;
     k.target.k_split_scratch = at;
     k.target.smem_bytes = at + bytes;
   }
+  // An op both consumer warpgroups of the K split may run: it writes no memory, neither
+  // synchronises the tile block nor exchanges data through shared memory (the second warpgroup is
+  // not in the tile block's barriers); a TMA copy only records its slot on the consumers' side.
+  static bool both_run(const ir::Op& op) {
+    const bool tma_copy = ir::is_tile_copy(op) && op.tma_map >= 0;
+    return ir::removable_if_unused(op) && !ir::traits(op.kind).crosses_threads && op.regions.empty() && !op.sync_after &&
+           op.async_wait < 0 && (op.smem_bytes == 0 || tma_copy);
+  }
+
   // True when the loop's body holds exactly one mma (its nested regions included: a GEMM's K
   // loop, as against attention's loop of two chained products), at the body's top level, an
   // in-flight tensor-core product whose accumulator is a carried f32 tile of rank 2 that the body
   // yields back in the same slot.
   static bool split_product(const ir::Kernel& k, const ir::Op& f) {
     const ir::Region& body = f.regions[0];
-    int products = 0;
-    ir::walk(body, [&](const ir::Op& op) { products += op.kind == OpKind::Mma ? 1 : 0; });
-    if (products != 1) return false;
+    if (count_products(body) != 1) return false;
     const ir::Op* mma = nullptr;
     for (const auto& op : body.ops)
       if (op->kind == OpKind::Mma) mma = op.get();

@@ -1,9 +1,23 @@
 // The constructors of every pass (the registry in pass_manager.cpp lists them by name).
 #pragma once
 
+#include <cstdint>
+
+#include "ctile/ir/ir.hpp"
 #include "ctile/passes/pass.hpp"
 
 namespace ctile::passes {
+
+// sm_90's shared memory per CTA (227 KiB, the opt-in limit), less what the code generator adds to
+// align swizzled tiles: what warp-specialize and acc-split may place.
+inline constexpr std::int64_t kSharedPerCtaSm90 = 227 * 1024 - (ir::kSwizzleAlign - 16);
+
+// The matrix products (ct.mma) in a region, its nested regions included.
+inline int count_products(const ir::Region& r) {
+  int n = 0;
+  ir::walk(r, [&](const ir::Op& op) { n += op.kind == ir::OpKind::Mma ? 1 : 0; });
+  return n;
+}
 
 std::unique_ptr<Pass> make_canonicalize();
 std::unique_ptr<Pass> make_constant_fold();

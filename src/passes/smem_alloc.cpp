@@ -404,8 +404,7 @@ class SmemAlloc : public Pass {
     });
     std::int64_t at = (k.target.smem_bytes + 7) / 8 * 8;
     std::vector<ir::TensorMapUse> maps;
-    int products = 0;
-    ir::walk(k.body, [&](const ir::Op& op) { products += op.kind == OpKind::Mma ? 1 : 0; });
+    const int products = count_products(k.body);
     for (auto& [off, loads] : rings) {
       (void)off;
       bool ok = true;

@@ -84,10 +84,6 @@ class WarpSpecialize : public Pass {
   }
 
  private:
-  // sm_90's shared memory per CTA (227 KiB, the opt-in limit), less what the code generator adds to
-  // align swizzled tiles.
-  static constexpr std::int64_t kSharedPerCta = 227 * 1024 - (ir::kSwizzleAlign - 16);
-
   // A ring: the loads at one offset of shared memory (smem-alloc), rotating when a loop's body
   // writes its slots in turn.
   struct Ring {
@@ -183,7 +179,7 @@ class WarpSpecialize : public Pass {
       bar_at[old] = b;
       b += 8 * slots[off];
     }
-    if (align(b, 8) + (b - b0) + 8 > kSharedPerCta) return false;
+    if (align(b, 8) + (b - b0) + 8 > kSharedPerCtaSm90) return false;
     for (auto& [off, r] : rings)
       for (ir::Op* op : r.loads) {
         op->smem_offset = offset[off];

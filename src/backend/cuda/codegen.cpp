@@ -616,7 +616,9 @@ class Emitter {
         const std::string b = std::to_string(bar), n = std::to_string(ld->ring_slots);
         line("ct::u64* const tb" + b + " = (ct::u64*)(ct_smem + " + b + ");  // the barriers of a TMA ring of " + n + " slots");
         line("ct::TmaRing<" + n + "> tr" + b + ";");
-        line(std::string(ks() ? "if (threadIdx.x == 0)" : "if (team.tid == 0)") + " for (int s = 0; s < " + n +
+        // With a producer warpgroup (and the K split's second consumers) team.tid repeats across
+        // warpgroups: one thread of the CTA initialises.
+        line(std::string(P ? "if (threadIdx.x == 0)" : "if (team.tid == 0)") + " for (int s = 0; s < " + n +
              "; ++s) ct::mbar_init(tb" + b + " + s, 1);");
         if (P) {
           line("ct::u64* const te" + b + " = " + empty_bar(bar) + ";  // where the consumers hand its slots back");
@@ -1775,7 +1777,9 @@ class Emitter {
     bool async_copies = false;
     std::vector<std::string> read, retire;  // warp specialisation: the slots this product reads, handed back when done
     std::vector<std::string> skip;          // the K split: the other warpgroup's step keeps the slots' phases in step
-    const bool split = ksplit_ && op.in_flight && !iters_.empty();
+    const bool split = ksplit_ && op.in_flight;
+    CTILE_CHECK(!split || !iters_.empty(), "cuda codegen: the K split's product at ", loc_str(op.loc),
+                " is not in a loop over ring slots");
     std::vector<std::string> waits;
     for (ValueId v : {a, b}) {
       if (!shared(v)) continue;

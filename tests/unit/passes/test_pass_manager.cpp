@@ -6,6 +6,7 @@
 
 #include "ctile/ir/ir.hpp"
 #include "ctile/passes/pass.hpp"
+#include "golden_harness.hpp"
 
 namespace ir = ctile::ir;
 namespace passes = ctile::passes;
@@ -73,16 +74,19 @@ TEST(PassManager, ABrokenPassIsCaughtByTheVerifier) {
   }
 }
 
+namespace {
+// The expected IR of a golden case (golden/<pass>/<case>.ir).
+std::string expected_ir(const std::string& file) {
+  return pass_golden::parse_case(pass_golden::read_file(std::string(CTILE_PASS_GOLDEN_DIR) + "/" + file)).expected;
+}
+}  // namespace
+
 // The verifier holds warp specialisation's shared-memory promise: without scratch_over_rings the
 // producer copies the next tile block's operands during this one's epilogue, so a ring lying over
 // the epilogue's scratch is rejected (here: the GEMM of 128 x 256 tiles, whose rings and f32
 // scratch do not fit side by side, with the flag taken away); the flag needs a producer.
 TEST(Verifier, RingsOverTheScratchNeedTheProducerToWaitForTheTileBlock) {
-  std::ifstream in(std::string(CTILE_PASS_GOLDEN_DIR) + "/warp-specialize/gemm_producer.ir");
-  const std::string file((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const std::size_t at = file.find("// expect:\n");
-  ASSERT_NE(at, std::string::npos);
-  const std::string text = file.substr(at + 11);
+  const std::string text = expected_ir("warp-specialize/gemm_producer.ir");
   ASSERT_NE(text.find(", scratch_over_rings}"), std::string::npos) << text;
   EXPECT_NO_THROW((void)ir::parse(text));
   auto without = [&](const std::string& what, const std::string& with) {
@@ -107,11 +111,8 @@ TEST(Verifier, RingsOverTheScratchNeedTheProducerToWaitForTheTileBlock) {
 // The K split's target (acc-split with acc_split = 2): it needs the producer warpgroup and exactly
 // one loop marked acc_split = 2, and its scratch inside the tile block's shared memory.
 TEST(Verifier, TheKSplitNeedsAProducerAMarkedLoopAndItsScratch) {
-  std::ifstream in(std::string(CTILE_PASS_GOLDEN_DIR) + "/acc-split/gemm_64x64_k_split.ir");
-  const std::string file((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const std::size_t at = file.find("// expect:\n");
-  ASSERT_NE(at, std::string::npos);
-  const std::string text = file.substr(at + 11);
+  const std::string text = expected_ir("acc-split/gemm_64x64_k_split.ir");
+  ASSERT_FALSE(text.empty());
   EXPECT_NO_THROW((void)ir::parse(text));
   auto replaced = [&](const std::string& what, const std::string& with) {
     std::string t = text;
