@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Session 25, call 1 (first call of the session: session 24's call 3 with the suites given the rest of a 600 s call):
+# warpgroup takes the odd K steps of a 64-row tile) beside the compiler's defaults (TMA and the
+# producer for a GEMM's 64-row K loop) at the decode shapes, cuBLAS in the same call; then the GPU
+# suites (tests/gpu, cuda_codegen_gpu with the k_split catalogue cases) at this commit.
+t0=$SECONDS
+source bench/gemm/common.sh
+build_gemm_bench "$out/build.log" || exit 1
+echo "built at $((SECONDS-t0))s"
+export CTILE_CACHE_DIR="$build/kernel-cache"
+b="$build/bench/ctile_gemm_bench"
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+show() {  # show LABEL FILE.jsonl: each row, its shape, configuration and time (or its error)
+  python3 -c "import json,sys; [print(sys.argv[1], r['shape'], r['config'], round(r['ms']*1e3,1) if r.get('ok') else r.get('error','')[:160], 'us') for r in map(json.loads, open(sys.argv[2]))]" "$1" "$2"
+}
+shapes=128x2560x4096,16x2560x4096,128x6144x2560,128x4096x12288
+timeout 70 env CTILE_ACC_SPLIT=2 "$b" --rows skinny --only $shapes --config 64x64x128,64x64x256 --reps 15 --out "$out/ks.jsonl" > "$out/ks.log" 2>&1
+show ksplit "$out/ks.jsonl"
+echo "ksplit done at $((SECONDS-t0))s"
+timeout 70 "$b" --rows skinny --only $shapes --config 64x64x128,64x64x256,128x64x128 --reps 15 --out "$out/def.jsonl" > "$out/def.log" 2>&1
+show default "$out/def.jsonl"
+timeout 40 python3 bench/gemm/peers.py --kernels skinny --impls torch --only $shapes --out "$out/peers.jsonl" > "$out/peers.log" 2>&1
+python3 -c "import json,sys; [print('cublas', r.get('shape'), round(r['ms']*1e3,1), 'us') for r in map(json.loads, open(sys.argv[1])) if r.get('ok')]" "$out/peers.jsonl"
+tar -czf "$out/skinny.tar.gz" -C "$out" ks.jsonl ks.log def.jsonl def.log peers.jsonl peers.log 2>/dev/null; rm -f "$out"/*.log "$out"/*.jsonl
+echo "rows done at $((SECONDS-t0))s"
+# the suites with what is left of ~575 s (cut off by timeout: a partial run says so in its log)
+left=$((575 - (SECONDS-t0)))
+[[ $left -gt 60 ]] || { echo "no time left for the suites"; exit 0; }
+timeout $left env SKIP_BENCH=1 SANITIZE=0 BUDGET_S=$left bash scripts/gpu_all.sh > "$OUT/gpu_all.log" 2>&1
+echo "gpu_all rc $? at $((SECONDS-t0))s"
+tail -25 "$OUT/summary.txt" 2>/dev/null
+grep -E "passed|failed|FAILED" "$OUT/gpu_summary.txt" 2>/dev/null | head -20
+echo "all done at $((SECONDS-t0))s"
