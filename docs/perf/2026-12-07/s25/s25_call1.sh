@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Session 25, call 1 (first call of the session: session 24's call 3 with the suites given the rest of a 600 s call):
+# Session 25, call 1 (session 24's call 3, the suites given the rest of a 600 s call): the K split
+# (acc_split = 2: a second consumer
 # warpgroup takes the odd K steps of a 64-row tile) beside the compiler's defaults (TMA and the
 # producer for a GEMM's 64-row K loop) at the decode shapes, cuBLAS in the same call; then the GPU
 # suites (tests/gpu, cuda_codegen_gpu with the k_split catalogue cases) at this commit.
