@@ -2,6 +2,9 @@
 #include "spin.hpp"
 
 #include <cstdlib>
+#include <mutex>
+#include <utility>
+#include <vector>
 
 #if defined(__linux__)
 #include <sched.h>
@@ -40,6 +43,42 @@ std::chrono::nanoseconds spin_budget() {
 std::atomic<int>& host_waiters() {
   static std::atomic<int> n{0};
   return n;
+}
+
+namespace {
+
+struct Sleepers {
+  std::mutex mu;
+  std::vector<std::pair<void*, void (*)(void*)>> list;
+  std::atomic<int> asleep{0};
+};
+
+Sleepers& sleepers() {
+  static Sleepers* s = new Sleepers;  // never destroyed: completion threads may outlive static destruction
+  return *s;
+}
+
+}  // namespace
+
+void add_sleeper(void* key, void (*wake)(void*)) {
+  Sleepers& s = sleepers();
+  std::lock_guard lk(s.mu);
+  s.list.emplace_back(key, wake);
+}
+
+void remove_sleeper(void* key) {
+  Sleepers& s = sleepers();
+  std::lock_guard lk(s.mu);
+  std::erase_if(s.list, [&](const auto& e) { return e.first == key; });
+}
+
+void note_sleep(bool asleep) { sleepers().asleep.fetch_add(asleep ? 1 : -1, std::memory_order_seq_cst); }
+
+void wake_sleepers() {
+  Sleepers& s = sleepers();
+  if (s.asleep.load(std::memory_order_seq_cst) == 0) return;
+  std::lock_guard lk(s.mu);
+  for (const auto& [key, wake] : s.list) wake(key);
 }
 
 }  // namespace ctile::detail

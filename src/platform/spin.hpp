@@ -29,10 +29,26 @@ std::chrono::nanoseconds spin_budget();
 // holds back finished work for a few microseconds to complete it in batches (one driver call per
 // batch) only while this is 0, so that a waiting thread is never kept waiting for a batch to fill.
 std::atomic<int>& host_waiters();
-// Counts the calling thread in host_waiters() for its lifetime.
+// Threads that sleep between paced looks at finished work (a CUDA stream's completion thread while
+// no host thread waits: it asks the driver at its own pace instead of waiting inside it) register a
+// waker here. A host thread that starts to wait (HostWaitScope) wakes the sleeping ones, so that
+// they serve it at once rather than at their next look. `wake(key)` must be cheap when the
+// thread it wakes is not asleep, and must not call back into the registry.
+void add_sleeper(void* key, void (*wake)(void*));
+void remove_sleeper(void* key);  // after it returns, `wake(key)` is never called again
+// Threads between note_sleep(true) and note_sleep(false) (the registry's fast path: with none, a
+// waiter takes no lock).
+void note_sleep(bool asleep);
+// Wakes every registered sleeper (called by HostWaitScope after it counted the waiter).
+void wake_sleepers();
+
+// Counts the calling thread in host_waiters() for its lifetime, and wakes the sleepers.
 class HostWaitScope {
  public:
-  HostWaitScope() { host_waiters().fetch_add(1, std::memory_order_seq_cst); }
+  HostWaitScope() {
+    host_waiters().fetch_add(1, std::memory_order_seq_cst);
+    wake_sleepers();
+  }
   ~HostWaitScope() { host_waiters().fetch_sub(1, std::memory_order_relaxed); }
   HostWaitScope(const HostWaitScope&) = delete;
   HostWaitScope& operator=(const HostWaitScope&) = delete;

@@ -175,10 +175,13 @@ struct Completer::State {
   ItemQueue q;
   std::atomic<std::uint64_t> completed{0};
   std::atomic<bool> closing{false};
-  // Sleeping: the thread waits on `cv` once it found nothing for a while (spin.hpp); a push that
-  // sees `idle` wakes it. Both sides use sequentially consistent accesses to `idle` and the queue
-  // count, so a push cannot slip between the thread's last look and its sleep.
+  // Sleeping: with nothing queued the thread waits on `cv` once it found nothing for a while
+  // (spin.hpp) and sets `idle`, which a push sees and wakes it. Both sides use sequentially
+  // consistent accesses to `idle` and the queue count, so a push cannot slip between the thread's
+  // last look and its sleep. Between its paced looks (no host thread waits) it sleeps on `cv` with
+  // `sleeping` set and a deadline; pushes do not wake it then, waiters do (kick()).
   std::atomic<bool> idle{false};
+  std::atomic<bool> sleeping{false};
   std::mutex mu;
   std::condition_variable cv;
   // wait_for(): waiters sleep on done_cv; the thread notifies only when someone waits.
@@ -186,6 +189,14 @@ struct Completer::State {
   mutable std::mutex done_mu;
   mutable std::condition_variable done_cv;
   std::thread::id thread_id;
+
+  // Wakes the thread from a paced sleep (a host thread waits now).
+  void kick() {
+    if (!sleeping.load(std::memory_order_seq_cst)) return;
+    { std::lock_guard lk(mu); }
+    cv.notify_all();
+  }
+  static void kick_of(void* self) { static_cast<State*>(self)->kick(); }
 };
 
 Completer::Completer(int device, CUcontext ctx) : st_(std::make_shared<State>()) {
@@ -193,9 +204,11 @@ Completer::Completer(int device, CUcontext ctx) : st_(std::make_shared<State>())
   st_->ctx = ctx;
   thread_ = std::thread([st = st_] { run(st); });
   st_->thread_id = thread_.get_id();
+  detail::add_sleeper(st_.get(), &State::kick_of);
 }
 
 Completer::~Completer() {
+  detail::remove_sleeper(st_.get());
   st_->closing.store(true, std::memory_order_seq_cst);
   {
     std::lock_guard lk(st_->mu);
@@ -221,8 +234,8 @@ std::uint64_t Completer::publish() {
 
 std::uint64_t Completer::after_push() {
   const std::uint64_t ticket = st_->q.pushed();
-  // While the thread is busy with earlier items it finds this one without a wake-up (a futex call
-  // saved on every launch of a busy stream).
+  // While the thread is busy with earlier items, or between its paced looks, it finds this one
+  // without a wake-up (a futex call saved on every launch of a busy stream).
   if (st_->idle.load(std::memory_order_seq_cst)) {
     { std::lock_guard lk(st_->mu); }
     st_->cv.notify_one();
@@ -235,6 +248,7 @@ std::uint64_t Completer::last_ticket() const { return st_->q.pushed(); }
 void Completer::wait_for(std::uint64_t ticket) const {
   if (st_->completed.load(std::memory_order_acquire) >= ticket) return;
   st_->waiters.fetch_add(1, std::memory_order_seq_cst);
+  st_->kick();
   {
     std::unique_lock lk(st_->done_mu);
     st_->done_cv.wait(lk, [&] { return st_->completed.load(std::memory_order_seq_cst) >= ticket; });
@@ -260,21 +274,40 @@ std::size_t max_batch() {
   return n;
 }
 
+std::chrono::nanoseconds env_us(const char* name, long dflt, long most) {
+  long us = dflt;
+  if (const char* v = std::getenv(name); v && *v) {
+    char* end = nullptr;
+    const long k = std::strtol(v, &end, 10);
+    if (*end == '\0' && k >= 0) us = k < most ? k : most;
+  }
+  return std::chrono::nanoseconds(std::chrono::microseconds(us));
+}
+
 // How long the completion thread holds back finished work to complete it in batches while no host
-// thread waits (CTILE_COMPLETER_BATCH_US, read once; 0: never): 20 us where threads poll
-// (spin.hpp), 0 where they sleep at once (fewer than 4 processors: the polling would take the
-// processor from the launching thread).
+// thread waits, when it is not paced (CTILE_COMPLETER_PACE_US=0; CTILE_COMPLETER_BATCH_US, read
+// once; 0: never): 20 us where threads poll (spin.hpp), 0 where they sleep at once (fewer than 4
+// processors: the polling would take the processor from the launching thread).
 std::chrono::nanoseconds batch_linger() {
-  static const std::chrono::nanoseconds linger = [] {
-    if (const char* v = std::getenv("CTILE_COMPLETER_BATCH_US"); v && *v) {
-      char* end = nullptr;
-      const long us = std::strtol(v, &end, 10);
-      if (*end == '\0' && us >= 0) return std::chrono::nanoseconds(std::chrono::microseconds(us < 10000 ? us : 10000));
-    }
-    return detail::spin_budget().count() > 0 ? std::chrono::nanoseconds(std::chrono::microseconds(20)) : std::chrono::nanoseconds(0);
-  }();
+  static const std::chrono::nanoseconds linger =
+      env_us("CTILE_COMPLETER_BATCH_US", detail::spin_budget().count() > 0 ? 20 : 0, 10000);
   return linger;
 }
+
+// The pace of the completion thread while no host thread waits (CTILE_COMPLETER_PACE_US, read once;
+// default 50; 0: no pacing, every item is waited for inside the driver as it comes): it asks the
+// driver which of its items the GPU has finished (cuEventQuery, at most two questions a look) this
+// often, doubling the interval after a look that completed nothing (up to 16 times), and completes
+// them once a batch or everything it holds is done. Waiting inside the driver while a thread
+// launches costs the launching thread (docs/perf/launch_overhead.md); a look every 50 us does not.
+std::chrono::nanoseconds completer_pace() {
+  static const std::chrono::nanoseconds pace = env_us("CTILE_COMPLETER_PACE_US", 50, 100000);
+  return pace;
+}
+
+// Most items the thread holds before it waits for the oldest batch inside the driver anyway (what
+// they keep alive, tensors included, stays bounded when the GPU falls behind).
+constexpr std::size_t kMaxHeld = 512;
 
 }  // namespace
 
@@ -284,14 +317,26 @@ void Completer::run(const std::shared_ptr<State>& st) {
   const CUresult ctx_r = d.cuCtxSetCurrent(st->ctx);
   if (ctx_r != 0) report_error(ctx_r, "cuCtxSetCurrent", detail::cat("starting the completion thread of cuda:", st->device));
   t_current_context = st->ctx;
-  std::uint64_t ticket = 0;  // of the last item completed
+  using clock = std::chrono::steady_clock;
+  std::uint64_t ticket = 0;  // of the last item completed (== items taken while `held` is empty)
   bool after_item = false;
   const std::size_t batch_max = max_batch();
-  std::vector<Item> batch;
-  batch.reserve(batch_max);
+  const std::chrono::nanoseconds pace = completer_pace();
+  std::chrono::nanoseconds tick = pace;
+  clock::time_point waiter_seen{};  // when a host thread last waited
+  // Items taken from the queue and not completed yet: held[head, held.size()).
+  std::vector<Item> held;
+  std::size_t head = 0;
+  held.reserve(kMaxHeld);
+  auto count = [&] { return held.size() - head; };
+  auto take = [&] {
+    for (Item it; count() < kMaxHeld && st->q.pop(it);) held.push_back(std::move(it));
+  };
   auto nobody_waits = [&] {
-    return detail::host_waiters().load(std::memory_order_seq_cst) == 0 && st->waiters.load(std::memory_order_seq_cst) == 0 &&
-           !st->closing.load(std::memory_order_relaxed);
+    const bool none = detail::host_waiters().load(std::memory_order_seq_cst) == 0 && st->waiters.load(std::memory_order_seq_cst) == 0 &&
+                      !st->closing.load(std::memory_order_seq_cst);
+    if (!none) waiter_seen = clock::now();
+    return none;
   };
   auto wait_error = [&](CUresult r) {
     try {
@@ -302,48 +347,22 @@ void Completer::run(const std::shared_ptr<State>& st) {
       return std::current_exception();
     }
   };
-  for (;;) {
-    Item it;
-    if (!st->q.pop(it)) {
-      // Poll for the next item for a short while before sleeping (spin.hpp): a push to a sleeping
-      // completer costs the pushing thread a futex wake, on every launch of a stream whose GPU work
-      // finishes before the host submits the next one (short kernels).
-      if (after_item) (void)detail::spin_until([&] { return st->q.pushed() != ticket || st->closing.load(); });
-      if (!st->q.pop(it)) {
-        std::unique_lock lk(st->mu);
-        st->idle.store(true, std::memory_order_seq_cst);
-        st->cv.wait(lk, [&] { return st->q.pushed() != ticket || st->closing.load(std::memory_order_seq_cst); });
-        st->idle.store(false, std::memory_order_relaxed);
-        lk.unlock();
-        if (!st->q.pop(it)) {
-          if (st->closing.load()) return;  // closing and drained
-          continue;
-        }
-      }
-    }
-    after_item = true;
-    batch.clear();
-    batch.push_back(std::move(it));
-    // While no host thread waits, let a batch gather for a moment (the launching thread keeps
-    // submitting meanwhile): its items then cost one driver call together instead of one each.
-    if (const auto linger = batch_linger(); linger.count() > 0 && nobody_waits()) {
-      const auto until = std::chrono::steady_clock::now() + linger;
-      for (unsigned i = 1; st->q.pushed() - ticket < batch_max && nobody_waits(); ++i) {
-        if (i % 32 == 0 && std::chrono::steady_clock::now() >= until) break;
-        detail::cpu_relax();
-      }
-    }
-    for (Item more; batch.size() < batch_max && st->q.pop(more);) batch.push_back(std::move(more));
-    // One wait for the whole batch: every item of a completer was recorded on one CUstream, in
-    // order, so once the newest native event is done the GPU has finished every item before it.
-    // After a failure each native event is waited for again, so that errors stay with their items.
+  // The newest native event among held[head, head + n) (null: none; such items were never
+  // recorded, their stream was synchronised instead).
+  auto newest_native = [&](std::size_t n) -> const detail::NativeEvent* {
+    for (std::size_t i = head + n; i-- > head;)
+      if (const detail::NativeEvent* ne = held[i].done.native_ptr()) return ne;
+    return nullptr;
+  };
+  // Completes held[head, head + n) after one wait for the newest of their native events: every
+  // item of a completer was recorded on one CUstream, in order, so once it is done the GPU has
+  // finished every item before it. After a failure each native event is waited for again, so that
+  // errors stay with their items.
+  auto complete_first = [&](std::size_t n) {
     bool batch_done = true;
-    for (std::size_t i = batch.size(); i-- > 0;)
-      if (const detail::NativeEvent* ne = batch[i].done.native_ptr()) {
-        batch_done = wait_native(d, ne->ev) == 0;
-        break;
-      }
-    for (Item& x : batch) {
+    if (const detail::NativeEvent* ne = newest_native(n)) batch_done = wait_native(d, ne->ev) == 0;
+    for (std::size_t k = 0; k < n; ++k) {
+      Item& x = held[head + k];
       ++ticket;
       std::exception_ptr err = x.err;
       if (const detail::NativeEvent* ne = x.done.native_ptr(); ne && !batch_done)
@@ -368,7 +387,93 @@ void Completer::run(const std::shared_ptr<State>& st) {
         st->done_cv.notify_all();
       }
     }
-    batch.clear();
+    head += n;
+    if (head == held.size()) {
+      held.clear();
+      head = 0;
+    } else if (head >= kMaxHeld / 2) {
+      held.erase(held.begin(), held.begin() + static_cast<std::ptrdiff_t>(head));
+      head = 0;
+    }
+  };
+  // Paced: how many of the held items the GPU has finished, asked without waiting: all of them
+  // (the newest is done), the first batch (its last is done), or none. An error answer counts as
+  // done: complete_first's wait then reports it.
+  auto finished = [&]() -> std::size_t {
+    auto done = [&](std::size_t n) {
+      const detail::NativeEvent* ne = newest_native(n);
+      return !ne || d.cuEventQuery(ne->ev) != abi::CUDA_ERROR_NOT_READY;
+    };
+    if (done(count())) return count();
+    if (count() > batch_max && done(batch_max)) return batch_max;
+    return 0;
+  };
+  // Paced: until the next look, a host thread waits, or the completer closes. Right after a host
+  // thread waited, poll first (the next launch is likely waited for too, and a sleeper is woken
+  // through the kernel).
+  auto sleep_tick = [&] {
+    const auto now = clock::now();
+    const auto until = now + tick;
+    if (now - waiter_seen < detail::spin_budget() &&
+        detail::spin_until([&] { return !nobody_waits() || clock::now() >= until; }))
+      return;
+    st->sleeping.store(true, std::memory_order_seq_cst);
+    detail::note_sleep(true);
+    {
+      std::unique_lock lk(st->mu);
+      st->cv.wait_until(lk, until, [&] { return !nobody_waits(); });
+    }
+    detail::note_sleep(false);
+    st->sleeping.store(false, std::memory_order_relaxed);
+  };
+  for (;;) {
+    take();
+    if (count() == 0) {
+      // Poll for the next item for a short while before sleeping (spin.hpp): a push to a sleeping
+      // completer costs the pushing thread a futex wake, on every launch of a stream whose GPU work
+      // finishes before the host submits the next one (short kernels).
+      if (after_item) (void)detail::spin_until([&] { return st->q.pushed() != ticket || st->closing.load(); });
+      take();
+      if (count() == 0) {
+        std::unique_lock lk(st->mu);
+        st->idle.store(true, std::memory_order_seq_cst);
+        st->cv.wait(lk, [&] { return st->q.pushed() != ticket || st->closing.load(std::memory_order_seq_cst); });
+        st->idle.store(false, std::memory_order_relaxed);
+        lk.unlock();
+        take();
+        if (count() == 0) {
+          if (st->closing.load()) return;  // closing and drained
+          continue;
+        }
+      }
+    }
+    after_item = true;
+    if (pace.count() > 0 && nobody_waits() && count() < kMaxHeld) {
+      // Paced: complete what the GPU has finished once a batch or everything held is done;
+      // otherwise look again later.
+      if (const std::size_t n = finished(); n > 0) {
+        complete_first(n);
+        tick = pace;
+      } else {
+        sleep_tick();
+        if (tick < 16 * pace) tick *= 2;
+      }
+      continue;
+    }
+    // Not paced (a host thread waits, the completer closes, pacing is off or too much is held):
+    // wait for the work inside the driver, a batch at a time.
+    tick = pace;
+    // Unpaced and nobody waits: let a batch gather for a moment (the launching thread keeps
+    // submitting meanwhile): its items then cost one driver call together instead of one each.
+    if (const auto linger = batch_linger(); pace.count() == 0 && linger.count() > 0 && count() < batch_max && nobody_waits()) {
+      const auto until = clock::now() + linger;
+      for (unsigned i = 1; st->q.pushed() - ticket < batch_max && nobody_waits(); ++i) {
+        if (i % 32 == 0 && clock::now() >= until) break;
+        detail::cpu_relax();
+      }
+      take();
+    }
+    complete_first(count() < batch_max ? count() : batch_max);
   }
 }
 
