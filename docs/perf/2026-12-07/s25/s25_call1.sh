@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Session 25, call 1 (session 24's call 3, the suites given the rest of a 600 s call): the K split
-# (acc_split = 2: a second consumer
-# warpgroup takes the odd K steps of a 64-row tile) beside the compiler's defaults (TMA and the
-# producer for a GEMM's 64-row K loop) at the decode shapes, cuBLAS in the same call; then the GPU
-# suites (tests/gpu, cuda_codegen_gpu with the k_split catalogue cases) at this commit.
+# Session 25, call 1: (1) the K split (acc_split = 2: a second consumer warpgroup takes the odd K
+# steps of a 64-row tile) beside the compiler's defaults (TMA and the producer for a GEMM's 64-row K
+# loop) at the decode shapes, cuBLAS in the same call; (2) issue 9: the launch-overhead rows with the
+# paced completer (CTILE_COMPLETER_PACE_US default 50) and without it (=0, the previous design), in
+# turns, twice; (3) the GPU suites (tests/gpu, cuda_codegen_gpu with the k_split catalogue cases)
+# with what is left of ~575 s.
 t0=$SECONDS
 source bench/gemm/common.sh
 build_gemm_bench "$out/build.log" || exit 1
@@ -11,6 +12,7 @@ echo "built at $((SECONDS-t0))s"
 export CTILE_CACHE_DIR="$build/kernel-cache"
 b="$build/bench/ctile_gemm_bench"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+nproc
 show() {  # show LABEL FILE.jsonl: each row, its shape, configuration and time (or its error)
   python3 -c "import json,sys; [print(sys.argv[1], r['shape'], r['config'], round(r['ms']*1e3,1) if r.get('ok') else r.get('error','')[:160], 'us') for r in map(json.loads, open(sys.argv[2]))]" "$1" "$2"
 }
@@ -22,8 +24,20 @@ timeout 70 "$b" --rows skinny --only $shapes --config 64x64x128,64x64x256,128x64
 show default "$out/def.jsonl"
 timeout 40 python3 bench/gemm/peers.py --kernels skinny --impls torch --only $shapes --out "$out/peers.jsonl" > "$out/peers.log" 2>&1
 python3 -c "import json,sys; [print('cublas', r.get('shape'), round(r['ms']*1e3,1), 'us') for r in map(json.loads, open(sys.argv[1])) if r.get('ok')]" "$out/peers.jsonl"
-tar -czf "$out/skinny.tar.gz" -C "$out" ks.jsonl ks.log def.jsonl def.log peers.jsonl peers.log 2>/dev/null; rm -f "$out"/*.log "$out"/*.jsonl
 echo "rows done at $((SECONDS-t0))s"
+# issue 9
+cmake --build "$build" --target ctile_launch_overhead -j "$(nproc)" > "$out/build_launch.log" 2>&1 || tail -20 "$out/build_launch.log"
+lo="$build/bench/ctile_launch_overhead"
+for round in 1 2; do
+  for pace in 50 0; do
+    timeout 40 env CTILE_COMPLETER_PACE_US=$pace "$lo" --only enqueue,bound,sync --out "$out/launch_pace$pace.jsonl" > "$out/launch_pace${pace}_$round.log" 2>&1
+    echo "pace $pace round $round:"; grep -E "^(cached|pre-bound|launch \+ sync|  )" "$out/launch_pace${pace}_$round.log" | head -12
+    python3 -c "import json,sys; [print(' ', r['impl'], r['what'], r['us']) for r in map(json.loads, open(sys.argv[1])) if r.get('impl') in ('raw','raw_ctile_calls','ctile','bound')]" "$out/launch_pace$pace.jsonl" | tail -6
+    rm -f "$out/launch_pace$pace.jsonl"
+  done
+done
+echo "launch done at $((SECONDS-t0))s"
+tar -czf "$out/rows.tar.gz" -C "$out" ks.jsonl ks.log def.jsonl def.log peers.jsonl peers.log $(cd "$out" && ls launch_pace*.log) 2>/dev/null; rm -f "$out"/*.log "$out"/*.jsonl
 # the suites with what is left of ~575 s (cut off by timeout: a partial run says so in its log)
 left=$((575 - (SECONDS-t0)))
 [[ $left -gt 60 ]] || { echo "no time left for the suites"; exit 0; }
