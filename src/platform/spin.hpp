@@ -26,8 +26,8 @@ namespace ctile::detail {
 std::chrono::nanoseconds spin_budget();
 
 // Host threads blocked in Event::wait right now (any event). A CUDA stream's completion thread
-// holds back finished work for a few microseconds to complete it in batches (one driver call per
-// batch) only while this is 0, so that a waiting thread is never kept waiting for a batch to fill.
+// paces its questions to the driver (or, unpaced, holds finished work back for a batch) only while
+// this is 0, so that a waiting thread is never kept waiting for a look or a batch.
 std::atomic<int>& host_waiters();
 // Threads that sleep between paced looks at finished work (a CUDA stream's completion thread while
 // no host thread waits: it asks the driver at its own pace instead of waiting inside it) register a
