@@ -297,7 +297,7 @@ std::chrono::nanoseconds batch_linger() {
 // The pace of the completion thread while no host thread waits (CTILE_COMPLETER_PACE_US, read once;
 // default 50; 0: no pacing, every item is waited for inside the driver as it comes): it asks the
 // driver which of its items the GPU has finished (cuEventQuery, at most two questions a look) this
-// often, doubling the interval after a look that completed nothing (up to 16 times), and completes
+// often, doubling the interval after a look that completed nothing (up to 4 times), and completes
 // them once a batch or everything it holds is done. Waiting inside the driver while a thread
 // launches costs the launching thread (docs/perf/launch_overhead.md); a look every 50 us does not.
 std::chrono::nanoseconds completer_pace() {
@@ -456,7 +456,7 @@ void Completer::run(const std::shared_ptr<State>& st) {
         tick = pace;
       } else {
         sleep_tick();
-        if (tick < 16 * pace) tick *= 2;
+        if (tick < 4 * pace) tick *= 2;
       }
       continue;
     }
