@@ -450,8 +450,9 @@ void Completer::run(const std::shared_ptr<State>& st) {
     after_item = true;
     if (pace.count() > 0 && nobody_waits() && count() < kMaxHeld) {
       // Paced: complete what the GPU has finished once a batch or everything held is done;
-      // otherwise look again later.
-      if (const std::size_t n = finished(); n > 0) {
+      // otherwise look again later. Right after a host thread waited, the next item is likely
+      // waited for too: poll for its waiter before asking the driver (sleep_tick).
+      if (const std::size_t n = clock::now() - waiter_seen < detail::spin_budget() ? 0 : finished(); n > 0) {
         complete_first(n);
         tick = pace;
       } else {
