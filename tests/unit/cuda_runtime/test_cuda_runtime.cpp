@@ -392,6 +392,33 @@ TEST_F(FakeGpu, TasksRunOnTheCallerAndEventsCompleteAfterTheGpu) {
   EXPECT_EQ(e.error(), nullptr);
 }
 
+// While no host thread waits, the completion thread does not wait inside the driver: it asks at
+// its own pace (docs/cuda_runtime.md, "Pacing"). The work still completes without any waiter, what
+// it kept alive is released then, and a wait on later work ends once the GPU has finished it.
+TEST_F(FakeGpu, WorkCompletesWithoutAWaiterAndAWaitEndsTheCompletersPace) {
+  auto s = ct::Stream::create(kGpu0);
+  std::atomic<int> ran{0};
+  std::vector<int> log;
+  std::atomic<bool> released{false};
+  auto guard = std::shared_ptr<int>(new int(0), [&](int* p) {
+    released = true;
+    delete p;
+  });
+  ct::Event first = s.enqueue([&, g = guard] { fake_kernel(ran, log, 1); });
+  guard.reset();
+  // Polled, never waited for: done within a few paces of the GPU finishing (here at most 2 s).
+  for (int i = 0; i < 2000 && !first.done(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  EXPECT_TRUE(first.done());
+  EXPECT_TRUE(released.load());
+  EXPECT_EQ(ran.load(), 1);
+  // Many launches in flight, then one wait for the last: every earlier event is done with it.
+  std::vector<ct::Event> events;
+  for (int i = 0; i < 100; ++i) events.push_back(s.enqueue([&] { fake_kernel(ran, log, 2); }));
+  events.back().wait();
+  for (const ct::Event& e : events) EXPECT_TRUE(e.done());
+  EXPECT_EQ(ran.load(), 101);
+}
+
 TEST_F(FakeGpu, StreamsAreOrderedByEventsOnTheDevice) {
   auto a = ct::Stream::create(kGpu0);
   auto b = ct::Stream::create(kGpu0);
