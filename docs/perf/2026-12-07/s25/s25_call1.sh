@@ -17,8 +17,17 @@ show() {  # show LABEL FILE.jsonl: each row, its shape, configuration and time (
   python3 -c "import json,sys; [print(sys.argv[1], r['shape'], r['config'], round(r['ms']*1e3,1) if r.get('ok') else r.get('error','')[:160], 'us') for r in map(json.loads, open(sys.argv[2]))]" "$1" "$2"
 }
 shapes=128x2560x4096,16x2560x4096,128x6144x2560,128x4096x12288
-timeout 70 env CTILE_ACC_SPLIT=2 "$b" --rows skinny --only $shapes --config 64x64x128,64x64x256 --reps 15 --out "$out/ks.jsonl" > "$out/ks.log" 2>&1
+# Two consumer warpgroups each hold two slots (one product in flight, one being issued): with the
+# default 4 slots the producer has none to run ahead into, so the split also runs with 6 (and 8 of
+# the 64-deep steps), beside one warpgroup with the same 6.
+timeout 60 env CTILE_ACC_SPLIT=2 "$b" --rows skinny --only $shapes --config 64x64x128 --reps 15 --out "$out/ks.jsonl" > "$out/ks.log" 2>&1
 show ksplit "$out/ks.jsonl"
+timeout 60 env CTILE_ACC_SPLIT=2 CTILE_RING_SLOTS=6 "$b" --rows skinny --only $shapes --config 64x64x128 --reps 15 --out "$out/ks6.jsonl" > "$out/ks6.log" 2>&1
+show ksplit_slots6 "$out/ks6.jsonl"
+timeout 60 env CTILE_ACC_SPLIT=2 CTILE_RING_SLOTS=8 "$b" --rows skinny --only $shapes --config 64x64x64 --reps 15 --out "$out/ks8.jsonl" > "$out/ks8.log" 2>&1
+show ksplit_slots8 "$out/ks8.jsonl"
+timeout 60 env CTILE_RING_SLOTS=6 "$b" --rows skinny --only $shapes --config 64x64x128 --reps 15 --out "$out/one6.jsonl" > "$out/one6.log" 2>&1
+show one_wg_slots6 "$out/one6.jsonl"
 echo "ksplit done at $((SECONDS-t0))s"
 timeout 70 "$b" --rows skinny --only $shapes --config 64x64x128,64x64x256,128x64x128 --reps 15 --out "$out/def.jsonl" > "$out/def.log" 2>&1
 show default "$out/def.jsonl"
@@ -37,7 +46,7 @@ for round in 1 2; do
   done
 done
 echo "launch done at $((SECONDS-t0))s"
-tar -czf "$out/rows.tar.gz" -C "$out" ks.jsonl ks.log def.jsonl def.log peers.jsonl peers.log $(cd "$out" && ls launch_pace*.log) 2>/dev/null; rm -f "$out"/*.log "$out"/*.jsonl
+tar -czf "$out/rows.tar.gz" -C "$out" ks.jsonl ks.log ks6.jsonl ks6.log ks8.jsonl ks8.log one6.jsonl one6.log def.jsonl def.log peers.jsonl peers.log $(cd "$out" && ls launch_pace*.log) 2>/dev/null; rm -f "$out"/*.log "$out"/*.jsonl
 # the suites with what is left of ~575 s (cut off by timeout: a partial run says so in its log)
 left=$((575 - (SECONDS-t0)))
 [[ $left -gt 60 ]] || { echo "no time left for the suites"; exit 0; }
