@@ -47,8 +47,8 @@ for round in 1 2; do
 done
 echo "launch done at $((SECONDS-t0))s"
 tar -czf "$out/rows.tar.gz" -C "$out" ks.jsonl ks.log ks6.jsonl ks6.log ks8.jsonl ks8.log one6.jsonl one6.log def.jsonl def.log peers.jsonl peers.log $(cd "$out" && ls launch_pace*.log) 2>/dev/null; rm -f "$out"/*.log "$out"/*.jsonl
-# the suites with what is left of ~575 s (cut off by timeout: a partial run says so in its log)
-left=$((575 - (SECONDS-t0)))
+# the suites with what is left of CALL_S (default 575) s (cut off by timeout: a partial run says so in its log)
+left=$((${CALL_S:-575} - (SECONDS-t0)))
 [[ $left -gt 60 ]] || { echo "no time left for the suites"; exit 0; }
 timeout $left env SKIP_BENCH=1 SANITIZE=0 BUDGET_S=$left bash scripts/gpu_all.sh > "$OUT/gpu_all.log" 2>&1
 echo "gpu_all rc $? at $((SECONDS-t0))s"
