@@ -31,11 +31,12 @@ using ir::OpKind;
 
 class AccSplit : public Pass {
  public:
+  static constexpr int kKSplitSlots = 6;
   std::string_view name() const override { return "acc-split"; }
   void run(ir::Kernel& k, const PassContext& ctx) override {
     if (!k.gpu_level() || k.target.sm < 90 || ctx.options.acc_split <= 0) return;
     if (ctx.options.acc_split == 2) {
-      k_split(k);
+      k_split(k, ctx.options.ring_slots);
       return;
     }
     ir::walk_mut(k.body, [&](ir::Op& f) {
@@ -51,7 +52,7 @@ class AccSplit : public Pass {
   // writes memory or exchanges data between threads
   // (the second warpgroup runs the kernel's ops up to the loop's end, then hands its accumulator
   // over through shared memory and skips the rest of the tile block).
-  static void k_split(ir::Kernel& k) {
+  static void k_split(ir::Kernel& k, int ring_slots_option) {
     const ir::KernelTarget& t = k.target;
     if (t.producer_warps != 4 || t.warps != 4 || t.blocks_per_cta != 1 || t.pingpong) return;
     ir::Op* loop = nullptr;
@@ -71,8 +72,12 @@ class AccSplit : public Pass {
     std::int64_t bytes = 0;
     for (const auto& op : loop->regions[0].ops)
       if (op->kind == OpKind::Mma) bytes = 4 * ctile::numel(k.type(op->results[0]).shape);
+    if (bytes <= 0 || (k.target.smem_bytes + 15) / 16 * 16 + bytes > kSharedPerCtaSm90) return;
+    // Each consumer warpgroup holds two slots of each ring (its product in flight and the one it
+    // issues): the rings grow to kKSplitSlots where they fit beside the scratch, so that the
+    // producer has slots to run ahead into (unless the option ring_slots sets them).
+    if (ring_slots_option <= 0) grow_producer_rings(k, kKSplitSlots, bytes + 16);
     const std::int64_t at = (k.target.smem_bytes + 15) / 16 * 16;
-    if (bytes <= 0 || at + bytes > kSharedPerCtaSm90) return;
     loop->acc_split = 2;
     k.target.k_split = 2;
     k.target.k_split_scratch = at;

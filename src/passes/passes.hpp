@@ -37,4 +37,9 @@ std::unique_ptr<Pass> make_batch_mma();
 std::unique_ptr<Pass> make_warp_specialize();
 std::unique_ptr<Pass> make_acc_split();
 
+// In a kernel warp-specialize gave a producer: each rotating ring grows to `want` slots where it
+// has fewer, or as many as the CTA's shared memory holds with `reserve` bytes left after the
+// producer's barriers (which move after the rings). Nothing changes without a producer.
+void grow_producer_rings(ir::Kernel& k, int want, std::int64_t reserve);
+
 }  // namespace ctile::passes

@@ -62,16 +62,8 @@ class WarpSpecialize : public Pass {
     // Rings keep smem-alloc's slots unless the option ring_slots asks for more: filling shared
     // memory measured nothing (64 x 64 tiles: 4, 8 and 13 slots within 0.5%; 128 x 128 at 4096^3
     // and 8192 x 8192 x 512 with 4 or 6 slots; docs/perf/2026-12-06-h100/NOTES.md, session 22).
-    grow_rings(k, ctx.options.ring_slots);
-    // The rings' barriers: contiguous from the first, 8 bytes a slot (smem-alloc, repack).
-    std::int64_t first = -1, end = 0;
-    ir::walk(k.body, [&](const ir::Op& op) {
-      if (op.tma_map < 0) return;
-      first = first < 0 ? op.tma_bar : std::min(first, op.tma_bar);
-      end = std::max(end, op.tma_bar + 8 * op.ring_slots);
-    });
-    k.target.producer_bar = (k.target.smem_bytes + 7) / 8 * 8;
-    k.target.smem_bytes = k.target.producer_bar + (end - first) + 8;  // a barrier per slot, then the tile block's
+    grow_rings(k, ctx.options.ring_slots, kSharedPerCtaSm90);
+    place_producer_barriers(k);
     k.target.pingpong = ctx.options.pingpong == 1 && pingpong_applies(k);
     // A resident grid unless the option says otherwise (stages = 1: one tile block a CTA): each CTA
     // loops over tile blocks, so the producer copies the next one's operands while the consumers
@@ -116,12 +108,12 @@ class WarpSpecialize : public Pass {
     if (option < 0) return false;
     auto same = [](const Ring& r) { return r.slots; };
     auto fewer = [](const Ring& r) { return r.rotating && r.slots >= 3 ? r.slots - 1 : r.slots; };
-    return repack(k, u.scratch_end, same) || (option == 1 && repack(k, u.scratch_end, fewer));
+    return repack(k, u.scratch_end, same, kSharedPerCtaSm90) || (option == 1 && repack(k, u.scratch_end, fewer, kSharedPerCtaSm90));
   }
 
-  // Gives each rotating ring `want` slots where it has fewer, or as many as the CTA's shared memory
-  // holds (the rings keep their order and their start; the barriers follow them).
-  static void grow_rings(ir::Kernel& k, int want) {
+  // Gives each rotating ring `want` slots where it has fewer, or as many as `limit` bytes of shared
+  // memory hold (the rings keep their order and their start; the barriers follow them).
+  static void grow_rings(ir::Kernel& k, int want, std::int64_t limit) {
     if (want <= 0) return;
     std::map<std::int64_t, Ring> rings = rings_of(k);
     if (rings.empty()) return;
@@ -130,9 +122,30 @@ class WarpSpecialize : public Pass {
       auto grown = [n](const Ring& r) { return r.rotating ? std::max(r.slots, n) : r.slots; };
       bool more = false;
       for (const auto& [off, r] : rings) more = more || grown(r) > r.slots;
-      if (!more || repack(k, base, grown)) return;
+      if (!more || repack(k, base, grown, limit)) return;
     }
   }
+
+ public:
+  // The producer's barriers after the rings' (one a ring slot, then the tile block's).
+  static void place_producer_barriers(ir::Kernel& k) {
+    // The rings' barriers: contiguous from the first, 8 bytes a slot (smem-alloc, repack).
+    std::int64_t first = -1, end = 0;
+    ir::walk(k.body, [&](const ir::Op& op) {
+      if (op.tma_map < 0) return;
+      first = first < 0 ? op.tma_bar : std::min(first, op.tma_bar);
+      end = std::max(end, op.tma_bar + 8 * op.ring_slots);
+    });
+    k.target.producer_bar = (k.target.smem_bytes + 7) / 8 * 8;
+    k.target.smem_bytes = k.target.producer_bar + (end - first) + 8;  // a barrier per slot, then the tile block's
+  }
+  static void grow_producer_rings(ir::Kernel& k, int want, std::int64_t reserve) {
+    if (k.target.producer_warps == 0) return;
+    grow_rings(k, want, kSharedPerCtaSm90 - reserve);
+    place_producer_barriers(k);
+  }
+
+ private:
 
   // True when the rings fit the CTA's shared memory with the producer's barriers, after taking
   // slots from the rotating rings of three or more where they do not (smem-alloc gives a K loop's
@@ -146,7 +159,7 @@ class WarpSpecialize : public Pass {
     for (const auto& [off, r] : rings) most = std::max(most, r.slots);
     for (int n = most; n >= 2; --n) {
       auto fewer = [n](const Ring& r) { return r.rotating ? std::min(r.slots, n) : r.slots; };
-      if (repack(k, base, fewer)) return true;
+      if (repack(k, base, fewer, kSharedPerCtaSm90)) return true;
     }
     return false;
   }
@@ -156,9 +169,9 @@ class WarpSpecialize : public Pass {
   // Places the rings from `base` on (each at a multiple of ir::kSwizzleAlign, in their order) with
   // slots(ring) slots each and their barriers after them (8 bytes a slot, in their order); false
   // (and nothing changed) when that and the producer's barriers (one per ring slot and one for the
-  // tile block) do not fit the CTA's shared memory.
+  // tile block) do not fit `limit` bytes (the CTA's shared memory, less what is kept for later).
   template <class Slots>
-  static bool repack(ir::Kernel& k, std::int64_t base, Slots&& slots_of) {
+  static bool repack(ir::Kernel& k, std::int64_t base, Slots&& slots_of, std::int64_t limit) {
     std::map<std::int64_t, Ring> rings = rings_of(k);
     std::int64_t at = align(base, ir::kSwizzleAlign);
     std::map<std::int64_t, std::int64_t> offset;  // old offset -> new
@@ -179,7 +192,7 @@ class WarpSpecialize : public Pass {
       bar_at[old] = b;
       b += 8 * slots[off];
     }
-    if (align(b, 8) + (b - b0) + 8 > kSharedPerCtaSm90) return false;
+    if (align(b, 8) + (b - b0) + 8 > limit) return false;
     for (auto& [off, r] : rings)
       for (ir::Op* op : r.loads) {
         op->smem_offset = offset[off];
@@ -228,5 +241,7 @@ class WarpSpecialize : public Pass {
 }  // namespace
 
 std::unique_ptr<Pass> make_warp_specialize() { return std::make_unique<WarpSpecialize>(); }
+
+void grow_producer_rings(ir::Kernel& k, int want, std::int64_t reserve) { WarpSpecialize::grow_producer_rings(k, want, reserve); }
 
 }  // namespace ctile::passes

@@ -130,6 +130,6 @@ TEST(Verifier, TheKSplitNeedsAProducerAMarkedLoopAndItsScratch) {
     }
   };
   fails_with(replaced(", acc_split = 2}", "}"), "exactly one loop marked acc_split = 2");
-  fails_with(replaced("k_split_scratch = 73872", "k_split_scratch = 90256"), "k_split_scratch 90256 is not");
+  fails_with(replaced("k_split_scratch = 106704", "k_split_scratch = 123088"), "k_split_scratch 123088 is not");
   fails_with(replaced("k_split = 2,", "k_split = 3,"), "target k_split 3 needs 2");
 }

@@ -17,12 +17,13 @@ show() {  # show LABEL FILE.jsonl: each row, its shape, configuration and time (
   python3 -c "import json,sys; [print(sys.argv[1], r['shape'], r['config'], round(r['ms']*1e3,1) if r.get('ok') else r.get('error','')[:160], 'us') for r in map(json.loads, open(sys.argv[2]))]" "$1" "$2"
 }
 shapes=128x2560x4096,16x2560x4096,128x6144x2560,128x4096x12288
-# Two consumer warpgroups each hold two slots (one product in flight, one being issued): with the
-# default 4 slots the producer has none to run ahead into, so the split also runs with 6 (and 8 of
-# the 64-deep steps), beside one warpgroup with the same 6.
-timeout 60 env CTILE_ACC_SPLIT=2 "$b" --rows skinny --only $shapes --config 64x64x128 --reps 15 --out "$out/ks.jsonl" > "$out/ks.log" 2>&1
-show ksplit "$out/ks.jsonl"
-timeout 60 env CTILE_ACC_SPLIT=2 CTILE_RING_SLOTS=6 "$b" --rows skinny --only $shapes --config 64x64x128 --reps 15 --out "$out/ks6.jsonl" > "$out/ks6.log" 2>&1
+# Two consumer warpgroups each hold two slots (one product in flight, one being issued): with
+# smem-alloc's 4 slots the producer has none to run ahead into, so the split grows the rings to 6
+# (acc-split, kKSplitSlots); measured here with 4 (CTILE_RING_SLOTS=4), its 6, and 8 of the
+# 64-deep steps, beside one warpgroup with the same 6.
+timeout 60 env CTILE_ACC_SPLIT=2 CTILE_RING_SLOTS=4 "$b" --rows skinny --only $shapes --config 64x64x128 --reps 15 --out "$out/ks.jsonl" > "$out/ks.log" 2>&1
+show ksplit_slots4 "$out/ks.jsonl"
+timeout 60 env CTILE_ACC_SPLIT=2 "$b" --rows skinny --only $shapes --config 64x64x128 --reps 15 --out "$out/ks6.jsonl" > "$out/ks6.log" 2>&1
 show ksplit_slots6 "$out/ks6.jsonl"
 timeout 60 env CTILE_ACC_SPLIT=2 CTILE_RING_SLOTS=8 "$b" --rows skinny --only $shapes --config 64x64x64 --reps 15 --out "$out/ks8.jsonl" > "$out/ks8.log" 2>&1
 show ksplit_slots8 "$out/ks8.jsonl"
