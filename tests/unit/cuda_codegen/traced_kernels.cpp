@@ -521,13 +521,15 @@ void add_tma_cases(std::vector<Case>& out) {
                   }});
   // The K split (acc_split = 2): a second consumer warpgroup takes the odd K steps of a 64 x 64
   // tile into its own accumulator, handed over through shared memory before the epilogue; with the
-  // rings' 4 slots (each warpgroup on its own two), with 5 (the warpgroups share slots in turns:
-  // each keeps the other's phases in step), K steps of 128, and one CTA a tile block (stages = 1).
+  // 6 slots the split gives the rings, with 4 (option ring_slots: each warpgroup on its own two),
+  // with 5 (the warpgroups share slots in turns: each keeps the other's phases in step), K steps of
+  // 128, and one CTA a tile block (stages = 1).
   struct KSplitVariant {
     std::string name;
     int bk, ring_slots, stages;
   };
   for (const KSplitVariant& v : {KSplitVariant{"matmul_bf16_64x64x64_k_split_sm90", 64, 0, 0},
+                                 KSplitVariant{"matmul_bf16_64x64x64_k_split_four_slots_sm90", 64, 4, 0},
                                  KSplitVariant{"matmul_bf16_64x64x64_k_split_five_slots_sm90", 64, 5, 0},
                                  KSplitVariant{"matmul_bf16_64x64x128_k_split_one_block_per_cta_sm90", 128, 0, 1}})
     more.push_back({v.name, [v] {
