@@ -3,10 +3,11 @@
 #   scripts/sanitize.sh asan   AddressSanitizer + UndefinedBehaviorSanitizer (build/asan)
 #   scripts/sanitize.sh tsan   ThreadSanitizer (build/tsan)
 #   scripts/sanitize.sh all    both (what .ci/run does)
-# Each runs the CTest labels runtime, cache, correctness and error, the multi-thread stress test
+# Each runs the CTest labels runtime, cache, correctness, error and fake_gpu (the CUDA runtime's
+# streams, completion threads and graphs on the fake driver), the multi-thread stress test
 # (Stress.* and LaunchStress.*, label runtime; CTILE_STRESS_SECONDS, default 2) included. Only the
 # test executables of those labels are built (test_runtime, test_runtime_launch, test_runtime_stress, test_tune, test_compile_only, test_disk_cache, test_correctness,
-# test_errors, test_interop, test_dlpack_abi), with neither examples nor benchmarks, and at -O0 (ASan+UBSan) / -O1 (TSan): UBSan
+# test_errors, test_interop, test_dlpack_abi, test_cuda_runtime and test_cuda_graph with the fake driver), with neither examples nor benchmarks, and at -O0 (ASan+UBSan) / -O1 (TSan): UBSan
 # at -O2 costs several times the compile time, and CI has 2 cores. A sanitizer report fails the
 # test it happens in (halt_on_error, abort_on_error, -fno-sanitize-recover); the
 # sanitizer.canary.* tests prove it with one deliberate bug per sanitizer. A test that skips
@@ -21,8 +22,8 @@ if [[ "$kind" == all ]]; then
   exec "$0" tsan
 fi
 
-labels='^(runtime|cache|correctness|error)$'
-targets=(test_runtime test_runtime_launch test_runtime_stress test_tune test_compile_only test_disk_cache test_correctness test_errors test_interop sanitizer_canary)
+labels='^(runtime|cache|correctness|error|fake_gpu)$'
+targets=(test_runtime test_runtime_launch test_runtime_stress test_tune test_compile_only test_disk_cache test_correctness test_errors test_interop sanitizer_canary test_cuda_runtime test_cuda_graph ctile_fake_cuda)
 # The DLPack ABI test exists where the system header does (scripts/setup.sh installs libdlpack-dev).
 [[ -f /usr/include/dlpack/dlpack.h ]] && targets+=(test_dlpack_abi)
 config=(-DCTILE_BUILD_TESTS=ON -DCTILE_BUILD_EXAMPLES=OFF -DCTILE_BUILD_BENCH=OFF -DCMAKE_BUILD_TYPE=Debug)
