@@ -295,13 +295,14 @@ std::chrono::nanoseconds batch_linger() {
 }
 
 // The pace of the completion thread while no host thread waits (CTILE_COMPLETER_PACE_US, read once;
-// default 50; 0: no pacing, every item is waited for inside the driver as it comes): it asks the
+// 0, the default: no pacing, every batch is waited for inside the driver as it comes): it asks the
 // driver which of its items the GPU has finished (cuEventQuery, at most two questions a look) this
 // often, doubling the interval after a look that completed nothing (up to 4 times), and completes
-// them once a batch or everything it holds is done. Waiting inside the driver while a thread
-// launches costs the launching thread (docs/perf/launch_overhead.md); a look every 50 us does not.
+// them once a batch or everything it holds is done. Off by default: on an H100 host (session 25,
+// docs/perf/launch_overhead.md) pacing at 50 us measured the same launch costs as waiting inside
+// the driver, within the rounds' spread, and it makes completion trail the GPU.
 std::chrono::nanoseconds completer_pace() {
-  static const std::chrono::nanoseconds pace = env_us("CTILE_COMPLETER_PACE_US", 50, 100000);
+  static const std::chrono::nanoseconds pace = env_us("CTILE_COMPLETER_PACE_US", 0, 100000);
   return pace;
 }
 

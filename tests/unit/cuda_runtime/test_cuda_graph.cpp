@@ -329,7 +329,7 @@ TEST_F(FakeGraphs, DeviceLimitsComeFromTheDriver) {
 // The driver calls of every thread (the launching thread and ctile's completion threads) per
 // operation in a steady state, pinned so that the count cannot grow unnoticed (docs/cuda_runtime.md,
 // "Driver calls per operation"): a chained cached or bound launch costs its cuLaunchKernel and one
-// cuEventRecord, and its completion thread asks which are done at its own pace and waits once per
+// cuEventRecord, and its completion thread (paced or not) waits once per
 // batch of launches (here the GPU is slow, so the launches queue up and batches fill); a launch or
 // a replay that the host waits for costs the launch, the record and one wait.
 TEST_F(FakeGraphs, DriverCallsPerOperation) {
@@ -387,8 +387,9 @@ TEST_F(FakeGraphs, DriverCallsPerOperation) {
     // under a sanitizer or a loaded CI machine, lets more of them pile up): fewer than one per two
     // launches means no launch creates its own event.
     EXPECT_LT(created, steps / 2) << c.what << ": " << calls;
-    // Between waits the completion thread asks which events are done at its own pace (a look every
-    // CTILE_COMPLETER_PACE_US, slower while nothing finishes), not once a launch.
+    // Paced (cuda_runtime.graphs_on_fake_gpu_paced), the completion thread asks which events are
+    // done at its own pace between waits (a look every CTILE_COMPLETER_PACE_US, slower while
+    // nothing finishes), not once a launch; unpaced it never asks.
     EXPECT_LE(queries, steps) << c.what << ": " << calls;
     EXPECT_EQ(all, 2 * steps + waits + created + queries) << c.what << ": other driver calls: " << calls;
   }

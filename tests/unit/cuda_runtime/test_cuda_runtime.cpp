@@ -392,9 +392,10 @@ TEST_F(FakeGpu, TasksRunOnTheCallerAndEventsCompleteAfterTheGpu) {
   EXPECT_EQ(e.error(), nullptr);
 }
 
-// While no host thread waits, the completion thread does not wait inside the driver: it asks at
-// its own pace (docs/cuda_runtime.md, "Pacing"). The work still completes without any waiter, what
-// it kept alive is released then, and a wait on later work ends once the GPU has finished it.
+// Work on a CUDA stream completes without any host thread waiting (what it kept alive is released
+// then), and a wait for the last of many launches completes every one; also with the completion
+// thread paced (cuda_runtime.fake_gpu_paced: it asks the driver at its own pace instead of waiting
+// inside it, docs/cuda_runtime.md "Pacing").
 TEST_F(FakeGpu, WorkCompletesWithoutAWaiterAndAWaitEndsTheCompletersPace) {
   auto s = ct::Stream::create(kGpu0);
   std::atomic<int> ran{0};
