@@ -329,9 +329,9 @@ TEST_F(FakeGraphs, DeviceLimitsComeFromTheDriver) {
 // The driver calls of every thread (the launching thread and ctile's completion threads) per
 // operation in a steady state, pinned so that the count cannot grow unnoticed (docs/cuda_runtime.md,
 // "Driver calls per operation"): a chained cached or bound launch costs its cuLaunchKernel and one
-// cuEventRecord, and its completion thread (paced or not) waits once per
-// batch of launches (here the GPU is slow, so the launches queue up and batches fill); a launch or
-// a replay that the host waits for costs the launch, the record and one wait.
+// cuEventRecord, and its completion thread (paced or not) waits once per batch of launches (here
+// the GPU is slow, so the launches queue up and batches fill); a launch or a replay that the host
+// waits for costs the launch, the record and one wait.
 TEST_F(FakeGraphs, DriverCallsPerOperation) {
   if (!have_nvrtc()) GTEST_SKIP() << "NVRTC is not available here";
   const std::int64_t n = 1024;
