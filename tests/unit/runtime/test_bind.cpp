@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <random>
+#include <tuple>
 #include <vector>
 
 #include <ctile/ctile.hpp>
@@ -92,6 +93,27 @@ TEST(Bind, ConstsAndGridsAreBound) {
   ks.grid({4});
   auto [total, xs] = ks(s, ct::zeros<float>({1}, ct::cpu()), ct::ones<float>({256}, ct::cpu()).share()).get();
   EXPECT_EQ(total.to_host()[0], 256.0f);
+}
+
+// A launch with the views, tiles and Const values of the previous one skips the argument checks
+// (bind.hpp): what it can change is still rejected.
+TEST(Bind, RepeatedViewsStillCheckTilesAndConsts) {
+  auto k = ct::bind_on(ct::cpu(), fill_rows, ct::spec::partition<float>({4, 64}, {1, 64}), ct::spec::shared<float>({4, 64}), 3);
+  auto s = ct::Stream::create(ct::cpu());
+  auto x = ct::ones<float>({4, 64}, ct::cpu()).share();
+  auto z = ct::zeros<float>({4, 64}, ct::cpu()).partition({1, 64});
+  for (int i = 0; i < 3; ++i) std::tie(z, x, std::ignore) = k(s, std::move(z), x, 3).get();  // the same views each time
+  // The same view in other tiles (a partition keeps its view): the spec it was bound for differs.
+  auto other_tiles = std::move(z).unpartition().partition({2, 64});
+  expect_user_error([&] { (void)k(s, std::move(other_tiles), x, 3); }, {"bound launch of kernel", "argument 0", "in tiles of [1, 64]", "in tiles of [2, 64]"});
+  // The same views with another Const.
+  auto z2 = ct::zeros<float>({4, 64}, ct::cpu()).partition({1, 64});
+  std::tie(z2, x, std::ignore) = k(s, std::move(z2), x, 3).get();
+  expect_user_error([&] { (void)k(s, std::move(z2), x, 5); }, {"argument 2", "= 3", "but the argument is", "= 5"});
+  auto z3 = ct::zeros<float>({4, 64}, ct::cpu()).partition({1, 64});
+  std::tie(z3, x, std::ignore) = k(s, std::move(z3), x, 3).get();
+  std::tie(z3, x, std::ignore) = k(s, std::move(z3), x, 3).get();
+  EXPECT_EQ(std::move(z3).unpartition().to_host()[130], 3.0f);
 }
 
 TEST(Bind, ArgumentsOfAnotherSpecAreUserErrors) {
