@@ -301,19 +301,19 @@ void run_unchecked(const Shape3& s) {
 }
 
 // The kernel library's split-K product (ctile/kernels/matmul_split_k.hpp, kernel "matmul": a
-// configuration of the same product, "BMxBNx64/sS") at the skinny shapes, `splits` 0 for the
+// configuration of the same product, "BMxBNxBK/sS", BK its default K step for BM rows) at the skinny shapes, `splits` 0 for the
 // library's choice (the record names the splits it took), with the caller's workspace.
 template <class T>
-void run_split_k(const Shape3& s, std::int64_t bm, std::int64_t bn, std::int64_t splits) {
-  const std::int64_t sp = splits ? splits : ct::kernels::matmul_split_k_splits(s.m, s.n, s.k, bm, bn);
-  const std::string cfg = std::to_string(bm) + "x" + std::to_string(bn) + "x" + std::to_string(ct::kernels::kSplitKBlockK) +
-                          "/s" + std::to_string(sp);
+void run_split_k(const Shape3& s, std::int64_t bm, std::int64_t bn, std::int64_t splits, std::int64_t block_k = 0) {
+  const std::int64_t bk = block_k ? block_k : ct::kernels::matmul_split_k_block_k(bm);
+  const std::int64_t sp = splits ? splits : ct::kernels::matmul_split_k_splits(s.m, s.n, s.k, bm, bn, bk);
+  const std::string cfg = std::to_string(bm) + "x" + std::to_string(bn) + "x" + std::to_string(bk) + "/s" + std::to_string(sp);
   if (!want_config(cfg)) return;
   const std::string head = row_head("matmul", dname<T>(), s, cfg);
   try {
     auto a = ct::randn<T>({s.m, s.k}, 11).share();
     const auto bs = weight_sets<T>(s, 12);
-    const ct::kernels::SplitKOptions opt{.splits = sp, .block_m = bm, .block_n = bn};
+    const ct::kernels::SplitKOptions opt{.splits = sp, .block_m = bm, .block_n = bn, .block_k = bk};
     // C and the f32 workspace travel together from call to call (the caller's workspace: no
     // allocation inside the replayed graph).
     using Out = std::pair<ct::Tensor<T>, ct::Tensor<float>>;
@@ -437,11 +437,14 @@ void skinny_rows() {
       run<ct::bf16, 128>(s, 64, 64);  // K steps of twice the bytes: whether a K step's time is fixed
       run<ct::bf16, 256>(s, 64, 64);  // 3 ring slots of 64 KiB: only with TMA and the producer (tma = 1)
       run_split_k<ct::bf16>(s, 64, 64, 0);
+      run_split_k<ct::bf16>(s, 64, 64, 2);
       if (m == 16) {
         run<ct::bf16, 64>(s, 16, 64);
         run<ct::bf16, 64>(s, 16, 128);
         run_split_k<ct::bf16>(s, 16, 64, 0);
         run_split_k<ct::bf16>(s, 16, 64, 4);
+        run_split_k<ct::bf16>(s, 16, 64, 4, 128);
+        run_split_k<ct::bf16>(s, 16, 128, 8);
       } else {
         run<ct::bf16, 64>(s, 64, 128);
         run<ct::bf16, 128>(s, 64, 128);

@@ -41,7 +41,10 @@ void check(std::int64_t m, std::int64_t n, std::int64_t k, ct::kernels::SplitKOp
 TEST(MatmulSplitK, OddShapes) {
   check<ct::bf16>(16, 200, 1000, {.splits = 4}, 1);
   check<ct::bf16>(7, 130, 333, {.splits = 2}, 2);
-  check<ct::bf16>(70, 96, 520, {.splits = 8, .block_m = 64, .block_n = 64}, 3);
+  check<ct::bf16>(70, 96, 520, {.splits = 8, .block_m = 64, .block_n = 64}, 3);  // K steps of 128 (64 rows)
+  check<ct::bf16>(70, 96, 520, {.splits = 2, .block_m = 64, .block_n = 64, .block_k = 64}, 7);
+  check<ct::bf16>(16, 300, 777, {.splits = 2, .block_k = 128}, 8);  // 16 rows in K steps of 128
+  check<ct::f16>(3, 1000, 260, {.splits = 16}, 9);  // more than one row piece of the sum, 16 splits unrolled
 }
 TEST(MatmulSplitK, MoreSplitsThanKBlocks) {  // the last splits' ranges are empty: they add zeros
   check<ct::bf16>(16, 64, 130, {.splits = 16}, 4);
@@ -94,6 +97,15 @@ TEST(MatmulSplitK, ChoosesSplitsForFewTiles) {
   EXPECT_EQ(matmul_split_k_splits(16, 2560, 9728, 16, 64), 8);   // 40 tiles, 152 K blocks: 320 tile blocks
   EXPECT_EQ(matmul_split_k_splits(16, 24576, 4096, 16, 64), 1);  // 384 tiles: enough already
   EXPECT_EQ(matmul_split_k_splits(16, 64, 512, 16, 64), 1);      // 8 K blocks: too few to split
+  // 64 rows take K steps of 128: 80 tiles of 64 x 64, 32 K blocks, 4 splits of 8. The splits
+  // count K blocks of the K step: 16 rows at 4096 take 8 splits of 8 blocks of 64, 4 of 128.
+  EXPECT_EQ(ct::kernels::matmul_split_k_block_k(64), 128);
+  EXPECT_EQ(ct::kernels::matmul_split_k_block_k(16), 64);
+  EXPECT_EQ(matmul_split_k_splits(128, 2560, 4096, 64, 64), 4);
+  EXPECT_EQ(matmul_split_k_splits(16, 2560, 4096, 16, 64), 8);
+  EXPECT_EQ(matmul_split_k_splits(16, 2560, 4096, 16, 64, 128), 4);
+  EXPECT_EQ(ct::kernels::matmul_split_k_sum_cols(2560), 256);
+  EXPECT_EQ(ct::kernels::matmul_split_k_sum_cols(70), 128);
 }
 
 TEST(MatmulSplitK, ErrorsNameTheProblemAndTheShapes) {
@@ -110,6 +122,7 @@ TEST(MatmulSplitK, ErrorsNameTheProblemAndTheShapes) {
   run({16, 64}, {64, 8}, {8, 16}, {}, {"c must be [M, N] = [16, 8]"});
   run({16, 64}, {64, 8}, {16, 8}, {.splits = 3}, {"splits 3 is not a power of two in [1, 16]"});
   run({16, 64}, {64, 8}, {16, 8}, {.block_m = 48}, {"block_m 48 is not 16, 32, 64 or 128"});
+  run({16, 64}, {64, 8}, {16, 8}, {.block_k = 32}, {"block_k 32 is not 64 or 128"});
   run({16, 64, 1}, {64, 8}, {16, 8}, {}, {"must be rank 2"});
   ct::test::expect_user_error(
       [] {

@@ -16,9 +16,13 @@
 // (examples/matmul.cpp: `mma` over tile loads in a run-time loop, which the compiler puts on the
 // tensor cores), and launched on one stream (a lazy operation, as every launch):
 //   1. matmul_split_k_partial: tile block (s, i, j) of the workspace part [S, M, N] (f32) holds
-//      the product of tile (i, j) over the K blocks [s * per, min((s + 1) * per, K blocks)) of BK;
-//   2. matmul_split_k_sum: tile (i, j) of C is the sum over s of part's tiles (in order), rounded
-//      once to T.
+//      the product of tile (i, j) over the K blocks [s * per, min((s + 1) * per, K blocks)) of BK
+//      (128 for tiles of 64 and 128 rows, whose wgmma K steps cost about the same per step at
+//      twice the depth; 64 for 16 and 32 rows);
+//   2. matmul_split_k_sum: each row piece of C (1 x 256) is the sum over s of part's pieces (in
+//      order), rounded once to T. S is a trace-time constant, so the S loads are independent and
+//      in flight together, and the pieces are small, so the sum has many tile blocks: it reads
+//      S x M x N f32 at the memory's rate instead of a few tile blocks' latency per split.
 // A split whose range is empty (more splits than K blocks) writes zeros. Accuracy: f32 products
 // and f32 sums (S partial sums added in f32, then rounded once), as cuBLAS's split-K.
 #pragma once
@@ -35,8 +39,20 @@
 
 namespace ctile::kernels {
 
-// K step of the partial products.
+// K step of the partial products: 64 for tiles of 16 and 32 rows (mma.sync), 128 for 64 and 128
+// rows (wgmma; matmul_split_k_block_k).
 inline constexpr std::int64_t kSplitKBlockK = 64;
+inline constexpr std::int64_t kSplitKWideBlockK = 128;
+inline std::int64_t matmul_split_k_block_k(std::int64_t block_m) { return block_m >= 64 ? kSplitKWideBlockK : kSplitKBlockK; }
+
+// The tile of C the sum kernel writes: a row piece of 256 columns (of N rounded up to a power of
+// two when narrower), so that even 16 rows give the sum many tile blocks.
+inline constexpr std::int64_t kSplitKSumCols = 256;
+inline std::int64_t matmul_split_k_sum_cols(std::int64_t n) {
+  std::int64_t c = 1;
+  while (c < n && c < kSplitKSumCols) c *= 2;
+  return c;
+}
 
 template <class T, std::int64_t BK>
 void matmul_split_k_partial(Mut<float, 3> part, Ref<T, 2> a, Ref<T, 2> b, Scalar<std::int64_t> per) {
@@ -51,15 +67,16 @@ void matmul_split_k_partial(Mut<float, 3> part, Ref<T, 2> a, Ref<T, 2> b, Scalar
   part.store(acc.reshape({1, bm, bn}));
 }
 
-// (The splits in a run-time loop of element-wise adds: a reduction over a leading axis of the
-// tile would exchange the partial sums through shared memory.)
+// (The splits in a trace-time loop of element-wise adds, `splits` being the workspace's first
+// extent: independent loads, none waiting for the previous one's sum. A reduction over a leading
+// axis of the tile would exchange the partial sums through shared memory.)
 template <class T>
-void matmul_split_k_sum(Mut<T, 2> c, Ref<float, 3> part) {
+void matmul_split_k_sum(Mut<T, 2> c, Ref<float, 3> part, Const<std::int64_t> splits) {
   const auto [bm, bn] = c.tile_shape();
   auto [i, j] = c.tile_index();
   auto pp = part.tiles({1, bm, bn});
-  auto acc = Tile<float>::zeros({bm, bn});
-  for (auto s : range(pp.count(0))) acc = acc + pp.load({s, i, j}).reshape({bm, bn});
+  auto acc = pp.load({0, i, j}).reshape({bm, bn});
+  for (std::int64_t s = 1; s < splits.value(); ++s) acc = acc + pp.load({s, i, j}).reshape({bm, bn});
   c.store(acc.template to<T>());
 }
 
@@ -67,6 +84,7 @@ struct SplitKOptions {
   std::int64_t splits = 0;   // K ranges per tile of C: a power of two in [1, 16]; 0: matmul_split_k_splits
   std::int64_t block_m = 0;  // rows of a tile of C: 16, 32, 64 or 128; 0: matmul_split_k_block_m
   std::int64_t block_n = 0;  // columns: 64, 128 or 256; 0: 64 for block_m 16 or 32, else 128
+  std::int64_t block_k = 0;  // K step: 64 or 128; 0: matmul_split_k_block_k(block_m)
 };
 
 // The tile rows chosen when the options give none: the smallest of 16, 64 and 128 that covers M
@@ -74,10 +92,11 @@ struct SplitKOptions {
 inline std::int64_t matmul_split_k_block_m(std::int64_t m) { return m <= 16 ? 16 : m <= 64 ? 64 : 128; }
 
 // The splits chosen when the options give none: doubled while the tile blocks are fewer than two
-// per SM of a large GPU (264) and each split keeps at least 8 K blocks.
+// per SM of a large GPU (264) and each split keeps at least 8 K blocks of bk (0: the default K step
+// of bm rows).
 inline std::int64_t matmul_split_k_splits(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t bm,
-                                          std::int64_t bn) {
-  const std::int64_t tiles = ceil_div(m, bm) * ceil_div(n, bn), kb = ceil_div(k, kSplitKBlockK);
+                                          std::int64_t bn, std::int64_t bk = 0) {
+  const std::int64_t tiles = ceil_div(m, bm) * ceil_div(n, bn), kb = ceil_div(k, bk ? bk : matmul_split_k_block_k(bm));
   std::int64_t s = 1;
   while (s < 16 && tiles * s < 264 && kb / (2 * s) >= 8) s *= 2;
   return s;
@@ -93,19 +112,21 @@ class MatmulSplitK {
                                     std::tuple<Tensor<T>, Shared<T>, Shared<T>>>;
 
   MatmulSplitK(Tensor<T> c, std::optional<Tensor<float>> ws, Shared<T> a, Shared<T> b, std::int64_t splits, std::int64_t bm,
-               std::int64_t bn)
-      : c_(std::move(c)), ws_(std::move(ws)), a_(std::move(a)), b_(std::move(b)), splits_(splits), bm_(bm), bn_(bn) {}
+               std::int64_t bn, std::int64_t bk)
+      : c_(std::move(c)), ws_(std::move(ws)), a_(std::move(a)), b_(std::move(b)), splits_(splits), bm_(bm), bn_(bn), bk_(bk) {}
 
   Future<Result> async_on(Stream s) && {
     const std::int64_t m = a_.shape()[0], k = a_.shape()[1], n = b_.shape()[1], sp = splits_, bm = bm_, bn = bn_;
-    const std::int64_t per = ceil_div(ceil_div(k, kSplitKBlockK), sp);
+    const std::int64_t per = ceil_div(ceil_div(k, bk_), sp);
     // Every split writes each of its tiles (zeros for an empty range): the workspace needs no fill.
     Tensor<float> part = CallersWorkspace ? std::move(*ws_) : zeros<float>({sp, m, n}, c_.device());
-    auto f = launch(matmul_split_k_partial<T, kSplitKBlockK>, std::move(part).partition({1, bm, bn}), a_, b_, per)
+    auto partial = bk_ == kSplitKWideBlockK ? launch(matmul_split_k_partial<T, kSplitKWideBlockK>, std::move(part).partition({1, bm, bn}), a_, b_, per)
+                                             : launch(matmul_split_k_partial<T, kSplitKBlockK>, std::move(part).partition({1, bm, bn}), a_, b_, per);
+    auto f = std::move(partial)
                  .async_on(s)
-                 .then([c = std::move(c_), bm, bn](auto&& t) mutable {
-                   return launch(matmul_split_k_sum<T>, std::move(c).partition({bm, bn}),
-                                 std::move(std::get<0>(t)).unpartition().share());
+                 .then([c = std::move(c_), sp, cols = matmul_split_k_sum_cols(n)](auto&& t) mutable {
+                   return launch(matmul_split_k_sum<T>, std::move(c).partition({1, cols}),
+                                 std::move(std::get<0>(t)).unpartition().share(), sp);
                  });
     auto st = std::move(f).into_state();
     auto out = ctile::detail::make_pooled<FutureState<Result>>();
@@ -127,14 +148,14 @@ class MatmulSplitK {
   Tensor<T> c_;
   std::optional<Tensor<float>> ws_;
   Shared<T> a_, b_;
-  std::int64_t splits_, bm_, bn_;
+  std::int64_t splits_, bm_, bn_, bk_;
 };
 
 namespace detail {
 // The tile rows, tile columns and splits of a product of a [M, K] and b [K, N] with these options
 // (the library's choices where they give none); a UserError at `loc` for an option out of range.
 struct SplitKPlan {
-  std::int64_t bm, bn, splits;
+  std::int64_t bm, bn, splits, bk;
 };
 inline SplitKPlan plan_split_k(std::int64_t m, std::int64_t n, std::int64_t k, const SplitKOptions& opt, const std::string& shapes,
                                std::source_location loc) {
@@ -143,9 +164,12 @@ inline SplitKPlan plan_split_k(std::int64_t m, std::int64_t n, std::int64_t k, c
   if (opt.block_m != 0 && !pow2(opt.block_m, 16, 128)) fail("block_m " + std::to_string(opt.block_m) + " is not 16, 32, 64 or 128");
   if (opt.block_n != 0 && !pow2(opt.block_n, 64, 256)) fail("block_n " + std::to_string(opt.block_n) + " is not 64, 128 or 256");
   if (opt.splits != 0 && !pow2(opt.splits, 1, 16)) fail("splits " + std::to_string(opt.splits) + " is not a power of two in [1, 16]");
+  if (opt.block_k != 0 && opt.block_k != kSplitKBlockK && opt.block_k != kSplitKWideBlockK)
+    fail("block_k " + std::to_string(opt.block_k) + " is not 64 or 128");
   const std::int64_t bm = opt.block_m ? opt.block_m : matmul_split_k_block_m(m);
   const std::int64_t bn = opt.block_n ? opt.block_n : (bm <= 32 ? 64 : 128);
-  return {bm, bn, opt.splits ? opt.splits : matmul_split_k_splits(m, n, k, bm, bn)};
+  const std::int64_t bk = opt.block_k ? opt.block_k : matmul_split_k_block_k(bm);
+  return {bm, bn, opt.splits ? opt.splits : matmul_split_k_splits(m, n, k, bm, bn, bk), bk};
 }
 }  // namespace detail
 
@@ -178,7 +202,7 @@ template <class T>
 MatmulSplitK<T> matmul_split_k(Tensor<T> c, Shared<T> a, Shared<T> b, SplitKOptions opt = {},
                                std::source_location loc = std::source_location::current()) {
   const detail::SplitKPlan p = detail::check_split_k(c, a, b, opt, loc);
-  return MatmulSplitK<T>(std::move(c), std::nullopt, std::move(a), std::move(b), p.splits, p.bm, p.bn);
+  return MatmulSplitK<T>(std::move(c), std::nullopt, std::move(a), std::move(b), p.splits, p.bm, p.bn, p.bk);
 }
 
 // The same product with the caller's f32 workspace of shape matmul_split_k_workspace(M, N, K, opt),
@@ -195,7 +219,7 @@ MatmulSplitK<T, true> matmul_split_k(Tensor<T> c, Tensor<float> workspace, Share
   if (workspace.device() != c.device())
     throw UserError("matmul_split_k: the workspace is on " + describe(workspace.device()) + ", c on " + describe(c.device()),
                     SourceLoc(loc));
-  return MatmulSplitK<T, true>(std::move(c), std::move(workspace), std::move(a), std::move(b), p.splits, p.bm, p.bn);
+  return MatmulSplitK<T, true>(std::move(c), std::move(workspace), std::move(a), std::move(b), p.splits, p.bm, p.bn, p.bk);
 }
 
 }  // namespace ctile::kernels

@@ -383,18 +383,20 @@ void add_traced_cases(std::vector<Case>& out) {
                       piece(D::f32, {1, 1, 128, 1})},
                      4);
   });
-  // The library's split-K product: the partial products over a K range (mma.sync tiles of 16 rows,
-  // and wgmma tiles of 64 on sm_90) and their sum.
+  // The library's split-K product: the partial products over a K range (mma.sync tiles of 16 rows
+  // in K steps of 64, and wgmma tiles of 64 rows in K steps of 128 on sm_90) and their sum (row
+  // pieces, the splits unrolled at trace time).
   add("matmul_split_k_partial_bf16", [] {
     return ct::trace(ct::kernels::matmul_split_k_partial<ct::bf16, 64>, "matmul_split_k_partial",
                      {piece(D::f32, {1, 16, 64}), ref(D::bf16, 2), ref(D::bf16, 2), scalar(D::i64)}, 3);
   });
   add("matmul_split_k_partial64_bf16", [] {
-    return ct::trace(ct::kernels::matmul_split_k_partial<ct::bf16, 64>, "matmul_split_k_partial",
+    return ct::trace(ct::kernels::matmul_split_k_partial<ct::bf16, 128>, "matmul_split_k_partial",
                      {piece(D::f32, {1, 64, 128}), ref(D::bf16, 2), ref(D::bf16, 2), scalar(D::i64)}, 3);
   });
   add("matmul_split_k_sum_bf16", [] {
-    return ct::trace(ct::kernels::matmul_split_k_sum<ct::bf16>, "matmul_split_k_sum", {piece(D::bf16, {16, 64}), ref(D::f32, 3)}, 2);
+    return ct::trace(ct::kernels::matmul_split_k_sum<ct::bf16>, "matmul_split_k_sum",
+                     {piece(D::bf16, {1, 256}), ref(D::f32, 3), constant_i(D::i64, 4)}, 2);
   });
   // Decode attention's two kernels: a group of 16 query-head rows over key blocks of 64 (split),
   // and the merge of the splits.
