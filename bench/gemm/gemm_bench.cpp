@@ -438,6 +438,7 @@ void skinny_rows() {
       run<ct::bf16, 256>(s, 64, 64);  // 3 ring slots of 64 KiB: only with TMA and the producer (tma = 1)
       run_split_k<ct::bf16>(s, 64, 64, 0);
       run_split_k<ct::bf16>(s, 64, 64, 2);
+      run_split_k<ct::bf16>(s, 64, 64, 0, 64);  // K steps of 64: half the ring, two CTAs an SM can fit
       if (m == 16) {
         run<ct::bf16, 64>(s, 16, 64);
         run<ct::bf16, 64>(s, 16, 128);
