@@ -11,8 +11,10 @@
 // Each argument must have the spec the kernel was bound for: the same kind, element type, rank,
 // tile shape, Const value and specialisation facts (extents may differ where the facts agree);
 // otherwise the call throws UserError naming the argument, before anything is submitted. A
-// BoundKernel keeps its own parameter block and rewrites only what changed since its previous call:
-// one per thread (it is move-only; bind again for another thread, which finds the compiled kernel
+// BoundKernel keeps its own parameter block and rewrites only what changed since its previous call,
+// and a call with the views, tiles and Const values of its previous one skips the argument checks
+// that depend only on them (ranks, devices, grid, aliasing, the spec; a view never changes once
+// made) and checks only whether a graph owns one of them: one per thread (it is move-only; bind again for another thread, which finds the compiled kernel
 // in the cache). Race checking is not available here (use launch(...).race_check()).
 #pragma once
 
