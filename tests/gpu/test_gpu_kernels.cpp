@@ -11,6 +11,7 @@
 #include <random>
 
 #include <ctile/kernels/matmul_fp8.hpp>
+#include <ctile/kernels/matmul_split_k.hpp>
 
 #include "../unit/cuda_codegen/error_bounds.hpp"
 #include "test_kernels.hpp"
@@ -412,6 +413,42 @@ GPU_TEST(kernels_matmul_fp8) {
   check_matmul_fp8<ct::f8e4m3, ct::f8e4m3, ct::bf16>(300, 200, 520, {});
   check_matmul_fp8<ct::f8e4m3, ct::f8e5m2, float>(129, 256, 256, {.block_n = 256});
   check_matmul_fp8<ct::f8e5m2, ct::f8e4m3, ct::f16>(64, 70, 96, {.block_m = 64, .block_n = 64});
+}
+
+// The library's split-K product: the partial products (mma.sync tiles of 16 rows in K steps of 64;
+// on sm_90 wgmma tiles of 64 rows in K steps of 128 through TMA and the producer warpgroup) and
+// the sum over 1 x 256 row pieces with the splits unrolled; GPU against the CPU backend, each
+// element within f32 sums in another order (twice: the partials and the sum) and a rounding per
+// k16 step of the tensor cores (as check_mm), of sum |a b|, plus the one rounding to T of each side.
+template <class T>
+void check_matmul_split_k(std::int64_t m, std::int64_t n, std::int64_t k, ct::kernels::SplitKOptions opt) {
+  auto [g, c] = both([&](ct::Device d) {
+    auto a = ct::randn<T>({m, k}, seed(41), 0.0, 1.0, d).share();
+    auto b = ct::randn<T>({k, n}, seed(42), 0.0, 1.0, d).share();
+    auto [cc, a2, b2] = ct::kernels::matmul_split_k(poisoned<T>({m, n}, d), a, b, opt).sync();
+    return cc.to_host();
+  });
+  const auto ha = host_values(ct::randn<T>({m, k}, seed(41), 0.0, 1.0, kCpu));
+  const auto hb = host_values(ct::randn<T>({k, n}, seed(42), 0.0, 1.0, kCpu));
+  const double per = (2 * eb::accumulation_ulps(k) + static_cast<double>((k + 15) / 16) + 2) * kEps32;
+  std::vector<double> bound;
+  for (std::int64_t i = 0; i < m; ++i)
+    for (std::int64_t j = 0; j < n; ++j) {
+      double mag = 0, sum = 0;
+      for (std::int64_t q = 0; q < k; ++q) {
+        mag += std::abs(ha[std::size_t(i * k + q)] * hb[std::size_t(q * n + j)]);
+        sum += ha[std::size_t(i * k + q)] * hb[std::size_t(q * n + j)];
+      }
+      bound.push_back(per * mag + 2 * narrowing_ulp<T>(sum));
+    }
+  CHECK_WITHIN(g, c, bound, "matmul_split_k " + tname<T>() + " splits " + std::to_string(opt.splits));
+}
+
+GPU_TEST(kernels_matmul_split_k) {
+  check_matmul_split_k<ct::bf16>(16, 300, 1000, {.splits = 4});                                 // 16 rows, K steps of 64
+  check_matmul_split_k<ct::bf16>(70, 200, 777, {.splits = 2, .block_m = 64, .block_n = 64});    // 64 rows, K steps of 128
+  check_matmul_split_k<ct::f16>(130, 260, 520, {.splits = 4, .block_m = 128, .block_n = 128});  // 128 rows
+  check_matmul_split_k<ct::bf16>(5, 1000, 300, {.splits = 16});                                 // empty splits, 16 unrolled
 }
 
 GPU_TEST(kernels_mma_f16_to_f32) { check_mm<ct::f16, float>(70, 50, 90); }
