@@ -1079,7 +1079,6 @@ Event submit_bound(BoundState& b, LaunchArgs& args, const std::optional<Shape>& 
     r.fast_hits.fetch_add(1, std::memory_order_relaxed);
     return submit_record(name, r, b.packed, args, b.seen_checked, false, impl, after);
   }
-  b.seen_valid = false;
   const Checked v = validate(name, args, explicit_grid, sdev);
   if (v.grid_rank != r.grid_rank)
     plan_error("bound launch", name, -1, "",

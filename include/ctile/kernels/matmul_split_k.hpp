@@ -21,8 +21,8 @@
 //      twice the depth; 64 for 16 and 32 rows);
 //   2. matmul_split_k_sum: each row piece of C (1 x 256) is the sum over s of part's pieces (in
 //      order), rounded once to T. S is a trace-time constant, so the S loads are independent and
-//      in flight together, and the pieces are small, so the sum has many tile blocks: it reads
-//      S x M x N f32 at the memory's rate instead of a few tile blocks' latency per split.
+//      in flight together, and the pieces are small, so the sum has many tile blocks instead of a
+//      few that wait for one split after another.
 // A split whose range is empty (more splits than K blocks) writes zeros. Accuracy: f32 products
 // and f32 sums (S partial sums added in f32, then rounded once), as cuBLAS's split-K.
 #pragma once
@@ -120,9 +120,8 @@ class MatmulSplitK {
     const std::int64_t per = ceil_div(ceil_div(k, bk_), sp);
     // Every split writes each of its tiles (zeros for an empty range): the workspace needs no fill.
     Tensor<float> part = CallersWorkspace ? std::move(*ws_) : zeros<float>({sp, m, n}, c_.device());
-    auto partial = bk_ == kSplitKWideBlockK ? launch(matmul_split_k_partial<T, kSplitKWideBlockK>, std::move(part).partition({1, bm, bn}), a_, b_, per)
-                                             : launch(matmul_split_k_partial<T, kSplitKBlockK>, std::move(part).partition({1, bm, bn}), a_, b_, per);
-    auto f = std::move(partial)
+    const auto partial = bk_ == kSplitKWideBlockK ? &matmul_split_k_partial<T, kSplitKWideBlockK> : &matmul_split_k_partial<T, kSplitKBlockK>;
+    auto f = launch(partial, std::move(part).partition({1, bm, bn}), a_, b_, per)
                  .async_on(s)
                  .then([c = std::move(c_), sp, cols = matmul_split_k_sum_cols(n)](auto&& t) mutable {
                    return launch(matmul_split_k_sum<T>, std::move(c).partition({1, cols}),
