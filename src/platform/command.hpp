@@ -53,6 +53,10 @@ struct Command {
 
   KeepAlive keep;
   std::string_view name;  // for messages: the kernel's name (must outlive the submit)
+  // The submitter waits for the work as soon as submit returns (a launch's sync()): a stream may
+  // then finish a kernel, copy or graph within submit, on the submitting thread, and return a done
+  // event (CUDA streams do when nothing earlier is pending: no completion thread in between).
+  bool wait = false;
 };
 
 }  // namespace ctile::detail

@@ -771,18 +771,18 @@ void PackedBlock::pack(const LaunchRecord& r, const LaunchArgs& args, const std:
 namespace {
 
 Event submit_record(const std::string& name, const LaunchRecord& rec, PackedBlock& pb, LaunchArgs& args,
-                    const Checked& v, bool race_check, StreamImpl& impl, const Event* after);
+                    const Checked& v, bool race_check, StreamImpl& impl, const Event* after, bool wait);
 
 }  // namespace
 
 Event submit_launch(const LaunchSite& site, LaunchArgs& args, const std::optional<Shape>& explicit_grid, bool race_check,
-                    const Stream& stream, const Event* after) {
+                    const Stream& stream, const Event* after, bool wait) {
   StreamImpl& impl = *stream.impl();
   const Device sdev = impl.device();
   const Checked v = validate(*site.name, args, explicit_grid, sdev);
   // The specialisation's launch record (traced and compiled once, single flight).
   ThreadEntry& te = thread_entry(site, args, v.grid_rank, sdev);
-  return submit_record(*site.name, *te.record, te.packed, args, v, race_check, impl, after);
+  return submit_record(*site.name, *te.record, te.packed, args, v, race_check, impl, after, wait);
 }
 
 namespace {
@@ -874,7 +874,7 @@ Checked validate(const std::string& name, const LaunchArgs& args, const std::opt
 }
 
 Event submit_record(const std::string& name, const LaunchRecord& rec, PackedBlock& pb, LaunchArgs& args,
-                    const Checked& v, bool race_check, StreamImpl& impl, const Event* after) {
+                    const Checked& v, bool race_check, StreamImpl& impl, const Event* after, bool wait) {
   const std::int64_t* grid = v.grid;
   const int grid_rank = v.grid_rank;
   const std::int64_t blocks = v.blocks;
@@ -945,6 +945,7 @@ Event submit_record(const std::string& name, const LaunchRecord& rec, PackedBloc
   } else {
     Command cmd;
     cmd.name = name;
+    cmd.wait = wait;
     for (LaunchArg& a : args)
       if (a.core) cmd.keep.push_back(a.core);  // the command keeps every view alive until it has run
     if (rec.native && !checked) {
@@ -1065,7 +1066,7 @@ const std::string& bound_name(const BoundState& b) { return *b.name; }
 Device bound_device(const BoundState& b) { return b.record->device; }
 
 Event submit_bound(BoundState& b, LaunchArgs& args, const std::optional<Shape>& explicit_grid, const Stream& s,
-                   const Event* after) {
+                   const Event* after, bool wait) {
   const LaunchRecord& r = *b.record;
   const std::string& name = *b.name;
   StreamImpl& impl = *s.impl();
@@ -1077,7 +1078,7 @@ Event submit_bound(BoundState& b, LaunchArgs& args, const std::optional<Shape>& 
   if (!explicit_grid && b.same_as_seen(args)) [[likely]] {
     check_graph_ownership(name, args);
     r.fast_hits.fetch_add(1, std::memory_order_relaxed);
-    return submit_record(name, r, b.packed, args, b.seen_checked, false, impl, after);
+    return submit_record(name, r, b.packed, args, b.seen_checked, false, impl, after, wait);
   }
   const Checked v = validate(name, args, explicit_grid, sdev);
   if (v.grid_rank != r.grid_rank)
@@ -1105,7 +1106,7 @@ Event submit_bound(BoundState& b, LaunchArgs& args, const std::optional<Shape>& 
   }
   if (!explicit_grid) b.remember(args, v);
   r.fast_hits.fetch_add(1, std::memory_order_relaxed);
-  return submit_record(name, r, b.packed, args, v, false, impl, after);
+  return submit_record(name, r, b.packed, args, v, false, impl, after, wait);
 }
 
 // ---- device copies (copy.hpp) ------------------------------------------------------------------

@@ -41,7 +41,7 @@ using BoundPtr = std::unique_ptr<BoundState, BoundDeleter>;
 BoundPtr bind_planned(const void* fn, Tracer tracer, const std::string& name, const Device& d, const LaunchPlan& plan,
                       int grid_rank_option, const KernelOptions& options);
 Event submit_bound(BoundState& b, LaunchArgs& args, const std::optional<Shape>& explicit_grid, const Stream& s,
-                   const Event* after = nullptr);
+                   const Event* after = nullptr, bool wait = false);
 const std::string& bound_name(const BoundState& b);
 Device bound_device(const BoundState& b);
 
@@ -77,7 +77,7 @@ class [[nodiscard]] BoundLaunch {
     return k_->submit(s, std::move(args_), &after, loc);
   }
   std::tuple<A...> sync_on(const Stream& s, std::source_location loc = std::source_location::current()) && {
-    return std::move(*this).async_on(s, loc).get();
+    return k_->submit(s, std::move(args_), nullptr, loc, true).get();
   }
 
  private:
@@ -126,13 +126,14 @@ class [[nodiscard]] BoundKernel {
   template <class K, class... A>
   friend class BoundLaunch;
   template <class... A>
-  Future<std::tuple<A...>> submit(const Stream& s, std::tuple<A...> args, const Event* after, const std::source_location& loc) {
+  Future<std::tuple<A...>> submit(const Stream& s, std::tuple<A...> args, const Event* after, const std::source_location& loc,
+                                  bool wait = false) {
     try {
       auto st = detail::make_pooled<FutureState<std::tuple<A...>>>();
       st->payload.emplace(std::move(args));
       detail::LaunchArgs la;
       detail::collect_arguments<P...>(la, name(), *st->payload);
-      st->done = detail::submit_bound(b(), la, grid_, s, after);
+      st->done = detail::submit_bound(b(), la, grid_, s, after, wait);
       st->stream = s;
       return Future<std::tuple<A...>>(std::move(st));
     } catch (...) {

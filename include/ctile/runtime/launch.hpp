@@ -270,8 +270,10 @@ void check_static_tile(const std::string& kernel, const LaunchArg& a, const std:
 // dependencies. Returns the launch's event.
 // `after` (may be empty): one more event the launch waits for (Future::then's previous step: the
 // launch then completes after it and carries its error, with no join of the two).
+// `wait`: the caller waits for the launch at once (sync()): the stream may finish it within the
+// call and return a done event.
 Event submit_launch(const LaunchSite& site, LaunchArgs& args, const std::optional<Shape>& explicit_grid, bool race_check,
-                    const Stream& stream, const Event* after = nullptr);
+                    const Stream& stream, const Event* after = nullptr, bool wait = false);
 // The device a launch without an explicit stream runs on: the arguments', else default_device().
 Device launch_device(const LaunchArgs& args);
 
@@ -394,7 +396,16 @@ class [[nodiscard]] Launch<void(P...), A...> {
   }
   // Runs to completion and gives the arguments back.
   Result sync_on(const Stream& stream, std::source_location loc = std::source_location::current()) && {
-    return std::move(*this).async_on(stream, loc).get();
+    Future<Result> f = [&] {
+      try {
+        detail::LaunchArgs la;
+        detail::collect_arguments<P...>(la, *name_, args_);
+        return std::move(*this).submit(la, stream, nullptr, true);
+      } catch (...) {
+        detail::rethrow_at(loc);
+      }
+    }();
+    return std::move(f).get();
   }
   Result sync(std::source_location loc = std::source_location::current()) && {
     Future<Result> f = [&] {
@@ -402,7 +413,7 @@ class [[nodiscard]] Launch<void(P...), A...> {
         detail::LaunchArgs la;
         detail::collect_arguments<P...>(la, *name_, args_);  // collected once: they also tell the device
         const Stream s = default_stream(detail::launch_device(la));
-        return std::move(*this).submit(la, s);
+        return std::move(*this).submit(la, s, nullptr, true);
       } catch (...) {
         detail::rethrow_at(loc);
       }
@@ -411,10 +422,10 @@ class [[nodiscard]] Launch<void(P...), A...> {
   }
 
  private:
-  Future<Result> submit(detail::LaunchArgs& la, const Stream& stream, const Event* after = nullptr) && {
+  Future<Result> submit(detail::LaunchArgs& la, const Stream& stream, const Event* after = nullptr, bool wait = false) && {
     const detail::LaunchSite site{reinterpret_cast<const void*>(fn_), &detail::trace_erased<P...>, name_,
                                   options_ ? &*options_ : nullptr};
-    Event done = detail::submit_launch(site, la, grid_, race_check_, stream, after);
+    Event done = detail::submit_launch(site, la, grid_, race_check_, stream, after, wait);
     auto st = detail::make_pooled<FutureState<Result>>();
     st->done = std::move(done);
     st->stream = stream;

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -255,6 +256,8 @@ void Completer::wait_for(std::uint64_t ticket) const {
   }
   st_->waiters.fetch_sub(1, std::memory_order_relaxed);
 }
+
+bool Completer::drained() const { return st_->completed.load(std::memory_order_acquire) == st_->q.pushed(); }
 
 bool Completer::on_thread() const { return std::this_thread::get_id() == st_->thread_id; }
 
@@ -542,10 +545,19 @@ class CudaStream final : public StreamImpl {
     if (const CurrentStream* c = current_stream(); c && c->owner == this)
       throw UserError(detail::cat("Stream submission on ", device().str(),
                                   " from inside a task of the same stream (a CUDA stream task may only enqueue GPU work)"));
-    std::lock_guard lk(mu_);  // commands of one stream are queued one at a time, in submit order
+    std::unique_lock lk(mu_);  // commands of one stream are queued one at a time, in submit order
+    // A command its submitter waits for at once (a launch's sync()) is finished here, on this
+    // thread, when the completion thread has nothing pending (so completions stay in stream order):
+    // its event is waited for and completed by the submitter, with no hand-over to the completion
+    // thread and back.
+    using K = detail::Command::Kind;
+    const bool finish_here =
+        cmd.wait && (cmd.kind == K::Kernel || cmd.kind == K::Copy || cmd.kind == K::Graph) && completer_->drained();
     std::exception_ptr err;
-    // Filled in place in the completer's queue, published at the end (nothing below throws).
-    Completer::Item& item = completer_->next_item();
+    // Filled in place in the completer's queue, published at the end (nothing below throws); a
+    // command finished here keeps its item on the stack.
+    Completer::Item local;
+    Completer::Item& item = finish_here ? local : completer_->next_item();
     Event done;
     try {
       ScopedContext scope(dc_.ctx());
@@ -577,6 +589,8 @@ class CudaStream final : public StreamImpl {
           err = std::current_exception();
         }
       }
+      // The event stays native when finished here: a later free of the memory on another stream
+      // waits for it on the device.
       detail::NativeEvent* ne = nullptr;
       done = new_native_event(dc_, id_, ne);
       if (const CUresult r = drv_unchecked().cuEventRecord(ne->ev, s_); r != 0)
@@ -592,6 +606,12 @@ class CudaStream final : public StreamImpl {
         (void)CTILE_CU_REPORT(cuStreamSynchronize, (s_), "synchronising a stream of ", device().str(), " after an error");
       } catch (...) {
       }
+    }
+    if (finish_here) {
+      inline_pending_.fetch_add(1, std::memory_order_seq_cst);
+      lk.unlock();
+      finish(cmd, item, done, err);
+      return done;
     }
     item.done = done;
     item.keep = std::move(cmd.keep);
@@ -615,9 +635,53 @@ class CudaStream final : public StreamImpl {
       (void)drv().cuStreamSynchronize(s_);
     }
     completer_->wait_for(ticket);
+    // A command another thread finishes in its own submit (Command::wait) is done on the GPU by
+    // now; its event completes within moments.
+    while (inline_pending_.load(std::memory_order_seq_cst) != 0) std::this_thread::yield();
   }
 
  private:
+  // Finishes a command that submit ran with Command::wait, on the submitting thread, outside the
+  // stream's lock: waits for its event `done` (or, when none was recorded, for the stream), takes
+  // over the errors the completion thread would have (the device's, a graph's host nodes', those of
+  // the events the work was ordered after), releases what the command kept alive and completes
+  // `done`.
+  void finish(detail::Command& cmd, Completer::Item& item, Event& done, std::exception_ptr err) {
+    struct Leave {
+      std::atomic<int>& n;
+      ~Leave() { n.fetch_sub(1, std::memory_order_seq_cst); }
+    } leave{inline_pending_};
+    const detail::NativeEvent* ne = done.native_ptr();
+    CUresult r = 0;
+    try {
+      ScopedContext scope(dc_.ctx());
+      r = ne ? wait_native(drv_unchecked(), ne->ev) : drv_unchecked().cuStreamSynchronize(s_);
+    } catch (...) {
+      if (!err) err = std::current_exception();
+    }
+    if (r != 0 && !err) {
+      try {
+        throw_cuda_error(r, ne ? "cuEventSynchronize" : "cuStreamSynchronize",
+                         detail::cat("waiting for the GPU work of a stream command on ", device().str(),
+                                     " (an earlier kernel or copy on this device failed)"));
+      } catch (...) {
+        err = std::current_exception();
+      }
+    }
+    if (item.host)
+      if (std::exception_ptr h = item.host->take(); h && !err) err = std::move(h);
+    for (const Event& e : item.after) {
+      e.wait();
+      if (!err) err = e.error();
+    }
+    // The GPU is done with everything the command used: release it before its event completes.
+    cmd.keep.clear();
+    cmd.fn = {};
+    item.host.reset();
+    item.after.clear();
+    done.complete(err);
+  }
+
   void run(detail::Command& cmd, Completer::Item& item) {
     using K = detail::Command::Kind;
     switch (cmd.kind) {
@@ -692,6 +756,7 @@ class CudaStream final : public StreamImpl {
   std::shared_ptr<const void> keep_alive_;  // what keeps a foreign stream alive
   CurrentStream current_;
   std::mutex mu_;
+  std::atomic<int> inline_pending_{0};  // commands being finished in their submit (synchronize waits for them)
   std::unique_ptr<Completer> completer_;
 };
 

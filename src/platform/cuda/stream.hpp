@@ -83,6 +83,9 @@ class Completer {
   std::uint64_t last_ticket() const;
   // Blocks until every item up to `ticket` has been completed.
   void wait_for(std::uint64_t ticket) const;
+  // True when every item pushed so far has been completed (the caller serialises it with its
+  // pushes: then it stays true until the next one).
+  bool drained() const;
   // True on the completer's own thread.
   bool on_thread() const;
 

@@ -58,6 +58,7 @@ struct Fake {
     (void)sym<int (*)(char*, int)>("fake_cuda_thread_call_list")(buf, sizeof buf);
     return buf;
   }
+  void fail(const char* fn, int code, int count) { sym<void (*)(const char*, int, int)>("fake_cuda_fail")(fn, code, count); }
   void count_all_calls(bool on) { sym<void (*)(int)>("fake_cuda_count_all_calls")(on ? 1 : 0); }
   int all_calls(const char* name) { return sym<int (*)(const char*)>("fake_cuda_all_calls")(name); }
   std::string all_call_list() {
@@ -394,6 +395,63 @@ TEST_F(FakeGraphs, DriverCallsPerOperation) {
     EXPECT_EQ(all, 2 * steps + waits + created + queries) << c.what << ": other driver calls: " << calls;
   }
   fake.delay(50);
+}
+
+// A launch the host waits for at once (sync, sync_on, a bound launch's sync_on) is waited for and
+// completed by the calling thread when nothing earlier is pending on its stream: the thread waits for
+// the launch's event itself (no hand-over to the completion thread and back), the event stays native
+// (a free on another stream is ordered after it on the device: stream_order runs this test), and
+// what the launch kept alive is released before its results come back. With earlier work pending
+// the completion thread completes it, in stream order; an error found by the wait reaches the result.
+TEST_F(FakeGraphs, ASyncedLaunchIsFinishedOnTheCallingThread) {
+  if (!have_nvrtc()) GTEST_SKIP() << "NVRTC is not available here";
+  const std::int64_t n = 1024;
+  auto x = ct::ones<float>({n}, kGpu0).share();
+  auto y = ct::zeros<float>({n}, kGpu0).partition({256});
+  auto s = ct::Stream::create(kGpu0);
+  auto k = ct::bind_on(s, axpy, ct::spec::partition<float>({n}, {256}), 0.0f, ct::spec::shared<float>({n}));
+  constexpr int steps = 20;
+  std::tie(y, std::ignore, x) = ct::launch(axpy, std::move(y), 1.0f, x).sync_on(s);  // warm
+  for (int how = 0; how < 2; ++how) {
+    fake.count_calls(true);
+    for (int i = 0; i < steps; ++i) {
+      if (how == 0) std::tie(y, std::ignore, x) = ct::launch(axpy, std::move(y), 1.0f, x).sync_on(s);
+      else std::tie(y, std::ignore, x) = k.launch(std::move(y), 1.0f, x).sync_on(s);
+      EXPECT_EQ(x.core(ct::unchecked).use_count(), 1) << "the launch's hold on its input outlived its sync";
+    }
+    fake.count_calls(false);
+    const char* what = how == 0 ? "launch + sync_on" : "bound launch + sync_on";
+    EXPECT_EQ(fake.calls("cuLaunchKernel"), steps) << what << ": " << fake.call_list();
+    EXPECT_EQ(fake.calls("cuEventRecord"), steps) << what << ": " << fake.call_list();
+    EXPECT_EQ(fake.calls("cuEventSynchronize"), steps) << what << ": the calling thread waits: " << fake.call_list();
+  }
+
+  // Earlier work pending on the stream: the completion thread completes the synced launch after it.
+  fake.delay(20000);
+  auto z = ct::zeros<float>({n}, kGpu0).partition({256});
+  auto pending = ct::launch(axpy, std::move(z), 1.0f, x).async_on(s);
+  fake.count_calls(true);
+  std::tie(y, std::ignore, x) = ct::launch(axpy, std::move(y), 1.0f, x).sync_on(s);
+  fake.count_calls(false);
+  EXPECT_EQ(fake.calls("cuEventSynchronize"), 0) << "with earlier work pending: " << fake.call_list();
+  EXPECT_TRUE(pending.ready()) << "a launch completed before the one submitted ahead of it";
+  (void)std::move(pending).get();
+  fake.delay(50);
+
+  // A failure the wait finds is the launch's error. (The completion threads wait too: let the one
+  // of the memory stream finish the free of z first, so that the injected failure is this wait's.)
+  std::this_thread::sleep_for(200ms);
+  fake.fail("cuEventSynchronize", 700, 1);  // CUDA_ERROR_ILLEGAL_ADDRESS
+  bool threw = false;
+  fake.count_calls(true);
+  try {
+    (void)ct::launch(axpy, std::move(y), 1.0f, x).sync_on(s);
+  } catch (const std::exception& e) {
+    threw = true;
+    EXPECT_NE(std::string(e.what()).find("cuEventSynchronize"), std::string::npos) << e.what();
+  }
+  fake.count_calls(false);
+  EXPECT_TRUE(threw) << "the failed wait was not reported: " << fake.call_list();
 }
 
 TEST_F(FakeGraphs, HostNodesAndMarkersOfCudaStreams) {
