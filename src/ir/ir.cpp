@@ -328,6 +328,7 @@ std::string facts_str(const TensorFacts& f) {
   if (f.extent_div16) item("div16=" + axes(f.extent_div16));
   if (const std::uint32_t d8 = f.extent_div8 & ~f.extent_div16) item("div8=" + axes(d8));
   if (f.stride_div16) item("stride16=" + axes(f.stride_div16));
+  if (const std::uint32_t s8 = f.stride_div8 & ~f.stride_div16) item("stride8=" + axes(s8));
   if (f.small) item("small");
   return r + "}";
 }

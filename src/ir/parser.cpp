@@ -419,6 +419,10 @@ class Parser {
         } else if (f == "stride16") {
           expect('=');
           p.facts.stride_div16 = parse_axes();
+          p.facts.stride_div8 = static_cast<std::uint8_t>(p.facts.stride_div8 | p.facts.stride_div16);  // stride16 implies stride8
+        } else if (f == "stride8") {
+          expect('=');
+          p.facts.stride_div8 = static_cast<std::uint8_t>(p.facts.stride_div8 | parse_axes());
         } else {
           fail(cat("unknown tensor fact '", f, "'"));
         }

@@ -28,7 +28,7 @@ backend::Backend& backend_for(const Device& d);
 // shape, a Const's value as a bit pattern).
 struct ParamKey {
   std::uint8_t kind = 0, dtype = 0, rank = 0, flags = 0;  // flags: aligned16, contiguous_last, const is_float
-  std::uint8_t extent_div8 = 0;
+  std::uint8_t extent_div8 = 0, stride_div8 = 0;
   std::uint32_t extent_div16 = 0, stride_div16 = 0;
   std::int64_t tile[kMaxRank] = {};
   std::uint64_t const_bits = 0;

@@ -146,6 +146,7 @@ ir::TensorFacts tensor_facts(bool aligned16, const Shape& shape, const Shape& st
     if (shape[d] % 16 == 0) f.extent_div16 |= bit;
     if (shape[d] % 8 == 0) f.extent_div8 = static_cast<std::uint8_t>(f.extent_div8 | bit);
     if (d + 1 < rank && (strides[d] % 16 == 0 || shape[d] == 1)) f.stride_div16 |= bit;
+    if (d + 1 < rank && (strides[d] % 8 == 0 || shape[d] == 1)) f.stride_div8 = static_cast<std::uint8_t>(f.stride_div8 | bit);
   }
   if (rank > 0) f.contiguous_last = strides[rank - 1] == 1 || shape[rank - 1] == 1;
   // Offsets fit in 32 bits: the farthest element is below 2^31 elements from element 0.
@@ -171,8 +172,9 @@ ir::TensorFacts tensor_facts(bool aligned16, const Shape& shape, const Shape& st
 
 ir::TensorFacts tensor_facts(const TensorCore& c) {
   // A view never changes, so its facts are computed once (packed: valid, aligned16, contiguous_last,
-  // small, 6 bits of extents and 6 of strides divisible by 16, 6 of extents divisible by 8).
-  std::uint32_t b = c.facts_cache.load(std::memory_order_relaxed);
+  // small, 6 bits of extents and 6 of strides divisible by 16, 6 of extents and 6 of strides
+  // divisible by 8).
+  std::uint64_t b = c.facts_cache.load(std::memory_order_relaxed);
   if (b & 1u) {
     ir::TensorFacts f;
     f.aligned16 = (b & 2u) != 0;
@@ -181,11 +183,12 @@ ir::TensorFacts tensor_facts(const TensorCore& c) {
     f.extent_div16 = (b >> 8) & 0x3fu;
     f.stride_div16 = (b >> 16) & 0x3fu;
     f.extent_div8 = static_cast<std::uint8_t>((b >> 24) & 0x3fu);
+    f.stride_div8 = static_cast<std::uint8_t>((b >> 32) & 0x3fu);
     return f;
   }
   const ir::TensorFacts f = tensor_facts(reinterpret_cast<std::uintptr_t>(c.data()) % 16 == 0, c.shape, c.strides);
   b = 1u | (f.aligned16 ? 2u : 0u) | (f.contiguous_last ? 4u : 0u) | (f.small ? 8u : 0u) | (f.extent_div16 & 0x3fu) << 8 | (f.stride_div16 & 0x3fu) << 16 |
-      (f.extent_div8 & 0x3fu) << 24;
+      (f.extent_div8 & 0x3fu) << 24 | std::uint64_t{f.stride_div8 & 0x3fu} << 32;
   c.facts_cache.store(b, std::memory_order_relaxed);
   return f;
 }
@@ -463,6 +466,7 @@ ParamKey param_key(const ParamSpec& s) {
   k.extent_div16 = s.facts.extent_div16;
   k.stride_div16 = s.facts.stride_div16;
   k.extent_div8 = s.facts.extent_div8;
+  k.stride_div8 = s.facts.stride_div8;
   for (std::size_t i = 0; i < s.tile_shape.size() && i < static_cast<std::size_t>(kMaxRank); ++i) k.tile[i] = s.tile_shape[i];
   if (s.kind == ParamSpec::Kind::Const)
     k.const_bits = s.const_value.is_float ? std::bit_cast<std::uint64_t>(s.const_value.f) : static_cast<std::uint64_t>(s.const_value.i);
@@ -485,7 +489,8 @@ std::uint64_t key_hash(const void* fn, const Device& d, int grid_rank, const Par
     const ParamKey& k = key[i];
     h = mix(h, static_cast<std::uint64_t>(k.kind) | static_cast<std::uint64_t>(k.dtype) << 8 |
                    static_cast<std::uint64_t>(k.rank) << 16 | static_cast<std::uint64_t>(k.flags) << 24 |
-                   static_cast<std::uint64_t>(k.extent_div16 ^ k.stride_div16 << 8 ^ std::uint32_t{k.extent_div8} << 16) << 32);
+                   static_cast<std::uint64_t>(k.extent_div16 ^ k.stride_div16 << 8 ^ std::uint32_t{k.extent_div8} << 16 ^
+                                              std::uint32_t{k.stride_div8} << 24) << 32);
     for (std::int64_t j = 0; j < k.rank && j < kMaxRank; ++j) h = mix(h, static_cast<std::uint64_t>(k.tile[j]));
     if (k.const_bits) h = mix(h, k.const_bits);
   }
@@ -656,6 +661,7 @@ ParamKey arg_key(const LaunchArg& a) {
     k.extent_div16 = f.extent_div16;
     k.stride_div16 = f.stride_div16;
     k.extent_div8 = f.extent_div8;
+    k.stride_div8 = f.stride_div8;
     if (a.tile)
       for (std::size_t i = 0; i < a.tile->size() && i < static_cast<std::size_t>(kMaxRank); ++i) k.tile[i] = (*a.tile)[i];
   } else if (a.kind == ParamSpec::Kind::Const) {

@@ -260,6 +260,8 @@ struct Op {
 //   stride_div16     bit d, for every axis but the last: stride_d % 16 == 0 in elements (a stride
 //                    of 0, a broadcast axis, counts), or extent_d == 1 (the stride is never used).
 //                    The last axis's bit is never set (contiguous_last describes it).
+//   stride_div8      the same for stride_d % 8 == 0 (set wherever stride_div16 is: rows of 1000
+//                    bf16 elements start on 16-byte boundaries, rows of 300 do not).
 //   small            every element's offset from element 0 (sum of (extent_d - 1) * |stride_d|) is
 //                    below 2^31, so offsets may be computed in 32 bits.
 // Only tensor-like params (Piece and Tensor types) carry facts; a scalar param's are all clear.
@@ -270,17 +272,20 @@ struct TensorFacts {
   std::uint32_t stride_div16 = 0;
   bool small = false;
   std::uint8_t extent_div8 = 0;
+  std::uint8_t stride_div8 = 0;
 
   bool any() const {
-    return aligned16 || contiguous_last || extent_div16 != 0 || stride_div16 != 0 || small || extent_div8 != 0;
+    return aligned16 || contiguous_last || extent_div16 != 0 || stride_div16 != 0 || small || extent_div8 != 0 ||
+           stride_div8 != 0;
   }
   friend bool operator==(const TensorFacts&, const TensorFacts&) = default;
   friend auto operator<=>(const TensorFacts&, const TensorFacts&) = default;
 };
 
-// The printed form: "" when no fact holds, else e.g. "{align16, contig, div16=[0,1], div8=[2], stride16=[0], small}"
-// (only the facts that hold, in this order; axis lists ascending; div8 lists the axes divisible by 8
-// and not by 16, since div16 implies it).
+// The printed form: "" when no fact holds, else e.g.
+// "{align16, contig, div16=[0,1], div8=[2], stride16=[0], stride8=[1], small}" (only the facts that
+// hold, in this order; axis lists ascending; div8 and stride8 list the axes divisible by 8 and not
+// by 16, since the 16 facts imply them).
 std::string facts_str(const TensorFacts& f);
 
 // One kernel parameter as the IR sees it. Trace-time constants are folded away during tracing and

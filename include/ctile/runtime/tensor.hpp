@@ -158,7 +158,7 @@ struct TensorCore {
   std::shared_ptr<TensorCore> parent;
   std::uint64_t id = new_core_id();
   // tensor_facts() of this view, computed on first use (bit 0 set once there; the rest packed).
-  mutable std::atomic<std::uint32_t> facts_cache{0};
+  mutable std::atomic<std::uint64_t> facts_cache{0};
 
   TensorCore() = default;
   TensorCore(const TensorCore& o)  // a copy is another view: a new id

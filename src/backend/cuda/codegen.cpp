@@ -1230,12 +1230,17 @@ class Emitter {
     return vm;
   }
   // The facts prove every vector of VM elements aligned: an aligned base, unit last stride, outer
-  // strides of 16 elements (or axes the tile does not step along), a tile row of whole vectors.
+  // strides of a multiple of VM elements (16, or 8 for vectors of at most 8), a tile row of whole
+  // vectors. Every outer axis counts, those the tile has extent 1 along too: tile blocks (and loads
+  // at other indices) start a stride apart along them (a bf16 [16, 300] in 1 x 256 pieces: rows
+  // 600 bytes apart, so the second row's vectors are not 16-byte aligned).
   bool aligned_by_facts(const ir::Param& p, const Shape& tile, int vm, int mb) const {
     if (!p.facts.aligned16 || !p.facts.contiguous_last || tile.empty()) return false;
     if ((tile.back() * mb) % (vm * mb) != 0) return false;
-    for (std::size_t d = 0; d + 1 < tile.size(); ++d)
-      if (!((p.facts.stride_div16 >> d) & 1u) && tile[d] != 1) return false;
+    for (std::size_t d = 0; d + 1 < tile.size(); ++d) {
+      const bool by16 = ((p.facts.stride_div16 >> d) & 1u) != 0, by8 = ((p.facts.stride_div8 >> d) & 1u) != 0;
+      if (!(by16 || (vm <= 8 && by8))) return false;
+    }
     return true;
   }
   // The facts prove every window of this tile whole vectors along the last axis (dist.h, WHOLE):

@@ -152,6 +152,29 @@ TEST(CompileOnly, WholeVectorWindowsDropTheElementPath) {
   EXPECT_LT(whole8.ptx.size(), ragged.ptx.size());
 }
 
+// The alignment a store of 1-row pieces may assume (its ALIGNED template argument: no run-time
+// test of the vectors' addresses) holds only when the row stride keeps every row start on a vector
+// boundary: pieces of different rows start a stride apart even though the tile has one row. A
+// bf16 row of 1000 elements (2000 bytes) keeps it, rows of 1004 or 300 do not (the split-K sum's
+// C of 300 columns stored misaligned 16-byte vectors on the GPU before this was checked).
+TEST(CompileOnly, RowPiecesAreAlignedOnlyWhenTheRowStrideIs) {
+  const auto k = ct::kernel(test_kernels::rms_norm, "rms_norm");
+  auto store_aligned = [&](std::int64_t cols) {
+    const auto r = ct::compile_only(k, ct::CompileOptions{.arch = "sm_90a"}, spec::partition<ct::bf16>({64, cols}, {1, 8192}),
+                                    spec::shared<ct::bf16>({64, cols}), spec::shared<ct::bf16>({cols}), 1e-5f);
+    // ct::store<D, ct::Shape<...>, VM, FULL, ALIGNED, ...>(: the fifth argument.
+    const std::size_t at = r.cuda_source.find("ct::store<");
+    EXPECT_NE(at, std::string::npos) << r.cuda_source;
+    std::size_t i = r.cuda_source.find(">, ", r.cuda_source.find("ct::Shape<", at)) + 3;
+    for (int skip = 0; skip < 2; ++skip) i = r.cuda_source.find(", ", i) + 2;  // VM, FULL
+    return r.cuda_source.compare(i, 4, "true") == 0;
+  };
+  EXPECT_TRUE(store_aligned(5120));
+  EXPECT_TRUE(store_aligned(1000));
+  EXPECT_FALSE(store_aligned(1004));
+  EXPECT_FALSE(store_aligned(300));
+}
+
 TEST(CompileOnly, PlainSm90IsNotSm90a) {
   const auto r = ct::compile_only(vector_add, ct::CompileOptions{.arch = "sm_90"}, spec::partition<float>({100}, {64}),
                                   spec::shared<float>({100}), spec::shared<float>({100}));

@@ -18,10 +18,11 @@ using Facts = ct::ir::TensorFacts;
 namespace {
 
 // `small`: every offset fits in 32 bits (true for every tensor these tests allocate). `div8`: the
-// extents divisible by 8 but not by 16 (div16 implies div8).
+// extents divisible by 8 but not by 16 (div16 implies div8); `stride8` likewise for strides.
 Facts facts(bool aligned16, bool contig, std::uint32_t div16, std::uint32_t stride16, bool small = true,
-            std::uint32_t div8 = 0) {
-  return Facts{aligned16, contig, div16, stride16, small, static_cast<std::uint8_t>(div16 | div8)};
+            std::uint32_t div8 = 0, std::uint32_t stride8 = 0) {
+  return Facts{aligned16, contig, div16, stride16, small, static_cast<std::uint8_t>(div16 | div8),
+               static_cast<std::uint8_t>(stride16 | stride8)};
 }
 
 template <class H>
@@ -35,7 +36,10 @@ TEST(TensorFacts, ContiguousFreshTensor) {
   auto t = ct::zeros<float>({32, 48});  // strides [48, 1]; owned memory is 64-byte aligned
   EXPECT_EQ(facts_of(t), facts(true, true, 0b11, 0b01)) << str(facts_of(t));
   auto u = ct::zeros<float>({30, 40});  // neither extent nor the row stride divisible by 16
-  EXPECT_EQ(facts_of(u), facts(true, true, 0, 0, true, 0b10)) << str(facts_of(u));  // 40 = 8 * 5
+  EXPECT_EQ(facts_of(u), facts(true, true, 0, 0, true, 0b10, 0b01)) << str(facts_of(u));  // 40 = 8 * 5
+  EXPECT_EQ(str(facts_of(u)), "{align16, contig, div8=[1], stride8=[0], small}");
+  auto v = ct::zeros<ct::bf16>({16, 300});  // rows 600 bytes apart: no stride fact
+  EXPECT_EQ(facts_of(v), facts(true, true, 0b01, 0, true, 0b01)) << str(facts_of(v));
 }
 
 TEST(TensorFacts, SliceFromElementOneIsMisaligned) {
@@ -54,10 +58,10 @@ TEST(TensorFacts, SliceFromElementOneIsMisaligned) {
 TEST(TensorFacts, SlicesOfAMatrix) {
   // Columns [0, 32) of a [8, 40] matrix: strides stay [40, 1].
   auto cols = ct::zeros<float>({8, 40}).slice(1, 0, 32);
-  EXPECT_EQ(facts_of(cols), facts(true, true, 0b10, 0, true, 0b01)) << str(facts_of(cols));
+  EXPECT_EQ(facts_of(cols), facts(true, true, 0b10, 0, true, 0b01, 0b01)) << str(facts_of(cols));
   // Columns [1, 33): misaligned.
   auto cols1 = ct::zeros<float>({8, 40}).slice(1, 1, 33);
-  EXPECT_EQ(facts_of(cols1), facts(false, true, 0b10, 0, true, 0b01)) << str(facts_of(cols1));
+  EXPECT_EQ(facts_of(cols1), facts(false, true, 0b10, 0, true, 0b01, 0b01)) << str(facts_of(cols1));
   // Rows [2, 18) of a [20, 16] matrix: offset 32 elements (128 bytes), row stride 16.
   auto rows = ct::zeros<float>({20, 16}).slice(0, 2, 18);
   EXPECT_EQ(facts_of(rows), facts(true, true, 0b11, 0b01)) << str(facts_of(rows));
@@ -117,6 +121,8 @@ TEST(TensorFacts, PrintedForm) {
   EXPECT_EQ(str(facts(true, true, 0b11, 0b01)), "{align16, contig, div16=[0,1], stride16=[0], small}");
   // div8 lists only the axes divisible by 8 and not by 16.
   EXPECT_EQ(str(facts(true, true, 0b10, 0, true, 0b01)), "{align16, contig, div16=[1], div8=[0], small}");
+  // stride8 likewise lists the strides divisible by 8 and not by 16.
+  EXPECT_EQ(str(facts(true, true, 0, 0b01, true, 0, 0b10)), "{align16, contig, stride16=[0], stride8=[1], small}");
 }
 
 void add_one(ct::Mut<float, 1> z, ct::Ref<float, 1> x) { z.store(ct::load_like(x, z) + 1.0f); }

@@ -186,12 +186,12 @@ TEST(WarmUp, SpecDefaultsAndModifiers) {
   const auto s = spec::shared<float>({4, 48});
   EXPECT_EQ(s.strides(), (ct::Shape{48, 1}));
   EXPECT_TRUE(s.aligned16());
-  EXPECT_EQ(s.facts(), (ct::ir::TensorFacts{true, true, 0b10, 0b01, true, 0b10}));
-  EXPECT_EQ(s.misaligned().facts(), (ct::ir::TensorFacts{false, true, 0b10, 0b01, true, 0b10}));
-  EXPECT_EQ(s.strides({96, 2}).facts(), (ct::ir::TensorFacts{true, false, 0b10, 0b01, true, 0b10}));
-  // 1000 columns: whole 16-byte vectors of a 2-byte type, not of 16 elements.
-  EXPECT_EQ(spec::shared<ct::bf16>({3, 1000}).facts(), (ct::ir::TensorFacts{true, true, 0b00, 0b00, true, 0b10}));
-  EXPECT_EQ(ct::ir::facts_str(spec::shared<ct::bf16>({3, 1000}).facts()), "{align16, contig, div8=[1], small}");
+  EXPECT_EQ(s.facts(), (ct::ir::TensorFacts{true, true, 0b10, 0b01, true, 0b10, 0b01}));
+  EXPECT_EQ(s.misaligned().facts(), (ct::ir::TensorFacts{false, true, 0b10, 0b01, true, 0b10, 0b01}));
+  EXPECT_EQ(s.strides({96, 2}).facts(), (ct::ir::TensorFacts{true, false, 0b10, 0b01, true, 0b10, 0b01}));
+  // 1000 columns: whole 16-byte vectors of a 2-byte type, not of 16 elements; rows 16-byte aligned.
+  EXPECT_EQ(spec::shared<ct::bf16>({3, 1000}).facts(), (ct::ir::TensorFacts{true, true, 0b00, 0b00, true, 0b10, 0b01}));
+  EXPECT_EQ(ct::ir::facts_str(spec::shared<ct::bf16>({3, 1000}).facts()), "{align16, contig, div8=[1], stride8=[0], small}");
   const ct::ir::TensorFacts none{};
   EXPECT_EQ(s.facts(none).facts(), none);
   const auto p = spec::partition<float>({64}, {16});
