@@ -26,7 +26,7 @@ Event finish_on(DeviceContext& dc, CUstream stream, std::uint64_t stream_id, Com
     detail::NativeEvent* ne = nullptr;
     done = new_native_event(dc, stream_id, ne);
     ne->order_always = order_always;
-    CTILE_CU(cuEventRecord, (ne->ev, stream), "recording the completion of ", what, " on cuda:", dc.index());
+    CTILE_CU(cuEventRecord, (ne->ev.load(std::memory_order_relaxed), stream), "recording the completion of ", what, " on cuda:", dc.index());
   } catch (...) {
     (void)CTILE_CU_REPORT(cuStreamSynchronize, (stream), "synchronising an internal stream of cuda:", dc.index());
     throw;
@@ -51,7 +51,7 @@ detail::SmallVec<Event, 2> order_after(DeviceContext& dc, CUstream stream, std::
       if (ne) {
         if (ne->enqueue_error) std::rethrow_exception(ne->enqueue_error);
         if (ne->stream_id != stream_id)
-          CTILE_CU(cuStreamWaitEvent, (stream, ne->ev, abi::CU_EVENT_WAIT_DEFAULT), "ordering ", what, " on cuda:", dc.index(),
+          CTILE_CU(cuStreamWaitEvent, (stream, ev_of(*ne), abi::CU_EVENT_WAIT_DEFAULT), "ordering ", what, " on cuda:", dc.index(),
                    " after the work before it");
         if (!e.done()) after.push_back(std::move(e));
         continue;
@@ -123,12 +123,22 @@ void release(int device, const Allocation& a, std::span<const Event> uses) noexc
       detail::NativeEvent* ne = e.native_ptr();
       if (!ne) continue;  // host-side work: done by now (see the header)
       if (a.pooled ? ne->stream_id == dc.mem_stream_id() : e.done()) continue;  // ordered by the stream already, or done
+      CUevent ev = nullptr;
+      try {
+        ev = ev_of(*ne);  // a lazy event not recorded yet: recorded now on its stream
+      } catch (...) {
+        // The record failed (the context is broken): the host wait below is all that is left.
+      }
+      if (!ev) {
+        if (!e.done()) e.wait();
+        continue;
+      }
       if (a.pooled) {
-        (void)CTILE_CU_REPORT(cuStreamWaitEvent, (ms, ne->ev, abi::CU_EVENT_WAIT_DEFAULT),
+        (void)CTILE_CU_REPORT(cuStreamWaitEvent, (ms, ev, abi::CU_EVENT_WAIT_DEFAULT),
                               "ordering the free of a tensor's memory after its last use on cuda:", device);
         waited.push_back(e.native());
       } else {
-        (void)CTILE_CU_REPORT(cuEventSynchronize, (ne->ev), "waiting for the last use of a tensor's memory on cuda:", device);
+        (void)CTILE_CU_REPORT(cuEventSynchronize, (ev), "waiting for the last use of a tensor's memory on cuda:", device);
       }
     }
     if (a.pooled) {

@@ -5,7 +5,10 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
+#include <mutex>
 #include <thread>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -20,7 +23,7 @@ namespace {
 
 void recycle_event(detail::NativeEvent& ne) noexcept {
   try {
-    DeviceContext::get(ne.device).release_event(ne.ev);
+    DeviceContext::get(ne.device).release_event(ne.ev.load(std::memory_order_relaxed));
   } catch (...) {  // cannot happen: the context made this event
   }
 }
@@ -132,9 +135,88 @@ Event new_native_event(DeviceContext& dc, std::uint64_t stream_id, detail::Nativ
   Event e = Event::create_native(stream_id, ne);
   ne->device = dc.index();
   ne->stream_id = stream_id;
-  ne->ev = ev;
+  ne->ev.store(ev, std::memory_order_relaxed);
   ne->recycle = &recycle_event;
   return e;
+}
+
+namespace {
+
+// The CUDA streams whose commands' events are lazy, by stream id, and the lock under which a lazy
+// event gets its record (materialize, cover_with): it is set once.
+struct LazyStreams {
+  std::mutex mu;
+  std::unordered_map<std::uint64_t, CUstream> streams;
+};
+LazyStreams& lazy_streams() {
+  static auto* l = new LazyStreams();  // never destroyed: completion threads may outlive statics
+  return *l;
+}
+
+void register_lazy(std::uint64_t id, CUstream s) {
+  LazyStreams& l = lazy_streams();
+  std::lock_guard lk(l.mu);
+  l.streams[id] = s;
+}
+void unregister_lazy(std::uint64_t id) noexcept {
+  LazyStreams& l = lazy_streams();
+  std::lock_guard lk(l.mu);
+  l.streams.erase(id);
+}
+
+// Gives every item of items[0, n) without a record the record of `newest`, one of them, which has
+// one: it was recorded after all of them on the same stream. (The completion thread, once it
+// waited for it: the items complete under it.)
+void cover_batch(Completer::Item* items, std::size_t n, const detail::NativeEvent& newest) {
+  bool need = false;
+  std::size_t at = n;
+  for (std::size_t k = 0; k < n; ++k) {
+    const detail::NativeEvent* ne = items[k].done.native_ptr();
+    if (ne == &newest) at = k;
+    else if (ne && !ne->ev.load(std::memory_order_acquire)) need = true;
+  }
+  if (!need || at == n) return;
+  const CUevent ev = newest.ev.load(std::memory_order_acquire);
+  std::shared_ptr<const detail::NativeEvent> owner = newest.cover ? newest.cover : items[at].done.native();
+  LazyStreams& l = lazy_streams();
+  std::lock_guard lk(l.mu);
+  for (std::size_t k = 0; k < n; ++k) {
+    const detail::NativeEvent* ne = items[k].done.native_ptr();
+    if (!ne || ne->ev.load(std::memory_order_relaxed)) continue;
+    ne->cover = owner;
+    ne->ev.store(ev, std::memory_order_release);
+  }
+}
+
+Event new_lazy_event(DeviceContext& dc, std::uint64_t stream_id, detail::NativeEvent*& ne) {
+  Event e = Event::create_native(stream_id, ne);
+  ne->device = dc.index();
+  ne->stream_id = stream_id;
+  ne->recycle = &recycle_event;
+  return e;
+}
+
+}  // namespace
+
+CUevent materialize(const detail::NativeEvent& ne) {
+  LazyStreams& l = lazy_streams();
+  std::lock_guard lk(l.mu);
+  if (CUevent e = ne.ev.load(std::memory_order_acquire)) return e;
+  // Until its command completes (and gets the record that covers it) the stream is registered: its
+  // destruction first lets the completion thread complete everything.
+  const auto it = l.streams.find(ne.stream_id);
+  if (it == l.streams.end())
+    throw InternalError(detail::cat("a lazy event of stream ", ne.stream_id, " on cuda:", ne.device,
+                                    " has no record and its stream is gone"));
+  DeviceContext& dc = DeviceContext::get(ne.device);
+  ScopedContext scope(dc.ctx());
+  CUevent ev = dc.acquire_event();
+  if (const CUresult r = drv_unchecked().cuEventRecord(ev, it->second); r != 0) {
+    dc.release_event(ev);
+    throw_cuda_error(r, "cuEventRecord", detail::cat("recording the completion of a command on a stream of cuda:", ne.device));
+  }
+  ne.ev.store(ev, std::memory_order_release);
+  return ev;
 }
 
 const CurrentStream* current_stream() { return tls_current; }
@@ -190,6 +272,8 @@ struct Completer::State {
   mutable std::mutex done_mu;
   mutable std::condition_variable done_cv;
   std::thread::id thread_id;
+  // Run by the thread once it has drained after its owner let it finish alone (on_drained).
+  std::function<void()> on_drained;
 
   // Wakes the thread from a paced sleep (a host thread waits now).
   void kick() {
@@ -256,6 +340,8 @@ void Completer::wait_for(std::uint64_t ticket) const {
   }
   st_->waiters.fetch_sub(1, std::memory_order_relaxed);
 }
+
+void Completer::on_drained(std::function<void()> fn) { st_->on_drained = std::move(fn); }
 
 bool Completer::drained() const { return st_->completed.load(std::memory_order_acquire) == st_->q.pushed(); }
 
@@ -362,15 +448,37 @@ void Completer::run(const std::shared_ptr<State>& st) {
   // item of a completer was recorded on one CUstream, in order, so once it is done the GPU has
   // finished every item before it. After a failure each native event is waited for again, so that
   // errors stay with their items.
+  // Records the newest item's event if it has none yet (lazy), or returns null and the error.
+  auto record_of = [&](const detail::NativeEvent& ne, std::exception_ptr& failed) -> CUevent {
+    try {
+      return ev_of(ne);
+    } catch (...) {
+      failed = std::current_exception();
+      return nullptr;
+    }
+  };
   auto complete_first = [&](std::size_t n) {
     bool batch_done = true;
-    if (const detail::NativeEvent* ne = newest_native(n)) batch_done = wait_native(d, ne->ev) == 0;
+    std::exception_ptr batch_err;  // the newest item's event could not be recorded
+    const detail::NativeEvent* newest = newest_native(n);
+    if (newest) {
+      const CUevent ev = record_of(*newest, batch_err);
+      batch_done = ev && wait_native(d, ev) == 0;
+      // The items without a record of their own complete under the newest one's: it covers them,
+      // and later frees and cross-stream waits use it (cover_batch).
+      if (ev) cover_batch(held.data() + head, n, *newest);
+    }
     for (std::size_t k = 0; k < n; ++k) {
       Item& x = held[head + k];
       ++ticket;
       std::exception_ptr err = x.err;
-      if (const detail::NativeEvent* ne = x.done.native_ptr(); ne && !batch_done)
-        if (const CUresult r = wait_native(d, ne->ev); r != 0 && !err) err = wait_error(r);
+      if (const detail::NativeEvent* ne = x.done.native_ptr(); ne && !batch_done) {
+        if (const CUevent ev = ne->ev.load(std::memory_order_acquire)) {
+          if (const CUresult r = wait_native(d, ev); r != 0 && !err) err = wait_error(r);
+        } else if (!err) {
+          err = batch_err;
+        }
+      }
       if (x.host)
         if (std::exception_ptr h = x.host->take(); h && !err) err = std::move(h);
       // The GPU is done with everything the command used: release it (this may free device memory).
@@ -406,7 +514,10 @@ void Completer::run(const std::shared_ptr<State>& st) {
   auto finished = [&]() -> std::size_t {
     auto done = [&](std::size_t n) {
       const detail::NativeEvent* ne = newest_native(n);
-      return !ne || d.cuEventQuery(ne->ev) != abi::CUDA_ERROR_NOT_READY;
+      if (!ne) return true;
+      std::exception_ptr failed;
+      const CUevent ev = record_of(*ne, failed);
+      return !ev || d.cuEventQuery(ev) != abi::CUDA_ERROR_NOT_READY;
     };
     if (done(count())) return count();
     if (count() > batch_max && done(batch_max)) return batch_max;
@@ -446,7 +557,10 @@ void Completer::run(const std::shared_ptr<State>& st) {
         lk.unlock();
         take();
         if (count() == 0) {
-          if (st->closing.load()) return;  // closing and drained
+          if (st->closing.load()) {  // closing and drained
+            if (st->on_drained) st->on_drained();
+            return;
+          }
           continue;
         }
       }
@@ -510,6 +624,7 @@ class CudaStream final : public StreamImpl {
     current_.device = device;
     current_.id = id_;
     current_.owner = this;
+    register_lazy(id_, s_);
   }
 
   // Over a foreign stream (Stream::wrap_cuda): the same, but the CUstream is never destroyed.
@@ -521,19 +636,32 @@ class CudaStream final : public StreamImpl {
     current_.device = device;
     current_.id = id_;
     current_.owner = this;
+    register_lazy(id_, s_);
   }
 
   ~CudaStream() override {
     // Every command has been queued already (submit queues it); let the completer finish their
-    // events, unless the last handle is dropped by the completer itself (then it finishes alone
-    // after we are gone).
-    completer_.reset();
-    if (!owned_) return;  // a foreign stream stays; keep_alive_ goes after the completer has finished
-    try {
-      ScopedContext scope(dc_.ctx());
-      (void)CTILE_CU_REPORT(cuStreamDestroy_v2, (s_), "destroying a stream on cuda:", dc_.index());
-    } catch (...) {
+    // events (recording what is lazy on this stream), then the stream goes. When the last handle
+    // is dropped by the completer itself, it finishes alone after we are gone, and the stream goes
+    // after that (on_drained).
+    auto retire = [id = id_, s = s_, owned = owned_, keep = std::move(keep_alive_), ctx = dc_.ctx(), dev = dc_.index()]() mutable {
+      unregister_lazy(id);
+      if (owned) {
+        try {
+          ScopedContext scope(ctx);
+          (void)CTILE_CU_REPORT(cuStreamDestroy_v2, (s), "destroying a stream on cuda:", dev);
+        } catch (...) {
+        }
+      }
+      keep.reset();  // a foreign stream stays; what keeps it alive goes after the completer has finished
+    };
+    if (completer_->on_thread()) {
+      completer_->on_drained(std::move(retire));
+      completer_.reset();
+      return;
     }
+    completer_.reset();
+    retire();
   }
   CudaStream(const CudaStream&) = delete;
   CudaStream& operator=(const CudaStream&) = delete;
@@ -574,7 +702,7 @@ class CudaStream final : public StreamImpl {
             continue;
           }
           if (ne->stream_id != id_)
-            CTILE_CU(cuStreamWaitEvent, (s_, ne->ev, abi::CU_EVENT_WAIT_DEFAULT),
+            CTILE_CU(cuStreamWaitEvent, (s_, ev_of(*ne), abi::CU_EVENT_WAIT_DEFAULT),
                      "ordering work on a stream of ", device().str(), " after work of another stream");
           if (!e.done()) item.after.push_back(std::move(e));
         } else {
@@ -589,12 +717,18 @@ class CudaStream final : public StreamImpl {
           err = std::current_exception();
         }
       }
-      // The event stays native when finished here: a later free of the memory on another stream
-      // waits for it on the device.
       detail::NativeEvent* ne = nullptr;
-      done = new_native_event(dc_, id_, ne);
-      if (const CUresult r = drv_unchecked().cuEventRecord(ne->ev, s_); r != 0)
-        throw_cuda_error(r, "cuEventRecord", detail::cat("recording the completion of a command on a stream of ", device().str()));
+      if (finish_here) {
+        // Recorded at once: this thread waits for it now. (It stays native: a later free of the
+        // memory on another stream waits for it on the device.)
+        done = new_native_event(dc_, id_, ne);
+        if (const CUresult r = drv_unchecked().cuEventRecord(ne->ev.load(std::memory_order_relaxed), s_); r != 0)
+          throw_cuda_error(r, "cuEventRecord", detail::cat("recording the completion of a command on a stream of ", device().str()));
+      } else {
+        // Lazy: recorded when something needs it (the completion thread, once a batch; another
+        // stream's dependency; a free), on this stream, after this command.
+        done = new_lazy_event(dc_, id_, ne);
+      }
       ne->enqueue_error = err;
     } catch (...) {
       // Without a recorded event the GPU work cannot be tracked: wait for the whole stream before
@@ -655,7 +789,7 @@ class CudaStream final : public StreamImpl {
     CUresult r = 0;
     try {
       ScopedContext scope(dc_.ctx());
-      r = ne ? wait_native(drv_unchecked(), ne->ev) : drv_unchecked().cuStreamSynchronize(s_);
+      r = ne ? wait_native(drv_unchecked(), ne->ev.load(std::memory_order_relaxed)) : drv_unchecked().cuStreamSynchronize(s_);
     } catch (...) {
       if (!err) err = std::current_exception();
     }

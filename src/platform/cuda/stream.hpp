@@ -14,6 +14,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -35,6 +36,15 @@ std::uint64_t new_stream_id();
 // pool in its native marker (`ne`), not recorded yet. The caller makes the device's context current.
 class DeviceContext;
 Event new_native_event(DeviceContext& dc, std::uint64_t stream_id, detail::NativeEvent*& ne);
+
+// The CUevent of a native event, recorded now on its command's stream if it is lazy and has none
+// yet (NativeEvent, "Lazy"): the record covers the command, which was queued before its event was
+// handed out. Throws CudaError when the record fails.
+CUevent materialize(const detail::NativeEvent& ne);
+inline CUevent ev_of(const detail::NativeEvent& ne) {
+  if (CUevent e = ne.ev.load(std::memory_order_acquire)) return e;
+  return materialize(ne);
+}
 
 // What a host callback (Command::Kind::Host, or the host nodes of a graph) runs, and the first error
 // it left. The callback runs on a driver thread; the completer takes the error once the stream's
@@ -88,6 +98,9 @@ class Completer {
   bool drained() const;
   // True on the completer's own thread.
   bool on_thread() const;
+  // On the completer's own thread, before its owner lets it finish alone: `fn` runs on the thread
+  // once everything queued has been completed.
+  void on_drained(std::function<void()> fn);
 
   struct State;
 

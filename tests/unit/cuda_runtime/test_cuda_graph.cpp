@@ -281,9 +281,9 @@ TEST_F(FakeGraphs, TileKernelNodesFollowKernelNodesByProgrammaticEdges) {
 }
 
 TEST_F(FakeGraphs, AWarmLaunchMakesNoDriverQueries) {
-  // On the launching thread a cached or bound launch calls the driver for the launch and for the
-  // event that marks its completion, and for nothing else (no context or attribute queries); a
-  // CUevent is created only while the per-thread event cache grows.
+  // On the launching thread a cached or bound launch calls the driver for the launch and for nothing
+  // else: no context or attribute queries, and no event (the completion thread records one per batch
+  // of launches: lazy completion events).
   if (!have_nvrtc()) GTEST_SKIP() << "NVRTC is not available here";
   const std::int64_t n = 1024;
   auto x = ct::ones<float>({n}, kGpu0).share();
@@ -308,9 +308,7 @@ TEST_F(FakeGraphs, AWarmLaunchMakesNoDriverQueries) {
     fake.count_calls(false);
     const std::string what = bound ? "bound" : "cached";
     EXPECT_EQ(fake.calls("cuLaunchKernel"), steps) << what << ": " << fake.call_list();
-    EXPECT_EQ(fake.calls("cuEventRecord"), steps) << what << ": " << fake.call_list();
-    EXPECT_EQ(fake.calls(nullptr), 2 * steps + fake.calls("cuEventCreate")) << what << ": other driver calls: " << fake.call_list();
-    EXPECT_LT(fake.calls("cuEventCreate"), steps / 4) << what << ": " << fake.call_list();
+    EXPECT_EQ(fake.calls(nullptr), steps) << what << ": other driver calls: " << fake.call_list();
   }
   // The counter sees a query where one is made (its self-test): a device attribute.
   fake.count_calls(true);
@@ -329,10 +327,10 @@ TEST_F(FakeGraphs, DeviceLimitsComeFromTheDriver) {
 
 // The driver calls of every thread (the launching thread and ctile's completion threads) per
 // operation in a steady state, pinned so that the count cannot grow unnoticed (docs/cuda_runtime.md,
-// "Driver calls per operation"): a chained cached or bound launch costs its cuLaunchKernel and one
-// cuEventRecord, and its completion thread (paced or not) waits once per batch of launches (here
-// the GPU is slow, so the launches queue up and batches fill); a launch or a replay that the host
-// waits for costs the launch, the record and one wait.
+// "Driver calls per operation"): a chained cached or bound launch costs its cuLaunchKernel, and its
+// completion thread (paced or not) records and waits once per batch of launches (here the GPU is
+// slow, so the launches queue up and batches fill); a launch or a replay that the host waits for
+// costs the launch, the record and one wait.
 TEST_F(FakeGraphs, DriverCallsPerOperation) {
   if (!have_nvrtc()) GTEST_SKIP() << "NVRTC is not available here";
   const std::int64_t n = 1024;
@@ -380,10 +378,17 @@ TEST_F(FakeGraphs, DriverCallsPerOperation) {
     const int waits = fake.all_calls("cuEventSynchronize"), queries = fake.all_calls("cuEventQuery");
     const std::string calls = fake.all_call_list();
     std::printf("%-20s %.2f driver calls per operation (%s)\n", c.what, all / double(steps), calls.c_str());
+    const int records = fake.all_calls("cuEventRecord");
     EXPECT_EQ(fake.all_calls(c.launch), steps) << c.what << ": " << calls;
-    EXPECT_EQ(fake.all_calls("cuEventRecord"), steps) << c.what << ": " << calls;
-    if (c.waited) EXPECT_EQ(waits, steps) << c.what << ": " << calls;
-    else EXPECT_LE(waits, steps / 8) << c.what << ": the completion thread waits once per batch: " << calls;
+    if (c.waited) {
+      EXPECT_EQ(waits, steps) << c.what << ": " << calls;
+      EXPECT_EQ(records, steps) << c.what << ": " << calls;
+    } else {
+      EXPECT_LE(waits, steps / 8) << c.what << ": the completion thread waits once per batch: " << calls;
+      // A record for a wait or a look of the completion thread at most, never one per launch.
+      EXPECT_GE(records, 1) << c.what << ": " << calls;
+      EXPECT_LE(records, waits + queries) << c.what << ": records are made per batch: " << calls;
+    }
     // The event pool grows to the launches in flight at once, which depends on timing (a slow host,
     // under a sanitizer or a loaded CI machine, lets more of them pile up): fewer than one per two
     // launches means no launch creates its own event.
@@ -392,7 +397,7 @@ TEST_F(FakeGraphs, DriverCallsPerOperation) {
     // done at its own pace between waits (a look every CTILE_COMPLETER_PACE_US, slower while
     // nothing finishes), not once a launch; unpaced it never asks.
     EXPECT_LE(queries, steps) << c.what << ": " << calls;
-    EXPECT_EQ(all, 2 * steps + waits + created + queries) << c.what << ": other driver calls: " << calls;
+    EXPECT_EQ(all, steps + records + waits + created + queries) << c.what << ": other driver calls: " << calls;
   }
   fake.delay(50);
 }
