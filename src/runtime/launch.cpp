@@ -952,8 +952,6 @@ Event submit_record(const std::string& name, const LaunchRecord& rec, PackedBloc
     Command cmd;
     cmd.name = name;
     cmd.wait = wait;
-    for (LaunchArg& a : args)
-      if (a.core) cmd.keep.push_back(a.core);  // the command keeps every view alive until it has run
     if (rec.native && !checked) {
       pb.pack(rec, args, grid, grid_rank);
       cmd.kind = Command::Kind::Kernel;
@@ -980,7 +978,20 @@ Event submit_record(const std::string& name, const LaunchRecord& rec, PackedBloc
       cmd.kind = rec.native ? Command::Kind::Inline : Command::Kind::Host;
       cmd.fn = [be = rec.backend, ck = rec.kernel, cfg = std::move(cfg), avs = std::move(avs)]() { be->run(*ck, cfg, avs); };
     }
+    // The command keeps every view alive until it has run: the launch's own references move in
+    // (the caller's handles keep theirs, and with them the storages recorded below).
+    SmallVec<std::pair<Storage*, bool>, 8> used;
+    for (LaunchArg& a : args) {
+      if (!a.core) continue;
+      used.emplace_back(a.core->storage.get(), a.writes);
+      cmd.keep.push_back(std::move(a.core));
+    }
     done = impl.submit(std::move(cmd), std::span<Event>(deps.data(), deps.size()));
+    for (const auto& [st, writes] : used) {
+      if (writes) st->record_write(done);
+      else st->record_read(done);
+    }
+    return done;
   }
   for (const LaunchArg& a : args) {
     if (!a.core) continue;

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <unordered_map>
 #include <utility>
@@ -684,8 +685,8 @@ class CudaStream final : public StreamImpl {
     std::exception_ptr err;
     // Filled in place in the completer's queue, published at the end (nothing below throws); a
     // command finished here keeps its item on the stack.
-    Completer::Item local;
-    Completer::Item& item = finish_here ? local : completer_->next_item();
+    std::optional<Completer::Item> local;
+    Completer::Item& item = finish_here ? local.emplace() : completer_->next_item();
     Event done;
     try {
       ScopedContext scope(dc_.ctx());

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Session 27, call 2: the GPU suites with compute-sanitizer again after the alignment fix (call 1
+# Session 27, call 2 (at f5ed0fb: lazy completion events too): the GPU suites with compute-sanitizer
+# again after the alignment fix (call 1
 # found the split-K sum storing misaligned 16-byte vectors into a bf16 C of 300 columns: the code
 # generator took 1-row pieces for aligned whatever the row stride), then issue 9's launch rows, eight
 # rounds on the driver and four on the null driver (ctile's own host cost on this host's CPU).
