@@ -305,7 +305,7 @@ void run_unchecked(const Shape3& s) {
 // library's choice (the record names the splits it took), with the caller's workspace.
 template <class T>
 void run_split_k(const Shape3& s, std::int64_t bm, std::int64_t bn, std::int64_t splits, std::int64_t block_k = 0) {
-  const std::int64_t bk = block_k ? block_k : ct::kernels::matmul_split_k_block_k(bm);
+  const std::int64_t bk = block_k ? block_k : ct::kernels::matmul_split_k_block_k(bm, bn);
   const std::int64_t sp = splits ? splits : ct::kernels::matmul_split_k_splits(s.m, s.n, s.k, bm, bn, bk);
   const std::string cfg = std::to_string(bm) + "x" + std::to_string(bn) + "x" + std::to_string(bk) + "/s" + std::to_string(sp);
   if (!want_config(cfg)) return;

@@ -101,6 +101,10 @@ TEST(MatmulSplitK, ChoosesSplitsForFewTiles) {
   // count K blocks of the K step: 16 rows at 4096 take 8 splits of 8 blocks of 64, 4 of 128.
   EXPECT_EQ(ct::kernels::matmul_split_k_block_k(64), 128);
   EXPECT_EQ(ct::kernels::matmul_split_k_block_k(16), 64);
+  // 128 x 128 tiles take K steps of 64: rings of 128-deep steps would need 263 KB (sm_90 has 227).
+  EXPECT_EQ(ct::kernels::matmul_split_k_block_k(64, 128), 128);
+  EXPECT_EQ(ct::kernels::matmul_split_k_block_k(128, 64), 128);
+  EXPECT_EQ(ct::kernels::matmul_split_k_block_k(128, 128), 64);
   EXPECT_EQ(matmul_split_k_splits(128, 2560, 4096, 64, 64), 4);
   EXPECT_EQ(matmul_split_k_splits(16, 2560, 4096, 16, 64), 8);
   EXPECT_EQ(matmul_split_k_splits(16, 2560, 4096, 16, 64, 128), 4);

@@ -40,10 +40,13 @@
 namespace ctile::kernels {
 
 // K step of the partial products: 64 for tiles of 16 and 32 rows (mma.sync), 128 for 64 and 128
-// rows (wgmma; matmul_split_k_block_k).
+// rows (wgmma) up to 64 x 128 or 128 x 64 elements; 64 for 128 x 128 and larger tiles, whose
+// rings at K steps of 128 do not fit a CTA's shared memory (263 KB at 128 x 128).
 inline constexpr std::int64_t kSplitKBlockK = 64;
 inline constexpr std::int64_t kSplitKWideBlockK = 128;
-inline std::int64_t matmul_split_k_block_k(std::int64_t block_m) { return block_m >= 64 ? kSplitKWideBlockK : kSplitKBlockK; }
+inline std::int64_t matmul_split_k_block_k(std::int64_t block_m, std::int64_t block_n = 64) {
+  return block_m >= 64 && block_m * block_n <= 64 * 128 ? kSplitKWideBlockK : kSplitKBlockK;
+}
 
 // The tile of C the sum kernel writes: a row piece of 256 columns (of N rounded up to a power of
 // two when narrower), so that even 16 rows give the sum many tile blocks.
@@ -84,7 +87,7 @@ struct SplitKOptions {
   std::int64_t splits = 0;   // K ranges per tile of C: a power of two in [1, 16]; 0: matmul_split_k_splits
   std::int64_t block_m = 0;  // rows of a tile of C: 16, 32, 64 or 128; 0: matmul_split_k_block_m
   std::int64_t block_n = 0;  // columns: 64, 128 or 256; 0: 64 for block_m 16 or 32, else 128
-  std::int64_t block_k = 0;  // K step: 64 or 128; 0: matmul_split_k_block_k(block_m)
+  std::int64_t block_k = 0;  // K step: 64 or 128; 0: matmul_split_k_block_k(block_m, block_n)
 };
 
 // The tile rows chosen when the options give none: the smallest of 16, 64 and 128 that covers M
@@ -96,7 +99,7 @@ inline std::int64_t matmul_split_k_block_m(std::int64_t m) { return m <= 16 ? 16
 // of bm rows).
 inline std::int64_t matmul_split_k_splits(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t bm,
                                           std::int64_t bn, std::int64_t bk = 0) {
-  const std::int64_t tiles = ceil_div(m, bm) * ceil_div(n, bn), kb = ceil_div(k, bk ? bk : matmul_split_k_block_k(bm));
+  const std::int64_t tiles = ceil_div(m, bm) * ceil_div(n, bn), kb = ceil_div(k, bk ? bk : matmul_split_k_block_k(bm, bn));
   std::int64_t s = 1;
   while (s < 16 && tiles * s < 264 && kb / (2 * s) >= 8) s *= 2;
   return s;
@@ -167,7 +170,7 @@ inline SplitKPlan plan_split_k(std::int64_t m, std::int64_t n, std::int64_t k, c
     fail("block_k " + std::to_string(opt.block_k) + " is not 64 or 128");
   const std::int64_t bm = opt.block_m ? opt.block_m : matmul_split_k_block_m(m);
   const std::int64_t bn = opt.block_n ? opt.block_n : (bm <= 32 ? 64 : 128);
-  const std::int64_t bk = opt.block_k ? opt.block_k : matmul_split_k_block_k(bm);
+  const std::int64_t bk = opt.block_k ? opt.block_k : matmul_split_k_block_k(bm, bn);
   return {bm, bn, opt.splits ? opt.splits : matmul_split_k_splits(m, n, k, bm, bn, bk), bk};
 }
 }  // namespace detail

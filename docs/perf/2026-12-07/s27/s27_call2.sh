@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Session 27, call 2 (at f5ed0fb: lazy completion events too): the GPU suites with compute-sanitizer
+# Session 27, call 2 (lazy completion events too): the GPU suites with compute-sanitizer
 # again after the alignment fix (call 1
 # found the split-K sum storing misaligned 16-byte vectors into a bf16 C of 300 columns: the code
 # generator took 1-row pieces for aligned whatever the row stride), then issue 9's launch rows, eight
