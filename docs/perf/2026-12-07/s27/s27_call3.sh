@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# NOT RUN: the device pool refused the starts until this session had no device time left. It is
+# the first call to make next session (the fixes of 29058c6 have not run on a GPU yet).
 # Session 27, call 3 (at the commit named below: graph runs record their event at once, split-K
 # 128 x 128 tiles in K steps of 64): tests/gpu and the examples with compute-sanitizer memcheck
 # (leaks, stream-ordered races) and racecheck. GPU_ONLY=1: cuda_codegen_gpu passed 429/429 in call
