@@ -144,7 +144,7 @@ Event new_native_event(DeviceContext& dc, std::uint64_t stream_id, detail::Nativ
 namespace {
 
 // The CUDA streams whose commands' events are lazy, by stream id, and the lock under which a lazy
-// event gets its record (materialize, cover_with): it is set once.
+// event gets its record (materialize, cover_batch): it is set once.
 struct LazyStreams {
   std::mutex mu;
   std::unordered_map<std::uint64_t, CUstream> streams;
@@ -445,11 +445,7 @@ void Completer::run(const std::shared_ptr<State>& st) {
       if (const detail::NativeEvent* ne = held[i].done.native_ptr()) return ne;
     return nullptr;
   };
-  // Completes held[head, head + n) after one wait for the newest of their native events: every
-  // item of a completer was recorded on one CUstream, in order, so once it is done the GPU has
-  // finished every item before it. After a failure each native event is waited for again, so that
-  // errors stay with their items.
-  // Records the newest item's event if it has none yet (lazy), or returns null and the error.
+  // The event of `ne`, recorded now if it has none yet (lazy), or null and the error in `failed`.
   auto record_of = [&](const detail::NativeEvent& ne, std::exception_ptr& failed) -> CUevent {
     try {
       return ev_of(ne);
@@ -458,6 +454,10 @@ void Completer::run(const std::shared_ptr<State>& st) {
       return nullptr;
     }
   };
+  // Completes held[head, head + n) after one wait for the newest of their native events: every
+  // item of a completer was recorded on one CUstream, in order, so once it is done the GPU has
+  // finished every item before it. After a failure each native event is waited for again, so that
+  // errors stay with their items.
   auto complete_first = [&](std::size_t n) {
     bool batch_done = true;
     std::exception_ptr batch_err;  // the newest item's event could not be recorded
