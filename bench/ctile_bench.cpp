@@ -9,7 +9,7 @@
 //      after a warm-up.
 // One JSON record per row and line; exit 1 when any row failed (wrong result or an error).
 //
-//   ctile_bench [--quick] [--jit-only] [--out FILE] [--reps N] [--only KERNEL,...] [--wrong]
+//   ctile_bench [--quick] [--jit-only] [--out FILE] [--reps N] [--only KERNEL,...] [--shapes RxC,...] [--wrong]
 // --quick: smaller problems (rows / 32, 2^22 elements), 10 calls, an 8 MiB flush: runs on the CPU
 // backend in a few minutes (every row is checked the same way). --jit-only: only step 1 at small sizes (rows / 64, 2^16 elements) that
 // specialise to the same kernels: run after a full run with the same CTILE_CACHE_DIR, its first
@@ -56,6 +56,8 @@ struct Settings {
   // --configs: the row kernels once per configuration, inputs made once (ablations beside the
   // default row, "0:0").
   std::vector<Config> configs = {Config{}};
+  // --shapes: the row kernels' shapes (rows x columns) in place of the standard six.
+  std::vector<std::pair<std::int64_t, std::int64_t>> shapes;
   std::ofstream out;
   int failures = 0;
 } g;
@@ -513,6 +515,26 @@ void bench_sum(std::int64_t n) {
 // --configs: a comma-separated list of W:C[:S] (warps W: 0 or a power of two up to 32) or eN:C[:S]
 // (the warps that give each thread N elements of the row's tile, at most 32), each with min CTAs
 // per SM C (0..8) and optionally stages S (0..4: tile blocks' loads ahead on a persistent grid).
+// --shapes 4096x8192,...: rows x columns, each at least 1 (--quick and --jit-only divide the rows as
+// for the standard shapes).
+bool parse_shapes(const std::string& text) {
+  g.shapes.clear();
+  std::size_t at = 0;
+  while (at <= text.size()) {
+    const std::size_t end = std::min(text.find(',', at), text.size());
+    const std::string item = text.substr(at, end - at);
+    long long r = 0, c = 0;
+    char tail = 0;
+    if (std::sscanf(item.c_str(), "%lldx%lld%c", &r, &c, &tail) != 2 || r < 1 || c < 1) {
+      std::fprintf(stderr, "ctile_bench: --shapes wants RxC items (rows and columns at least 1), got '%s'\n", item.c_str());
+      return false;
+    }
+    g.shapes.emplace_back(r, c);
+    at = end + 1;
+  }
+  return !g.shapes.empty();
+}
+
 bool parse_configs(const std::string& text) {
   g.configs.clear();
   std::size_t at = 0;
@@ -523,11 +545,11 @@ bool parse_configs(const std::string& text) {
     const bool per_thread = !item.empty() && item[0] == 'e';
     int n = -1;
     const int got = std::sscanf(item.c_str() + (per_thread ? 1 : 0), "%d:%d:%d", &n, &c.min_ctas, &c.stages);
-    if (got < 2 || n < 0 || n > 32 || (n & (n - 1)) != 0 || (per_thread && n == 0) || c.min_ctas < 0 || c.min_ctas > 8 ||
+    if (got < 2 || n < 0 || n > (per_thread ? 128 : 32) || (n & (n - 1)) != 0 || (per_thread && n == 0) || c.min_ctas < 0 || c.min_ctas > 8 ||
         c.stages < 0 || c.stages > 4) {
       std::fprintf(stderr,
                    "ctile_bench: --configs wants W:C[:S] or eN:C[:S] items (W 0 or a power of two <= 32, N a power of two "
-                   "<= 32, C 0..8, S 0..4), got '%s'\n",
+                   "<= 128, C 0..8, S 0..4), got '%s'\n",
                    item.c_str());
       return false;
     }
@@ -556,10 +578,11 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--reps") && i + 1 < argc) g.reps = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--only") && i + 1 < argc) g.only = argv[++i];
     else if (!std::strcmp(argv[i], "--configs") && i + 1 < argc && parse_configs(argv[++i])) continue;
+    else if (!std::strcmp(argv[i], "--shapes") && i + 1 < argc && parse_shapes(argv[++i])) continue;
     else {
       std::fprintf(stderr,
                    "usage: ctile_bench [--quick] [--jit-only] [--out FILE] [--reps N] [--only KERNEL,...] [--configs W:C,...] "
-                   "[--wrong]\n");
+                   "[--shapes RxC,...] [--wrong]\n");
       return 2;
     }
   }
@@ -577,17 +600,20 @@ int main(int argc, char** argv) {
   bench_saxpy<ct::bf16>(2 * n32, 8192);
   bench_saxpy<ct::f16>(2 * n32, 8192);
   // Rows: the three shapes tuned for, three that were not (widths that are not powers of two use
-  // a power-of-two tile with masking), and an f32 variant at one shape.
+  // a power-of-two tile with masking), and an f32 variant at one shape; --shapes: bf16 at those only.
   const std::int64_t scale = g.jit_only ? 64 : (g.quick ? 32 : 1);
-  const std::vector<std::pair<std::int64_t, std::int64_t>> shapes = {{16384, 1024}, {8192, 4096}, {4096, 16384},
-                                                                      {32768, 1000}, {8192, 5120}, {1024, 32768}};
+  using Shapes = std::vector<std::pair<std::int64_t, std::int64_t>>;
+  const bool standard = g.shapes.empty();
+  const Shapes shapes = standard ? Shapes{{16384, 1024}, {8192, 4096}, {4096, 16384}, {32768, 1000}, {8192, 5120}, {1024, 32768}}
+                                 : g.shapes;
+  auto rows_of = [&](std::int64_t r) { return std::max<std::int64_t>(1, r / scale); };
   for (RowKernel k : {RowKernel::Softmax, RowKernel::SoftmaxAccurate, RowKernel::RmsNorm, RowKernel::LayerNorm}) {
-    for (auto [r, c] : shapes) bench_rows<ct::bf16>(k, r / scale, c);
-    bench_rows<float>(k, 8192 / scale, 4096);
+    for (auto [r, c] : shapes) bench_rows<ct::bf16>(k, rows_of(r), c);
+    if (standard) bench_rows<float>(k, 8192 / scale, 4096);
   }
-  bench_rows<ct::bf16>(RowKernel::SoftmaxUnchecked, 8192 / scale, 4096);
-  for (auto [r, c] : {std::pair<std::int64_t, std::int64_t>{16384, 1024}, {8192, 4096}, {4096, 16384}})
-    bench_rows<ct::bf16>(RowKernel::AddRmsNorm, r / scale, c);
+  if (standard) bench_rows<ct::bf16>(RowKernel::SoftmaxUnchecked, 8192 / scale, 4096);
+  for (auto [r, c] : standard ? Shapes{{16384, 1024}, {8192, 4096}, {4096, 16384}} : shapes)
+    bench_rows<ct::bf16>(RowKernel::AddRmsNorm, rows_of(r), c);
   bench_sum(n32);
   if (g.failures > 0) std::fprintf(stderr, "ctile_bench: %d row(s) FAILED (wrong result or error)\n", g.failures);
   return g.failures > 0 ? 1 : 0;
