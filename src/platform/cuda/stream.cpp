@@ -719,13 +719,9 @@ class CudaStream final : public StreamImpl {
         }
       }
       detail::NativeEvent* ne = nullptr;
-      if (finish_here || cmd.kind == K::Graph) {
-        // Recorded at once: this thread waits for it now (it stays native: a later free of the
-        // memory on another stream waits for it on the device). A graph run too: with its record
-        // made later by the completion thread, compute-sanitizer's stream-ordered race tracking
-        // (session 27, H100) took the frees of the graph's inputs for unordered after its kernels
-        // (docs/cuda_runtime.md, "Lazy completion events"); a record per graph run costs nothing
-        // that matters.
+      if (finish_here) {
+        // Recorded at once: this thread waits for it now. (It stays native: a later free of the
+        // memory on another stream waits for it on the device.)
         done = new_native_event(dc_, id_, ne);
         if (const CUresult r = drv_unchecked().cuEventRecord(ne->ev.load(std::memory_order_relaxed), s_); r != 0)
           throw_cuda_error(r, "cuEventRecord", detail::cat("recording the completion of a command on a stream of ", device().str()));
