@@ -12,7 +12,10 @@
 #      backend or without a GPU, and every test checks that kernels ran on the GPU.
 #   4. the tests/gpu suite under compute-sanitizer --tool memcheck (with --leak-check full and
 #      --track-stream-ordered-races all where the sanitizer has them: a leak or a stream-ordered
-#      race fails the run), then --tool racecheck
+#      race fails the run), then --tool racecheck. One known exception: the tool does not order a
+#      graph's second root after the launching stream (docs/cuda_runtime.md, "Graphs and
+#      compute-sanitizer"), so runtime_graph_inputs_change_between_replays runs under memcheck
+#      without the stream-ordered tracking, in a step of its own
 # Logs and a summary (gpu_summary.txt) go to ${OUT:-results}/ (more than the 8 files a device call
 # brings back: there, run scripts/gpu_all.sh, SKIP_BENCH=1 for the tests alone, which packs them).
 # Exits non-zero if any step failed,
@@ -198,13 +201,19 @@ if [[ "${SANITIZE:-1}" != 0 ]]; then
     # (every use of a stream-ordered allocation is ordered after it, and its free after every use, by
     # stream events, never by a host wait).
     has --leak-check && mem+=(--leak-check full)
+    mem_known=("${mem[@]}")  # the known exception below: leaks and memory errors, not stream order
     has --track-stream-ordered-races && mem+=(--track-stream-ordered-races all)
     race=(--tool racecheck --error-exitcode 97 --print-limit 200)
     has --racecheck-report && race+=(--racecheck-report all)
     note "compute-sanitizer: $("$san" --version 2>&1 | tail -n 1)"
-    step "compute-sanitizer memcheck" "$out/sanitizer_memcheck.log" "$san" "${mem[@]}" "$build/tests/gpu/test_gpu"
+    # The known exception (step 4 above): that test with leaks and memory errors checked, stream
+    # order not; every other test with both.
+    known=runtime_graph_inputs_change_between_replays
+    step "compute-sanitizer memcheck" "$out/sanitizer_memcheck.log" "$san" "${mem[@]}" "$build/tests/gpu/test_gpu" "-$known"
+    step "compute-sanitizer memcheck ($known)" "$out/sanitizer_memcheck_known.log" "$san" "${mem_known[@]}" \
+      "$build/tests/gpu/test_gpu" "$known"
     step "compute-sanitizer racecheck" "$out/sanitizer_racecheck.log" "$san" "${race[@]}" "$build/tests/gpu/test_gpu"
-    for t in memcheck racecheck; do
+    for t in memcheck memcheck_known racecheck; do
       note "  $t: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|LEAK SUMMARY' "$out/sanitizer_$t.log" | tr '\n' ' ')"
       note "  $t: $(grep -E 'GPU tests passed' "$out/sanitizer_$t.log" | tail -n 1)"
       # The first reports and the test each one happened in, for triage.

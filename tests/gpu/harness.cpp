@@ -57,11 +57,34 @@ std::uint64_t gpu_launches() {
 
 }  // namespace gpu_test
 
+namespace {
+
+// Test selection: with no filter every test but the harness's self-tests; a filter selects the
+// tests whose names contain it, "-text" leaves out those containing "text" (after the selection:
+// only "-" filters select every test first). selftest_* run only when a filter names them.
+bool selected(const std::string& name, const std::vector<std::string>& filters) {
+  const bool self = name.rfind("selftest_", 0) == 0;
+  bool any_positive = false, in = false;
+  for (const auto& f : filters) {
+    if (!f.empty() && f[0] == '-') continue;
+    any_positive = true;
+    in = in || (name.find(f) != std::string::npos && (!self || f.rfind("selftest_", 0) == 0));
+  }
+  if (!any_positive) in = !self;
+  for (const auto& f : filters)
+    if (f.size() > 1 && f[0] == '-' && name.find(f.substr(1)) != std::string::npos) in = false;
+  return in;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   using namespace gpu_test;
   std::vector<std::string> filters(argv + 1, argv + argc);
-  if (!filters.empty() && filters[0] == "--list") {
-    for (const auto& [name, fn] : registry().tests) std::printf("%s\n", name.c_str());
+  if (!filters.empty() && filters[0] == "--list") {  // --list [filters]: the names selected
+    filters.erase(filters.begin());
+    for (const auto& [name, fn] : registry().tests)
+      if (filters.empty() || selected(name, filters)) std::printf("%s\n", name.c_str());
     return 0;
   }
   const bool probe = !filters.empty() && filters[0] == "--probe";  // is the GPU usable? (scripts/gpu_run.sh)
@@ -101,10 +124,7 @@ int main(int argc, char** argv) {
   for (const auto& [name, fn] : registry().tests) {
     // selftest_* prove the harness's own checks (they must fail, see CMakeLists.txt): only when
     // a filter names them.
-    const bool self = name.rfind("selftest_", 0) == 0;
-    bool selected = filters.empty() && !self;
-    for (const auto& f : filters) selected = selected || (name.find(f) != std::string::npos && (!self || f.rfind("selftest_", 0) == 0));
-    if (!selected) continue;
+    if (!selected(name, filters)) continue;
     ++run;
     std::printf("[ RUN  ] %s\n", name.c_str());
     std::fflush(stdout);

@@ -4,11 +4,12 @@
 //
 // CHECK records a failure and goes on; REQUIRE records it and ends the test. An exception that
 // escapes a test fails it. main() (harness.cpp) runs the tests whose names contain one of the
-// command-line arguments (all without arguments), prints one line per test and a summary, and
+// command-line arguments (all without arguments; an argument "-text" leaves out the tests whose names
+// contain "text"), prints one line per test and a summary, and
 // exits 0 when all passed, 1 otherwise. It refuses to start (exit 1) with CTILE_RACE_CHECK set,
 // with CTILE_BACKEND other than cuda, or without a usable GPU: the GPU suite never passes or skips
 // without running on the GPU. A test in which no kernel was launched on the GPU fails
-// (gpu_launches()). `test_gpu --list` lists the tests; `test_gpu --probe` prints the GPU (exit 0)
+// (gpu_launches()). `test_gpu --list [filters]` lists the tests (those selected); `test_gpu --probe` prints the GPU (exit 0)
 // or why there is none (77). Tests named selftest_* run only when a filter names them.
 #pragma once
 
