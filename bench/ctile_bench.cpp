@@ -512,17 +512,23 @@ void bench_sum(std::int64_t n) {
   });
 }
 
-// --configs: a comma-separated list of W:C[:S] (warps W: 0 or a power of two up to 32) or eN:C[:S]
-// (the warps that give each thread N elements of the row's tile, at most 32), each with min CTAs
-// per SM C (0..8) and optionally stages S (0..4: tile blocks' loads ahead on a persistent grid).
+// Calls `item` on each comma-separated item of `text` (an empty text is one empty item) until it
+// returns false; true when every item was taken.
+template <class F>
+bool each_item(const std::string& text, F&& item) {
+  for (std::size_t at = 0; at <= text.size();) {
+    const std::size_t end = std::min(text.find(',', at), text.size());
+    if (!item(text.substr(at, end - at))) return false;
+    at = end + 1;
+  }
+  return true;
+}
+
 // --shapes 4096x8192,...: rows x columns, each at least 1 (--quick and --jit-only divide the rows as
 // for the standard shapes).
 bool parse_shapes(const std::string& text) {
   g.shapes.clear();
-  std::size_t at = 0;
-  while (at <= text.size()) {
-    const std::size_t end = std::min(text.find(',', at), text.size());
-    const std::string item = text.substr(at, end - at);
+  return each_item(text, [](const std::string& item) {
     long long r = 0, c = 0;
     char tail = 0;
     if (std::sscanf(item.c_str(), "%lldx%lld%c", &r, &c, &tail) != 2 || r < 1 || c < 1) {
@@ -530,23 +536,22 @@ bool parse_shapes(const std::string& text) {
       return false;
     }
     g.shapes.emplace_back(r, c);
-    at = end + 1;
-  }
-  return !g.shapes.empty();
+    return true;
+  });
 }
 
+// --configs: a comma-separated list of W:C[:S] (warps W: 0 or a power of two up to 32) or eN:C[:S]
+// (the warps that give each thread N elements of the row's tile, at most 128), each with min CTAs
+// per SM C (0..8) and optionally stages S (0..4: tile blocks' loads ahead on a persistent grid).
 bool parse_configs(const std::string& text) {
   g.configs.clear();
-  std::size_t at = 0;
-  while (at <= text.size()) {
-    const std::size_t end = std::min(text.find(',', at), text.size());
-    const std::string item = text.substr(at, end - at);
+  return each_item(text, [](const std::string& item) {
     Config c;
     const bool per_thread = !item.empty() && item[0] == 'e';
     int n = -1;
     const int got = std::sscanf(item.c_str() + (per_thread ? 1 : 0), "%d:%d:%d", &n, &c.min_ctas, &c.stages);
-    if (got < 2 || n < 0 || n > (per_thread ? 128 : 32) || (n & (n - 1)) != 0 || (per_thread && n == 0) || c.min_ctas < 0 || c.min_ctas > 8 ||
-        c.stages < 0 || c.stages > 4) {
+    if (got < 2 || n < 0 || n > (per_thread ? 128 : 32) || (n & (n - 1)) != 0 || (per_thread && n == 0) || c.min_ctas < 0 ||
+        c.min_ctas > 8 || c.stages < 0 || c.stages > 4) {
       std::fprintf(stderr,
                    "ctile_bench: --configs wants W:C[:S] or eN:C[:S] items (W 0 or a power of two <= 32, N a power of two "
                    "<= 128, C 0..8, S 0..4), got '%s'\n",
@@ -555,9 +560,8 @@ bool parse_configs(const std::string& text) {
     }
     (per_thread ? c.per_thread : c.warps) = n;
     g.configs.push_back(c);
-    at = end + 1;
-  }
-  return !g.configs.empty();
+    return true;
+  });
 }
 
 // A first launch of an unrelated kernel: the process's one-time costs (driver, context, NVRTC

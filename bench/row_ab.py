@@ -7,15 +7,8 @@ their check show as FAIL; a build without the row shows '-'.
   bench/row_ab.py LABEL=CTILE_JSONL LABEL=CTILE_JSONL [...] [--peers PEERS_JSONL]
 """
 import argparse
-import json
-import pathlib
 
-
-def records(path):
-    p = pathlib.Path(path)
-    if not p.exists():
-        return []
-    return [json.loads(line) for line in p.read_text().splitlines() if line.strip()]
+from row_configs import records
 
 
 def key(r):
