@@ -11,7 +11,7 @@ reference: a relative L2 error over the row's bound (ctile's bound for the same 
 status non-zero, as does a peer that raises.
 
     peers.py [--quick] [--out FILE] [--ctile-results ctile.jsonl] [--deadline UNIX_TIME]
-             [--only elementwise|rows|fused|reduction]
+             [--only elementwise|rows|fused|reduction] [--shapes RxC,...]
 
 Past --deadline the remaining groups are not run; each is recorded as skipped (never silently).
 """
@@ -304,7 +304,9 @@ def rms_ref(a, w, eps):
 
 def rows(shapes, f32_shape):
     eps = 1e-5
-    jobs = [(r, c, torch.bfloat16) for r, c in shapes] + [(f32_shape[0], f32_shape[1], torch.float32)]
+    jobs = [(r, c, torch.bfloat16) for r, c in shapes]
+    if f32_shape:
+        jobs.append((f32_shape[0], f32_shape[1], torch.float32))
     for r, c, dtype in jobs:
         if not past_deadline(f"rows {DTYPES[dtype]} {r}x{c}"):
             rows_one(r, c, dtype, eps)
@@ -480,6 +482,8 @@ def main():
     ap.add_argument("--ctile-results", help="ctile_bench's records: the error bound of each row")
     ap.add_argument("--deadline", type=float, help="unix time after which the remaining groups are skipped")
     ap.add_argument("--only", choices=["elementwise", "rows", "fused", "reduction"])
+    ap.add_argument("--shapes", help="RxC,...: the row kernels (bf16) at these shapes only, no f32 row "
+                    "(as ctile_bench --shapes)")
     a = ap.parse_args()
     OUT = open(a.out, "a") if a.out else None
     DEADLINE = a.deadline
@@ -509,7 +513,9 @@ def main():
         launch_overhead()
     if a.only in (None, "elementwise"):
         elementwise(n32)
-    if a.only in (None, "rows"):
+    if a.shapes:
+        rows([tuple(int(v) for v in s.split("x")) for s in a.shapes.split(",")], None)
+    elif a.only in (None, "rows"):
         rows(shapes, (8192 // scale, 4096))
     if a.only in (None, "fused"):
         fused(shapes[:3])
