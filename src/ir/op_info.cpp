@@ -311,6 +311,8 @@ std::vector<Type> Rule::run() {
       const Type& y = declared();
       if (!y.is_tile() || y.rank != 1 || is_bool(y.dtype))
         fail(cat("result has type ", type_str(y), ", expected a 1-D numeric tile"));
+      if (const std::int64_t g = op.value.i; op.value.is_float || g < 0 || (g > 1 && (!is_pow2(g) || y.shape[0] % g != 0)))
+        fail(cat("floor ", g, " is not a power of two that divides the length ", y.shape[0]));
       return {y};
     }
     case OpKind::Broadcast: {

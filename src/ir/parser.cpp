@@ -500,6 +500,7 @@ class Parser {
       if (key == "reverse") { op.reverse = true; continue; }
       expect('=');
       if (key == "axis") op.axis = static_cast<int>(parse_int());
+      else if (key == "floor") op.value = Scalar::of_int(parse_int());
       else if (key == "tile") op.shape = parse_list();
       else if (key == "offsets") op.offsets = parse_list();
       else if (key == "perm") {

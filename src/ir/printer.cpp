@@ -125,6 +125,9 @@ class Printer {
       case OpKind::Load: case OpKind::LoadPiece: case OpKind::LoadWindow: case OpKind::Gather:
         a << "pad = " << scalar_str(scalar_cast(op.value, dt()), dt()); break;
       case OpKind::Constant: a << "value = " << scalar_str(scalar_cast(op.value, dt()), dt()); break;
+      case OpKind::Iota:
+        if (op.value.i > 1) a << "floor = " << op.value.i;
+        break;
       case OpKind::Permute: {
         a << "perm = [";
         for (std::size_t i = 0; i < op.perm.size(); ++i) a << (i ? ", " : "") << op.perm[i];

@@ -11,6 +11,12 @@
 //
 // where L is the iota's length. For iota in [0, L), `iota + s P n` equals `iota P n - s`, and
 // clamping n - s to [-1, L] changes no outcome of any predicate (every iota is above -1 and below L).
+// Where the predicate is lt or ge and a power of two g divides n - s (extents divisible by 16 by
+// the tensor's facts, multiples of the tile) and L, the new iota is floored to g ({floor = g}:
+// element i is i - i % g): m = clamp(n - s, -1, L) is then -1 or a multiple of g, and for a
+// multiple m, i < m exactly when i - i % g < m, so the outcome is unchanged. The code generator
+// gives each group of g elements one comparison (a thread's vector of 8 bf16 one mask bit, as
+// Triton's constancy analysis does), where per element it costs an add and a compare each time.
 // The rewrite is exact only where neither `iota + s` nor `n - s` wraps (integers wrap in the IR):
 // the pass proves it from the scalars' ranges (constants; block ids below 2^31 - 1, the most tile
 // blocks a GPU launch runs, so this is a pass of the CUDA pipeline; extents in [0, 2^63); sums and
@@ -38,6 +44,9 @@ constexpr i128 kI64Min = std::numeric_limits<std::int64_t>::min();
 constexpr i128 kI64Max = std::numeric_limits<std::int64_t>::max();
 constexpr std::int64_t kMaxBlockId = 0x7ffffffe;  // a GPU launch runs at most 2^31 - 1 tile blocks
 constexpr int kMaxDepth = 8;
+// The largest floor given to an iota: a thread's vector of 16-bit elements is 8 wide, 16 covers
+// a vector of 8-bit ones; beyond that no group of registers shares an element's bits.
+constexpr std::int64_t kMaxFloor = 16;
 
 bool fits(const Range& r) { return r.lo >= kI64Min && r.hi <= kI64Max; }
 
@@ -125,6 +134,43 @@ class NarrowIndex : public Pass {
     }
   }
 
+  // A power of two (at most kMaxDivisor) that divides every value the i64 scalar `v` takes: 1 when
+  // the pass knows none. Extents divide by 16 or 8 where the tensor's facts say so.
+  static constexpr std::int64_t kMaxDivisor = std::int64_t{1} << 20;
+  std::int64_t divisor(ValueId v, int depth = 0) const {
+    if (!is_i64(v) || depth > kMaxDepth) return 1;
+    if (const ir::Op* c = constant_op(v)) {
+      const std::uint64_t x = static_cast<std::uint64_t>(c->value.i);
+      return x == 0 ? kMaxDivisor : static_cast<std::int64_t>(std::min<std::uint64_t>(x & (~x + 1), kMaxDivisor));
+    }
+    if (numel(type(v).shape) != 1) return 1;
+    const ir::Op* d = defs_->of(v);
+    if (!d) return 1;
+    switch (d->kind) {
+      case OpKind::Dim:
+        for (const ir::Param& p : k_->params)
+          if (p.value == d->operands[0]) {
+            const std::uint32_t bit = 1u << d->axis;
+            return (p.facts.extent_div16 & bit) ? 16 : (p.facts.extent_div8 & bit) ? 8 : 1;
+          }
+        return 1;
+      case OpKind::Reshape:
+      case OpKind::Broadcast: return divisor(d->operands[0], depth + 1);
+      case OpKind::Binary: {
+        const std::int64_t a = divisor(d->operands[0], depth + 1), b = divisor(d->operands[1], depth + 1);
+        switch (d->binary) {
+          case ir::BinaryFn::Add:
+          case ir::BinaryFn::Sub:
+          case ir::BinaryFn::Max:
+          case ir::BinaryFn::Min: return std::min(a, b);
+          case ir::BinaryFn::Mul: return std::min(a * b, kMaxDivisor);  // each at most 2^20: no overflow
+          default: return 1;
+        }
+      }
+      default: return 1;
+    }
+  }
+
   // An index `a` = reshape*(iota [+ broadcast(s)]): the iota, the offset scalar (kNoValue: none).
   bool index_of(ValueId a, ValueId& iota, ValueId& offset) const {
     const ValueId base = through_reshapes(a);
@@ -206,7 +252,17 @@ class NarrowIndex : public Pass {
     const ValueId t32 = at.build(OpKind::Convert, {t}, loc, {i32}).results[0];
     const ValueId ones = at.build(OpKind::Reshape, {t32}, loc, {Type::tile(DType::i32, Shape(shape.size(), 1))}).results[0];
     const ValueId limit = at.build(OpKind::Broadcast, {ones}, loc, {Type::tile(DType::i32, shape)}).results[0];
-    ValueId idx = at.build(OpKind::Iota, {}, loc, {Type::tile(DType::i32, {len})}).results[0];
+    // The floor: for P in {lt, ge} and n - s a multiple of g (as are -1's neighbours 0 and L: see
+    // the file comment), iota P m and floor_g(iota) P m agree, so the iota may be floored.
+    std::int64_t g = 1;
+    if (pred == ir::CmpPred::Lt || pred == ir::CmpPred::Ge) {
+      g = std::min<std::int64_t>(divisor(bound), kMaxFloor);
+      if (offset != ir::kNoValue) g = std::min(g, divisor(offset));
+      while (g > 1 && len % g != 0) g /= 2;
+    }
+    ValueId idx = at.build(OpKind::Iota, {}, loc, {Type::tile(DType::i32, {len})}, [&](ir::Op& o) {
+                    if (g > 1) o.value = ir::Scalar::of_int(g);
+                  }).results[0];
     if (shape.size() != 1) idx = at.build(OpKind::Reshape, {idx}, loc, {Type::tile(DType::i32, shape)}).results[0];
     for (std::size_t p = i; p < at.position(); ++p) defs_->note(*r.ops[p]);  // the new ops
     i = at.position();

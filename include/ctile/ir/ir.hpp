@@ -103,7 +103,8 @@ enum class OpKind : std::uint8_t {
   AtomicCAS,       // (tensor[Atomic], idx..., expected, desired) -> old
   // tile construction and shape manipulation
   Constant,        // () -> tile                                attrs: value, result type
-  Iota,            // () -> 1-D tile [0, n)                     attrs: result type
+  Iota,            // () -> 1-D tile [0, n)                     attrs: result type; value: floor g (element i is
+                   //                                           i - i % g; 0 or 1: none; narrow-index sets it)
   Broadcast,       // (tile) -> tile                            same rank; extents 1 grow to the result shape
   Reshape,         // (tile) -> tile                            same element count, row-major order
   Permute,         // (tile) -> tile                            attrs: perm; result dim i = operand dim perm[i]
@@ -188,7 +189,7 @@ struct Op {
   Shape shape;                 // MakePartition: tile shape
   Shape offsets;               // Extract
   std::vector<int> perm;       // Permute
-  Scalar value;                // Constant: the value; Load/LoadPiece/Gather: padding
+  Scalar value;                // Constant: the value; Load/LoadPiece/Gather: padding; Iota: floor (an integer)
   UnaryFn unary = UnaryFn::Neg;
   BinaryFn binary = BinaryFn::Add;
   CmpPred cmp = CmpPred::Eq;

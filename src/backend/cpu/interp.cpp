@@ -115,7 +115,7 @@ void BlockInterp::exec_op(const ir::Op& op) {
     case OpKind::AtomicCAS:
       return op_atomic_cas(view(ops[0]), tiles(1, ops.size() - 3), in(ops.size() - 2), in(ops.size() - 1), out());
     case OpKind::Constant: return op_constant(op.value, out());
-    case OpKind::Iota: return op_iota(out());
+    case OpKind::Iota: return op_iota(out(), op.value.i);
     case OpKind::Broadcast: return op_broadcast(in(0), out());
     case OpKind::Reshape: return op_reshape(in(0), out());
     case OpKind::ConvertLayout: return op_reshape(in(0), out());  // layouts do not exist on the CPU: a copy

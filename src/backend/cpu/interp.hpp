@@ -148,7 +148,7 @@ void op_select(const Tile& c, const Tile& a, const Tile& b, Tile& out);
 void op_convert(const Tile& x, Tile& out);
 // construction and shapes (ops_shape.cpp)
 void op_constant(const ir::Scalar& v, Tile& out);
-void op_iota(Tile& out);
+void op_iota(Tile& out, std::int64_t floor = 1);  // element i: i - i % floor (floor 0 or 1: i)
 void op_broadcast(const Tile& x, Tile& out);
 void op_reshape(const Tile& x, Tile& out);
 void op_permute(const std::vector<int>& perm, const Tile& x, Tile& out);

@@ -59,10 +59,11 @@ void op_constant(const ir::Scalar& v, Tile& out) {
   });
 }
 
-void op_iota(Tile& out) {
+void op_iota(Tile& out, std::int64_t floor) {
+  const std::int64_t g = floor > 1 ? floor : 1;
   dispatch(out.dtype, [&]<class T>(std::type_identity<T>) {
     T* o = out.as<T>();
-    for (std::int64_t i = 0; i < out.n; ++i) o[i] = convert_elem<T, std::int64_t>(i);
+    for (std::int64_t i = 0; i < out.n; ++i) o[i] = convert_elem<T, std::int64_t>(i - i % g);
   });
 }
 

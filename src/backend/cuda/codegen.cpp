@@ -301,7 +301,9 @@ class Emitter {
     auto it = fused_.find(v);
     if (it == fused_.end()) return false;
     const ir::Op& d = *it->second.op;
-    if (ir::calls_function(d)) return true;
+    // A remat copy reads its input through an empty volatile asm (ct::opaque), which the CUDA
+    // compiler does not move out of a branch: behind `?:` every element would keep its branch.
+    if (ir::calls_function(d) || d.remat) return true;
     for (ValueId x : d.operands)
       if (costly(x)) return true;
     return false;
@@ -1120,10 +1122,24 @@ class Emitter {
         if (rep(r0)) return line("const " + ct(r0) + " " + name(r0) + " = ct::convert<" + ct(r0) + ">(0LL);" + comment(op));
         // A remat copy starts from an opaque copy of the thread's position (see emit_convert).
         if (op.remat) line("const int " + name(r0) + "_tp = ct::opaque(" + tp(r0) + ");");
-        return each(op, r0, [=, this, &op](const std::string& r) {
-          const std::string t = op.remat ? name(r0) + "_tp" : tp(r0);
-          return "ct::convert<" + ct(r0) + ">((long long)(" + t + " + " + D(r0) + "::reg(" + r + ")))";
-        });
+        {
+          // A floor g (narrow-index): element e = thread position + register offset, on disjoint
+          // bits of e, so e - e % g clears the low bits of each part: the register bits that land
+          // below g drop out of the register index, and every register of one group of g gets the
+          // same expression (the CUDA compiler computes it once for the group).
+          const std::int64_t g = op.value.i > 1 ? op.value.i : 1;
+          long long rmask = 0;
+          const Layout& R = lay(r0);
+          for (std::size_t kk = 0; g > 1 && kk < R.reg.size(); ++kk)
+            if (R.reg[kk] < log2i(g)) rmask |= 1LL << kk;
+          return each(op, r0, [=, this, &op](const std::string& r) {
+            std::string t = op.remat ? name(r0) + "_tp" : tp(r0);
+            std::string ri = r;
+            if (g > 1) t = "(" + t + " & ~" + std::to_string(g - 1) + ")";
+            if (rmask) ri = "(" + r + ") & ~" + std::to_string(rmask);
+            return "ct::convert<" + ct(r0) + ">((long long)(" + t + " + " + D(r0) + "::reg(" + ri + ")))";
+          });
+        }
       case OpKind::Broadcast: {
         const ValueId x = o[0];
         if (rep(x)) return each(op, r0, [=, this, &op](const std::string&) { return name(x); });
@@ -1189,8 +1205,8 @@ class Emitter {
         });
       }
       case OpKind::Select:
-        // A fused operand that calls something costly is evaluated unconditionally (ct::op_select);
-        // C++'s `?:` would evaluate it behind a branch per element.
+        // A fused operand that calls something costly, or reads a remat copy, is evaluated
+        // unconditionally (ct::op_select); C++'s `?:` would evaluate it behind a branch per element.
         if (costly(o[1]) || costly(o[2]))
           return each(op, r0, [=, this, &op](const std::string& r) {
             return "ct::op_select<" + ct(r0) + ">(" + get(o[0], r) + ", " + get(o[1], r) + ", " + get(o[2], r) + ")";

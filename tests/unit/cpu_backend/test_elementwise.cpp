@@ -2,6 +2,7 @@
 #include <limits>
 
 #include "helpers.hpp"
+#include "../../../src/backend/cpu/interp.hpp"
 
 namespace cpu_test {
 namespace {
@@ -346,3 +347,23 @@ TEST(CpuElementwise, HalfPrecisionRoundingSpotChecks) {
 
 }  // namespace
 }  // namespace cpu_test
+
+// ct.iota with a floor g (narrow-index sets it): element i is i - i % g, in every element type.
+TEST(CpuIota, FloorRoundsEachIndexDownToItsGroup) {
+  namespace cpu = ctile::backend::cpu;
+  for (const ctile::DType d : {ctile::DType::i32, ctile::DType::i64, ctile::DType::f32}) {
+    const ctile::ir::Type ty = ctile::ir::Type::tile(d, {64});
+    for (const std::int64_t g : {0, 1, 4, 16, 64}) {
+      cpu::Tile t;
+      cpu::prepare(t, ty);
+      cpu::op_iota(t, g);
+      for (std::int64_t i = 0; i < 64; ++i) {
+        const std::int64_t want = g > 1 ? i / g * g : i;
+        const double got = d == ctile::DType::i32   ? t.as<std::int32_t>()[i]
+                           : d == ctile::DType::i64 ? static_cast<double>(t.as<std::int64_t>()[i])
+                                                    : t.as<float>()[i];
+        ASSERT_EQ(got, static_cast<double>(want)) << "element " << i << ", floor " << g << ", " << ctile::dtype_name(d);
+      }
+    }
+  }
+}

@@ -194,9 +194,13 @@ inline Inputs make_inputs(const ir::Kernel& k, bool one_block, std::uint64_t see
         // (A tensor with facts read in blocks of extent 1 along an axis (attention's [1, 1, S, D]
         // of [B, H, S, D]): 2 along it, so the second coordinate is read too.)
         if (t == 1 && p.facts.any()) b.shape[static_cast<std::size_t>(d)] = 2;
-        // An extent the facts promise a multiple of 16 (or 8) is one, rounded up.
+        // An extent the facts promise a multiple of 16 (or 8) is one, rounded up, and an odd multiple
+        // (a kernel that relied on more than the promise, as a mask compared once per group of 2m,
+        // would go wrong).
         const std::int64_t m = (p.facts.extent_div16 >> d) & 1u ? 16 : (p.facts.extent_div8 >> d) & 1u ? 8 : 1;
-        b.shape[static_cast<std::size_t>(d)] = (b.shape[static_cast<std::size_t>(d)] + m - 1) / m * m;
+        std::int64_t& e = b.shape[static_cast<std::size_t>(d)];
+        e = (e + m - 1) / m * m;
+        if (m > 1 && e % (2 * m) == 0) e += m;
       }
     }
     // Every other tensor gets padded rows and an odd base offset: strided and misaligned views

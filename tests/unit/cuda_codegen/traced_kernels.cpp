@@ -156,6 +156,15 @@ void add_traced_cases(std::vector<Case>& out) {
   add("column_masks", [] {
     return ct::trace(column_masks, "column_masks", {piece(D::f32, {2, 64}), ref(D::f32, 2), scalar(D::i64)}, 2);
   });
+  // The same with x's extents promised multiples of 16 (its facts): narrow-index floors the iotas
+  // of the lt / ge masks against the extent (f32 vectors of 4: the floor spans lanes too).
+  add("column_masks_div16", [] {
+    auto k = std::make_shared<ir::Kernel>(
+        ir::clone(*ct::trace(column_masks, "column_masks", {piece(D::f32, {2, 64}), ref(D::f32, 2), scalar(D::i64)}, 2)));
+    k->params[1].facts.extent_div16 = 3u;
+    k->params[1].facts.extent_div8 = 3u;
+    return std::shared_ptr<const ir::Kernel>(k);
+  });
   add("reverse_piece", [] { return ct::trace(reverse_piece, "reverse_piece", {piece(D::f32, {32}), ref(D::f32, 1)}, 1); });
   add("histogram", [] { return ct::trace(histogram, "histogram", {atomic(D::i64, 1), ref(D::i32, 1)}, 1); });
   add("collatz", [] { return ct::trace(collatz, "collatz", {piece(D::i64, {1}), ref(D::i64, 1)}, 1); });
@@ -189,6 +198,17 @@ void add_traced_cases(std::vector<Case>& out) {
   add("layer_norm_bf16_4k", [] {
     return ct::trace(layer_norm, "layer_norm",
                      {piece(D::bf16, {1, 4096}), ref(D::bf16, 2), ref(D::bf16, 1), ref(D::bf16, 1), scalar(D::f32)}, 2);
+  });
+  // LayerNorm with the row's extent promised a multiple of 16: its masks compare one index per
+  // vector of 8 bf16 (narrow-index's floor), the rows of the second column block half masked.
+  add("layer_norm_bf16_4k_div16", [] {
+    auto k = std::make_shared<ir::Kernel>(ir::clone(*ct::trace(
+        layer_norm, "layer_norm", {piece(D::bf16, {1, 4096}), ref(D::bf16, 2), ref(D::bf16, 1), ref(D::bf16, 1), scalar(D::f32)}, 2)));
+    for (std::size_t i = 1; i <= 3; ++i) {
+      k->params[i].facts.extent_div16 = i == 1 ? 3u : 1u;
+      k->params[i].facts.extent_div8 = k->params[i].facts.extent_div16;
+    }
+    return std::shared_ptr<const ir::Kernel>(k);
   });
   add("math_fns_f32", [] {
     return ct::trace(math_fns<float>, "math_fns<f32>",

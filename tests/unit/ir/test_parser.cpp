@@ -159,3 +159,20 @@ TEST(IrParser, ErrorsNameTheLineAndColumn) {
   expect_parse_error("ct.kernel @k grid_rank 1 () {\n  %0 = ct.block_id {axis = 0, colour = 3} : i64\n  ct.yield\n}\n",
                      "unknown attribute 'colour'");
 }
+
+// An iota's floor (set by narrow-index): printed, parsed back, and checked by the verifier.
+TEST(IrParser, IotaFloorRoundTripsAndIsVerified) {
+  const std::string text =
+      "ct.kernel @k grid_rank 1 (%0: piece<i32, [64]> \"a\") {\n"
+      "  %1 = ct.iota {floor = 8} : tile<i32, [64]>\n"
+      "  ct.store_piece %0, %1\n"
+      "  ct.yield\n"
+      "}\n";
+  const ir::Kernel k = ir::parse(text);
+  EXPECT_EQ(ir::print(k), text);
+  expect_round_trip(k);
+  expect_parse_error("ct.kernel @k grid_rank 1 () {\n  %0 = ct.iota {floor = 3} : tile<i32, [64]>\n  ct.yield\n}\n",
+                     "floor 3 is not a power of two that divides the length 64");
+  expect_parse_error("ct.kernel @k grid_rank 1 () {\n  %0 = ct.iota {floor = 128} : tile<i32, [64]>\n  ct.yield\n}\n",
+                     "floor 128 is not a power of two that divides the length 64");
+}
