@@ -93,6 +93,7 @@ void copy_attributes(const Op& from, Op& to) {
   to.tma_bar = from.tma_bar;
   to.async_wait = from.async_wait;
   to.in_flight = from.in_flight;
+  to.prefetch_next = from.prefetch_next;
   to.acc_split = from.acc_split;
   to.remat = from.remat;
   to.fused = from.fused;

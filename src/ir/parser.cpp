@@ -494,6 +494,7 @@ class Parser {
       if (key == "grid_indices") { op.grid_indices = true; continue; }
       if (key == "tensor_core") { op.tensor_core = true; continue; }
       if (key == "in_flight") { op.in_flight = true; continue; }
+      if (key == "prefetch_next") { op.prefetch_next = true; continue; }
       if (key == "remat") { op.remat = true; continue; }
       if (key == "fused") { op.fused = true; continue; }
       if (key == "exclusive") { op.exclusive = true; continue; }

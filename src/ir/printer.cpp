@@ -161,6 +161,7 @@ class Printer {
     if (op.tma_map >= 0) more("tma = [" + std::to_string(op.tma_map) + ", " + std::to_string(op.tma_bar) + "]");
     if (op.async_wait >= 0) more("async_wait = " + std::to_string(op.async_wait));
     if (op.in_flight) more("in_flight");
+    if (op.prefetch_next) more("prefetch_next");
     if (op.acc_split) more("acc_split = " + std::to_string(op.acc_split));
     if (op.remat) more("remat");
     if (op.fused) more("fused");

@@ -18,7 +18,7 @@ std::string key_of(const ir::Kernel& k, const ir::Op& op) {
   for (ir::ValueId v : op.operands) s << v << ',';
   s << ")a" << op.axis << "u" << static_cast<int>(op.unary) << "b" << static_cast<int>(op.binary) << "c"
     << static_cast<int>(op.cmp) << "r" << static_cast<int>(op.reduce) << "t" << static_cast<int>(op.atomic) << "d" << static_cast<int>(op.random) << "m"
-    << static_cast<int>(op.rounding) << op.ftz << op.propagate_nan << op.exclusive << op.reverse << op.in_bounds << op.grid_indices << op.tensor_core << op.in_flight << op.remat;
+    << static_cast<int>(op.rounding) << op.ftz << op.propagate_nan << op.exclusive << op.reverse << op.in_bounds << op.grid_indices << op.tensor_core << op.in_flight << op.prefetch_next << op.remat;
   // Constants and paddings by bit pattern (NaN equals itself here; -0 differs from +0).
   s << "v" << op.value.is_float << ':' << std::bit_cast<std::uint64_t>(op.value.f) << ':' << op.value.i;
   s << "s";

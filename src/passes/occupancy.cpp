@@ -54,7 +54,11 @@ class Occupancy : public Pass {
     });
     if (!reduces || excluded) return;
     k_ = &k;
-    const double live = most_live(k.body);
+    double live = most_live(k.body);
+    // A load block-prefetch issues for the next tile block holds a second set of registers
+    // throughout the tile block (docs/compiler.md, block-prefetch).
+    for (const auto& op : k.body.ops)
+      if (op->prefetch_next) live += thread_words(k, op->results[0]);
     if (live <= 0) return;
     const int threads = 32 * k.target.warps * k.target.blocks_per_cta;
     auto ctas_for = [&](int extra) {

@@ -21,6 +21,7 @@ struct Entry {
 const Entry kPasses[] = {
     {"acc-split", make_acc_split},
     {"batch-mma", make_batch_mma},
+    {"block-prefetch", make_block_prefetch},
     {"bounds", make_bounds},
     {"canonicalize", make_canonicalize},
     {"constant-fold", make_constant_fold},
@@ -47,7 +48,7 @@ std::string file_safe(const std::string& s) {
 // CTILE_SKIP_PASSES (experiments, A/B in one process): a comma-separated list of passes the
 // pipelines leave out. Only passes that optimise may be named: without them a kernel is still
 // correct (the differential suites run with them skipped too).
-const char* const kSkippable[] = {"narrow-index", "fuse-elementwise", "remat", "occupancy", "schedule", "cse"};
+const char* const kSkippable[] = {"narrow-index", "fuse-elementwise", "remat", "block-prefetch", "occupancy", "schedule", "cse"};
 
 std::vector<std::string> skipped_passes() {
   std::vector<std::string> r;
@@ -142,9 +143,10 @@ PassManager cuda_pipeline() {
   // Batched products as rank-2 ones; K loops' loads one iteration ahead; to the GPU-level IR: layouts, then conversions that
   // cancel, then the accesses the facts prove in bounds, the order of each region, and the shared
   // memory of what remains; before that, tiles kept across a reduction that are cheaper to compute
-  // again are computed again (remat), and the occupancy target follows from the registers left;
+  // again are computed again (remat), a resident grid's row loads go one tile block ahead
+  // (block-prefetch), and the occupancy target follows from the registers left;
   // last, TMA copies may move to a producer warpgroup of their own (warp-specialize).
-  pm.add("batch-mma").add("loop-prefetch").add("narrow-index").add("layout-assignment").add("canonicalize").add("cse").add("dce").add("bounds").add("schedule").add("remat").add("fuse-elementwise").add("occupancy").add("smem-alloc").add("warp-specialize").add("acc-split");
+  pm.add("batch-mma").add("loop-prefetch").add("narrow-index").add("layout-assignment").add("canonicalize").add("cse").add("dce").add("bounds").add("schedule").add("remat").add("fuse-elementwise").add("block-prefetch").add("occupancy").add("smem-alloc").add("warp-specialize").add("acc-split");
   return pm;
 }
 

@@ -33,6 +33,7 @@ std::unique_ptr<Pass> make_schedule();
 std::unique_ptr<Pass> make_remat();
 std::unique_ptr<Pass> make_fuse_elementwise();
 std::unique_ptr<Pass> make_occupancy();
+std::unique_ptr<Pass> make_block_prefetch();
 std::unique_ptr<Pass> make_batch_mma();
 std::unique_ptr<Pass> make_warp_specialize();
 std::unique_ptr<Pass> make_acc_split();

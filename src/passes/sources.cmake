@@ -5,6 +5,7 @@ list(APPEND CTILE_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/schedule.cpp
   ${CMAKE_CURRENT_LIST_DIR}/remat.cpp
   ${CMAKE_CURRENT_LIST_DIR}/occupancy.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/block_prefetch.cpp
   ${CMAKE_CURRENT_LIST_DIR}/smem_alloc.cpp
   ${CMAKE_CURRENT_LIST_DIR}/canonicalize.cpp
   ${CMAKE_CURRENT_LIST_DIR}/constant_fold.cpp

@@ -14,8 +14,10 @@ struct KernelOptions {
   // Warps that run one tile block (a power of two, 1..32); 0: the layout pass chooses.
   int warps = 0;
   // Loads issued ahead over tile blocks on a persistent grid: 1 = none (one tile block at a time),
-  // 2 = the next tile block's loads in flight while this one computes; 0: the compiler chooses
-  // (a persistent grid for kernels with a TMA producer warpgroup on sm_90, else 1).
+  // 2 = the next tile block's loads in flight while this one computes (a TMA producer warpgroup's
+  // rings, or in a straight-line kernel such as a row kernel the block-prefetch pass's second set
+  // of registers); 0: the compiler chooses (a persistent grid for kernels with a TMA producer
+  // warpgroup on sm_90, else 1).
   int stages = 0;
   // Tile blocks one CTA runs side by side (a power of two, 1..32), each on its own warps; 0: chooses.
   int blocks_per_cta = 0;

@@ -232,6 +232,9 @@ struct Op {
   // the tensor cores run across the loop's barrier; the loop waits for the last at its end.
   // smem-alloc sets it and gives the loop's rings one slot more (docs/compiler.md, smem-alloc).
   bool in_flight = false;
+  // A load of a straight-line kernel on a resident grid that reads the CTA's next tile block while
+  // this one computes (block-prefetch; the code generator keeps a second set of registers).
+  bool prefetch_next = false;
   // A ct.for whose in-flight wgmma accumulates into a carried f32 tile: with 2 the iterations
   // alternate between that tile and a second accumulator (zero at the start), added at the loop's
   // end, so consecutive iterations' products do not wait for each other on the tensor cores

@@ -308,6 +308,9 @@ class Emitter {
       if (costly(x)) return true;
     return false;
   }
+  std::vector<const ir::Op*> prefetched_;     // block-prefetch: the marked loads, in body order
+  std::vector<const ir::Op*> prefetch_cone_;  // the body's ops their operands need, in order
+  bool in_prefetch_ = false;                  // emitting the next tile block's loads
   std::string entry_;
   std::ostringstream out_;
   std::ostringstream funcs_;  // the combine functions of ct.reduce_with / ct.scan_with, before the kernel
@@ -444,6 +447,7 @@ class Emitter {
       }
     };
     for (const ir::Param& p : k_.params) see_layout(p.value);
+    find_prefetches();
     ir::walk(k_.body, [&](const ir::Op& op) {
       for (ValueId r : op.results) see_layout(r);
       for (const ir::Region& r : op.regions)
@@ -640,6 +644,11 @@ class Emitter {
     if (P) emit_producer();
     emit_block_count();
     if (ks()) line("bool ks_first = true;  // the K split: no accumulator handed over yet");
+    if (!prefetched_.empty()) {
+      for (const ir::Op* ld : prefetched_)
+        line(decl(ld->results[0]) + "_n;  // block-prefetch: the next tile block's tile");
+      emit_prefetch("(long long)blockIdx.x * " + std::to_string(B) + " + team.sub");
+    }
     open("for (long long lin = (long long)blockIdx.x * " + std::to_string(B) + " + team.sub; lin < nblocks; lin += (long long)gridDim.x * " +
          std::to_string(B) + ") {");
     emit_tile_block_start();
@@ -649,6 +658,44 @@ class Emitter {
       line("if (kwg == 1 && !ks_first) ct::bar_sync(" + std::to_string(ir::kKSplitBarrier + 1) + ", 256);");
     if (k_.target.pingpong)  // the last hand-over to warpgroup 0 (or the first, with no tile block): no arrival left behind
       line("if ((team.tid >> 7) == 0) ct::bar_sync(" + std::to_string(ir::kPingPongBarrier) + ", 256);  // ping-pong's last turn");
+    close();
+  }
+  // ---- block-prefetch ----
+  // The loads the block-prefetch pass marked (ops of the body, in order) and the body's ops their
+  // operands come from (block ids, extents, scalar arithmetic: the pass checked), in order.
+  void find_prefetches() {
+    if (k_.target.producer_warps > 0) return;
+    std::set<ValueId> need;
+    for (auto it = k_.body.ops.rbegin(); it != k_.body.ops.rend(); ++it) {
+      const ir::Op& op = **it;
+      bool wanted = op.prefetch_next;
+      for (ValueId r : op.results) wanted = wanted || need.count(r);
+      if (!wanted) continue;
+      if (op.prefetch_next) prefetched_.insert(prefetched_.begin(), &op);
+      else prefetch_cone_.insert(prefetch_cone_.begin(), &op);
+      for (ValueId o : op.operands) need.insert(o);
+    }
+  }
+  // The marked loads of tile block `lin_expr` (when the CTA has it) into their `_n` registers: in
+  // a scope of their own that declares the block's ids and computes the loads' operands again.
+  void emit_prefetch(const std::string& lin_expr) {
+    open("{  // block-prefetch: the loads of the CTA's next tile block");
+    line("const long long lin_next = " + lin_expr + ";");
+    open("if (lin_next < nblocks) {");
+    line("const long long lin = lin_next;");
+    emit_tile_block_start();
+    in_prefetch_ = true;
+    for (const ir::Op* op : prefetch_cone_) {
+      emit_op(*op);
+      for (ValueId r : op->results)  // a value only the current tile block's other ops use
+        if (type(r).is_tile()) line("(void)" + name(r) + ";");
+    }
+    for (const ir::Op* op : prefetched_) {
+      emit_load(*op);
+      line(name(op->results[0]) + "_n = " + name(op->results[0]) + ";");
+    }
+    in_prefetch_ = false;
+    close();
     close();
   }
   void emit_block_count() {
@@ -873,6 +920,9 @@ class Emitter {
       }
       if (producer_only_.count(op.get())) continue;  // the producer warpgroup computes it
       emit_op(*op);
+      if (&r == &k_.body && std::find(prefetch_cone_.begin(), prefetch_cone_.end(), op.get()) != prefetch_cone_.end())
+        for (ValueId v : op->results)  // its prefetched load reads the copy made the tile block before
+          if (type(v).is_tile()) line("(void)" + name(v) + ";");
       if (ws())
         for (const auto& [ld, fl] : readers)
           if (fl.second == op.get()) {
@@ -1047,7 +1097,15 @@ class Emitter {
                     std::to_string(op.axis) + "], " + std::to_string(log2i(tile)) + ");" + comment(op));
       }
       case OpKind::Load:
-      case OpKind::LoadPiece: return emit_load(op);
+      case OpKind::LoadPiece:
+        if (op.prefetch_next && !in_prefetch_ && !prefetched_.empty()) {
+          // Prefetched during the previous tile block (or before the loop); then the next one's.
+          line(decl(r0) + " = " + name(r0) + "_n;" + comment(op));
+          if (&op == prefetched_.back())
+            emit_prefetch("lin + (long long)gridDim.x * " + std::to_string(k_.target.blocks_per_cta));
+          return;
+        }
+        return emit_load(op);
       case OpKind::StorePiece: return emit_store(op);
       case OpKind::LoadWindow: return emit_load_window(op);
       case OpKind::StoreWindow: return emit_store_window(op);

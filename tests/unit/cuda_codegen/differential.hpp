@@ -409,13 +409,13 @@ inline bool declared_model(const std::string& name, DType out, std::int64_t widt
     t.model = "softmax (fast_math): " + std::to_string(eb::softmax_fast_rel_ulps(width)) + " ulps f32 relative";
     return true;
   }
-  if (name == "example_softmax" || name.rfind("softmax_bf16", 0) == 0) {
+  if (name == "example_softmax" || name == "example_softmax_prefetch" || name.rfind("softmax_bf16", 0) == 0) {
     t.c_ulps = eb::softmax_rel_ulps(width);
     t.ulps = narrow();
     t.model = "softmax: " + std::to_string(eb::softmax_rel_ulps(width)) + " ulps f32 relative";
     return true;
   }
-  if (name == "example_rms_norm") {
+  if (name == "example_rms_norm" || name == "example_rms_norm_prefetch") {
     t.c_ulps = eb::rms_norm_rel_ulps(width);
     t.ulps = narrow();
     t.model = "rms_norm: " + std::to_string(eb::rms_norm_rel_ulps(width)) + " ulps f32 relative";

@@ -210,6 +210,31 @@ void add_traced_cases(std::vector<Case>& out) {
     }
     return std::shared_ptr<const ir::Kernel>(k);
   });
+  // The option stages = 2 on row kernels: a resident grid whose CTAs load their next row while
+  // computing this one (block-prefetch), with and without masked columns. Tiles of 4 warps or
+  // more (one tile block a CTA): the emulation runs 3 CTAs over the grid's 4 tile blocks, so the
+  // first CTA's second tile block comes prefetched (a prefetch of the wrong block fails these).
+  add("layer_norm_bf16_prefetch", [] {
+    auto k = std::make_shared<ir::Kernel>(ir::clone(*ct::trace(
+        layer_norm, "layer_norm", {piece(D::bf16, {1, 4096}), ref(D::bf16, 2), ref(D::bf16, 1), ref(D::bf16, 1), scalar(D::f32)}, 2)));
+    for (std::size_t i = 1; i <= 3; ++i) {
+      k->params[i].facts.extent_div16 = i == 1 ? 3u : 1u;
+      k->params[i].facts.extent_div8 = k->params[i].facts.extent_div16;
+    }
+    k->options.stages = 2;
+    return std::shared_ptr<const ir::Kernel>(k);
+  });
+  add("example_rms_norm_prefetch", [] {
+    auto k = std::make_shared<ir::Kernel>(ir::clone(
+        *ct::trace(rms_norm, "rms_norm", {piece(D::bf16, {1, 4096}), ref(D::bf16, 2), ref(D::bf16, 1), scalar(D::f32)}, 2)));
+    k->options.stages = 2;
+    return std::shared_ptr<const ir::Kernel>(k);
+  });
+  add("example_softmax_prefetch", [] {
+    auto k = std::make_shared<ir::Kernel>(ir::clone(*ct::trace(softmax, "softmax", {piece(D::f32, {1, 8192}), ref(D::f32, 2)}, 2)));
+    k->options.stages = 2;
+    return std::shared_ptr<const ir::Kernel>(k);
+  });
   add("math_fns_f32", [] {
     return ct::trace(math_fns<float>, "math_fns<f32>",
                      {piece(D::f32, {256}), piece(D::f32, {256}), piece(D::f32, {256}), piece(D::f32, {256}),
