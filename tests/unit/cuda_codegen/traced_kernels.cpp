@@ -201,29 +201,23 @@ void add_traced_cases(std::vector<Case>& out) {
   });
   // LayerNorm with the row's extent promised a multiple of 16: its masks compare one index per
   // vector of 8 bf16 (narrow-index's floor), the rows of the second column block half masked.
-  add("layer_norm_bf16_4k_div16", [] {
+  // `stages` 2: on a resident grid (below).
+  auto layer_norm_div16 = [](int stages) {
     auto k = std::make_shared<ir::Kernel>(ir::clone(*ct::trace(
         layer_norm, "layer_norm", {piece(D::bf16, {1, 4096}), ref(D::bf16, 2), ref(D::bf16, 1), ref(D::bf16, 1), scalar(D::f32)}, 2)));
     for (std::size_t i = 1; i <= 3; ++i) {
       k->params[i].facts.extent_div16 = i == 1 ? 3u : 1u;
       k->params[i].facts.extent_div8 = k->params[i].facts.extent_div16;
     }
+    k->options.stages = stages;
     return std::shared_ptr<const ir::Kernel>(k);
-  });
+  };
+  add("layer_norm_bf16_4k_div16", [=] { return layer_norm_div16(0); });
   // The option stages = 2 on row kernels: a resident grid whose CTAs load their next row while
   // computing this one (block-prefetch), with and without masked columns. Tiles of 4 warps or
   // more (one tile block a CTA): the emulation runs 3 CTAs over the grid's 4 tile blocks, so the
   // first CTA's second tile block comes prefetched (a prefetch of the wrong block fails these).
-  add("layer_norm_bf16_prefetch", [] {
-    auto k = std::make_shared<ir::Kernel>(ir::clone(*ct::trace(
-        layer_norm, "layer_norm", {piece(D::bf16, {1, 4096}), ref(D::bf16, 2), ref(D::bf16, 1), ref(D::bf16, 1), scalar(D::f32)}, 2)));
-    for (std::size_t i = 1; i <= 3; ++i) {
-      k->params[i].facts.extent_div16 = i == 1 ? 3u : 1u;
-      k->params[i].facts.extent_div8 = k->params[i].facts.extent_div16;
-    }
-    k->options.stages = 2;
-    return std::shared_ptr<const ir::Kernel>(k);
-  });
+  add("layer_norm_bf16_prefetch", [=] { return layer_norm_div16(2); });
   add("example_rms_norm_prefetch", [] {
     auto k = std::make_shared<ir::Kernel>(ir::clone(
         *ct::trace(rms_norm, "rms_norm", {piece(D::bf16, {1, 4096}), ref(D::bf16, 2), ref(D::bf16, 1), scalar(D::f32)}, 2)));
