@@ -75,7 +75,7 @@ CT_DEV Win<Sh::rank> make_win_grid(const TensorDesc& td, const Idx<Sh::rank>& ti
       r.w.hi[d] = 1;
     } else {
       const long long room = td.shape[d] - base;
-      r.w.hi[d] = room < Sh::ext(d) ? (room < 0 ? 0 : room) : Sh::ext(d);
+      r.w.hi[d] = room < Sh::ext(d) ? (room < 0 ? 0 : (int)room) : Sh::ext(d);
       full = full && room >= Sh::ext(d);
     }
     if constexpr (VB > 0) origin += base * td.stride[d];

@@ -84,7 +84,10 @@ CT_DEV bool aligned_to(const void* p, int bytes) { return ((unsigned long long)p
 // A tile origin that overflows or lies outside the tensor gives an empty window.
 template <int R>
 struct Window {
-  long long base[R > 0 ? R : 1], lo[R > 0 ? R : 1], hi[R > 0 ? R : 1];
+  // base: the coordinates of tile element 0 (any value); lo, hi: the tile elements kept along each
+  // axis, [lo, hi) within [0, the tile's extent], so 32 bits (per-vector bounds tests in 32 bits).
+  long long base[R > 0 ? R : 1];
+  int lo[R > 0 ? R : 1], hi[R > 0 ? R : 1];
 };
 
 template <class Sh>
@@ -100,8 +103,8 @@ CT_DEV Window<Sh::rank> make_window(const TensorDesc& td, const Idx<Sh::rank>& t
     const bool ok = idx <= (kI64Max >> sh) && idx >= (kI64Min >> sh) && c0 > -ts && c0 < ext;
     const long long room = (c0 < 0 && ext > kI64Max + c0) ? ts : ext - c0;
     w.base[d] = c0;
-    w.lo[d] = ok ? (c0 < 0 ? -c0 : 0) : 0;
-    w.hi[d] = ok ? (room < ts ? room : ts) : 0;
+    w.lo[d] = ok ? (int)(c0 < 0 ? -c0 : 0) : 0;
+    w.hi[d] = ok ? (int)(room < ts ? room : ts) : 0;
   }
   return w;
 }
@@ -116,8 +119,8 @@ CT_DEV void window_axis(Window<1>& w, long long c0, long long ts, long long ext,
   if (lo < keep_lo) lo = keep_lo;
   if (hi > keep_hi) hi = keep_hi;
   w.base[0] = ok ? c0 : 0;  // an empty window keeps no far-off origin for the alignment test
-  w.lo[0] = ok ? lo : 0;
-  w.hi[0] = ok && hi > lo ? hi : (ok ? lo : 0);
+  w.lo[0] = ok ? (int)lo : 0;
+  w.hi[0] = ok && hi > lo ? (int)hi : (ok ? (int)lo : 0);
 }
 
 // The window of a tile (ct.load_window) whose element 0 lies at element coordinates `org`: any
