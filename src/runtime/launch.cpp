@@ -718,6 +718,96 @@ struct Checked {
   std::int64_t blocks = 0;
 };
 
+// The arguments of a launch that passed every check, by what those checks depend on: the views (a
+// TensorCore is immutable and its id never reused, so the same id is the same storage, offset,
+// extents, strides and device), the partitions' tiles and the Const values. A later launch of the
+// same kernel with the same ones and no explicit grid skips validate() and the specialisation's
+// key (the grid and the record are the ones found then) and checks only what changes between
+// launches of the same views: whether a graph owns one of them (check_graph_ownership).
+struct SeenArgs {
+  struct Arg {
+    std::uint64_t core_id = 0;  // 0: not a tensor
+    std::int64_t tile[kMaxRank] = {};
+    int tile_rank = -1;
+    ir::Scalar konst;
+  };
+  std::vector<Arg> args;
+  Checked checked;
+  bool valid = false;
+
+  bool same(const LaunchArgs& now) const {
+    if (!valid || now.size() != args.size()) return false;
+    for (std::size_t i = 0; i < now.size(); ++i) {
+      const LaunchArg& a = now[i];
+      const Arg& s = args[i];
+      if (a.core) {
+        if (a.core->id != s.core_id) return false;
+        if (a.tile) {
+          if (static_cast<int>(a.tile->size()) != s.tile_rank || !std::equal(a.tile->begin(), a.tile->end(), s.tile)) return false;
+        } else if (s.tile_rank != -1) {
+          return false;
+        }
+      } else if (s.core_id != 0) {
+        return false;
+      } else if (a.kind == ParamSpec::Kind::Const && !(a.scalar.is_float == s.konst.is_float && a.scalar.i == s.konst.i &&
+                                                       std::bit_cast<std::uint64_t>(a.scalar.f) == std::bit_cast<std::uint64_t>(s.konst.f))) {
+        return false;
+      }
+    }
+    return true;
+  }
+  void remember(const LaunchArgs& now, const Checked& v) {
+    valid = false;
+    args.resize(now.size());
+    for (std::size_t i = 0; i < now.size(); ++i) {
+      const LaunchArg& a = now[i];
+      Arg& s = args[i];
+      s = Arg{};
+      if (a.core) {
+        s.core_id = a.core->id;
+        if (a.tile) {
+          if (a.tile->size() > static_cast<std::size_t>(kMaxRank)) return;
+          s.tile_rank = static_cast<int>(a.tile->size());
+          std::copy(a.tile->begin(), a.tile->end(), s.tile);
+        }
+      } else if (a.kind == ParamSpec::Kind::Const) {
+        s.konst = a.scalar;
+      }
+    }
+    checked = v;
+    valid = true;
+  }
+};
+
+// This thread's last launch of each kernel (by the function's address; a slot is shared by the
+// kernels whose addresses meet there, the later one replacing the earlier): the site it came from,
+// the stream's device, the thread cache's entry and record it used, and its arguments (SeenArgs).
+// A launch of the same site with the same arguments takes that record without validate(), the
+// specialisation's key or the thread cache's hash, as a bound launch does.
+struct LastLaunch {
+  const void* fn = nullptr;
+  const std::string* name = nullptr;
+  Device device;
+  bool has_options = false;
+  KernelOptions options;
+  ThreadEntry* entry = nullptr;
+  const LaunchRecord* record = nullptr;
+  SeenArgs seen;
+
+  bool same_site(const LaunchSite& site, const Device& d) const {
+    return fn == site.fn && name == site.name && device == d && has_options == (site.options != nullptr) &&
+           (!has_options || options == *site.options);
+  }
+};
+constexpr std::size_t kLastLaunches = 16;
+struct LastLaunches {
+  LastLaunch l[kLastLaunches];
+};
+thread_local LastLaunches t_last;
+LastLaunch& last_launch(const void* fn) {
+  return t_last.l[(reinterpret_cast<std::uintptr_t>(fn) >> 4) % kLastLaunches];
+}
+
 // A tensor a graph owns is used only by that graph (state that changes between launches of the
 // same views). Throws UserError naming the kernel and the argument.
 void check_graph_ownership(const std::string& name, const LaunchArgs& args) {
@@ -785,9 +875,26 @@ Event submit_launch(const LaunchSite& site, LaunchArgs& args, const std::optiona
                     const Stream& stream, const Event* after, bool wait) {
   StreamImpl& impl = *stream.impl();
   const Device sdev = impl.device();
+  LastLaunch* last = explicit_grid ? nullptr : &last_launch(site.fn);
+  if (last && last->same_site(site, sdev) && last->entry->record == last->record && last->seen.same(args)) [[likely]] {
+    check_graph_ownership(*site.name, args);
+    last->record->fast_hits.fetch_add(1, std::memory_order_relaxed);
+    return submit_record(*site.name, *last->record, last->entry->packed, args, last->seen.checked, race_check, impl,
+                         after, wait);
+  }
   const Checked v = validate(*site.name, args, explicit_grid, sdev);
   // The specialisation's launch record (traced and compiled once, single flight).
   ThreadEntry& te = thread_entry(site, args, v.grid_rank, sdev);
+  if (last) {
+    last->fn = site.fn;
+    last->name = site.name;
+    last->device = sdev;
+    last->has_options = site.options != nullptr;
+    if (site.options) last->options = *site.options;
+    last->entry = &te;
+    last->record = te.record;
+    last->seen.remember(args, v);
+  }
   return submit_record(*site.name, *te.record, te.packed, args, v, race_check, impl, after, wait);
 }
 
@@ -1009,64 +1116,7 @@ struct BoundState {
   const LaunchRecord* record = nullptr;
   const std::string* name = nullptr;
   PackedBlock packed;
-  // The arguments of the last launch that passed every check, by what those checks depend on: the
-  // views (a TensorCore is immutable and its id never reused, so the same id is the same storage,
-  // offset, extents, strides and device), the partitions' tiles and the Const values. A launch
-  // with the same ones and no explicit grid skips validate() and the key comparison (the
-  // specialisation and the grid are the ones found then) and checks only what changes between
-  // launches of the same views: whether a graph owns one of them.
-  struct SeenArg {
-    std::uint64_t core_id = 0;  // 0: not a tensor
-    std::int64_t tile[kMaxRank] = {};
-    int tile_rank = -1;
-    ir::Scalar konst;
-  };
-  std::vector<SeenArg> seen;
-  Checked seen_checked;
-  bool seen_valid = false;
-
-  bool same_as_seen(const LaunchArgs& args) const {
-    if (!seen_valid || args.size() != seen.size()) return false;
-    for (std::size_t i = 0; i < args.size(); ++i) {
-      const LaunchArg& a = args[i];
-      const SeenArg& s = seen[i];
-      if (a.core) {
-        if (a.core->id != s.core_id) return false;
-        if (a.tile) {
-          if (static_cast<int>(a.tile->size()) != s.tile_rank || !std::equal(a.tile->begin(), a.tile->end(), s.tile)) return false;
-        } else if (s.tile_rank != -1) {
-          return false;
-        }
-      } else if (s.core_id != 0) {
-        return false;
-      } else if (a.kind == ParamSpec::Kind::Const && !(a.scalar.is_float == s.konst.is_float && a.scalar.i == s.konst.i &&
-                                                       std::bit_cast<std::uint64_t>(a.scalar.f) == std::bit_cast<std::uint64_t>(s.konst.f))) {
-        return false;
-      }
-    }
-    return true;
-  }
-  void remember(const LaunchArgs& args, const Checked& v) {
-    seen_valid = false;
-    seen.resize(args.size());
-    for (std::size_t i = 0; i < args.size(); ++i) {
-      const LaunchArg& a = args[i];
-      SeenArg& s = seen[i];
-      s = SeenArg{};
-      if (a.core) {
-        s.core_id = a.core->id;
-        if (a.tile) {
-          if (a.tile->size() > static_cast<std::size_t>(kMaxRank)) return;
-          s.tile_rank = static_cast<int>(a.tile->size());
-          std::copy(a.tile->begin(), a.tile->end(), s.tile);
-        }
-      } else if (a.kind == ParamSpec::Kind::Const) {
-        s.konst = a.scalar;
-      }
-    }
-    seen_checked = v;
-    seen_valid = true;
-  }
+  SeenArgs seen;  // the last launch that passed every check (SeenArgs)
 };
 
 void BoundDeleter::operator()(BoundState* b) const noexcept { delete b; }
@@ -1092,10 +1142,10 @@ Event submit_bound(BoundState& b, LaunchArgs& args, const std::optional<Shape>& 
     plan_error("bound launch", name, -1, "",
                "the kernel was bound for " + r.device.str() + " but the stream runs on " + sdev.str() +
                    " (bind it for that device)");
-  if (!explicit_grid && b.same_as_seen(args)) [[likely]] {
+  if (!explicit_grid && b.seen.same(args)) [[likely]] {
     check_graph_ownership(name, args);
     r.fast_hits.fetch_add(1, std::memory_order_relaxed);
-    return submit_record(name, r, b.packed, args, b.seen_checked, false, impl, after, wait);
+    return submit_record(name, r, b.packed, args, b.seen.checked, false, impl, after, wait);
   }
   const Checked v = validate(name, args, explicit_grid, sdev);
   if (v.grid_rank != r.grid_rank)
@@ -1121,7 +1171,7 @@ Event submit_bound(BoundState& b, LaunchArgs& args, const std::optional<Shape>& 
                "the kernel was bound for " + spec_text(want) + ", but the argument is " + spec_text(have) +
                    " (bind another BoundKernel for it, or use launch())");
   }
-  if (!explicit_grid) b.remember(args, v);
+  if (!explicit_grid) b.seen.remember(args, v);
   r.fast_hits.fetch_add(1, std::memory_order_relaxed);
   return submit_record(name, r, b.packed, args, v, false, impl, after, wait);
 }

@@ -4,7 +4,8 @@
 // and future states reuses blocks, also across threads (that a warm launch allocates nothing is
 // tests/unit/cuda_runtime/test_launch_alloc.cpp); a view's specialisation facts are computed once
 // and agree with a fresh computation; the per-thread record cache in front of the kernel cache
-// (more specialisations than it has entries, hit counting, a launch after a miss on another thread).
+// (more specialisations than it has entries, hit counting, a launch after a miss on another thread)
+// and the thread's last launch of each kernel (the same views again skip the checks, nothing else).
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -276,6 +277,59 @@ TEST(LaunchPath, ManySpecialisationsShareThePerThreadCache) {
   EXPECT_EQ(after.specialisations - before.specialisations, 100u);
   EXPECT_EQ(after.compiles - before.compiles, 100u);  // each traced and compiled once
   EXPECT_EQ(after.hits - before.hits, 200u);          // the other two rounds found them
+}
+
+TEST(LaunchPath, TheSameViewsAgainSkipTheChecksButNotWhatTheyDecide) {
+  // A launch of the same kernel with the same views as this thread's previous one takes the
+  // remembered record and grid (no validation, no key); a Const value, the options or a view that
+  // differs is a launch like any other, with its own specialisation and checks.
+  auto x = ct::arange<std::int32_t>(64, ct::cpu()).share();
+  auto s = ct::Stream::create(ct::cpu());
+  auto z = ct::zeros<std::int32_t>({64}, ct::cpu()).partition({32});
+  const std::int32_t k1 = fresh_const(), k2 = k1 + 1;
+  const auto s0 = ct::detail::kernel_cache_stats(times_k);
+  for (int i = 0; i < 3; ++i) {
+    auto [z2, x2, c] = ct::launch(times_k, std::move(z), x, k1).sync_on(s);
+    z = std::move(z2);
+  }
+  const auto s1 = ct::detail::kernel_cache_stats(times_k);
+  EXPECT_EQ(s1.specialisations, s0.specialisations + 1);
+  EXPECT_EQ(s1.hits, s0.hits + 2);  // the remembered launch counts as a hit
+  {
+    auto [z2, x2, c] = ct::launch(times_k, std::move(z), x, k2).sync_on(s);  // another Const, the same views
+    z = std::move(z2);
+  }
+  const auto s2 = ct::detail::kernel_cache_stats(times_k);
+  EXPECT_EQ(s2.specialisations, s1.specialisations + 1) << "a Const of another value is another specialisation";
+  {
+    auto [z2, x2, c] = ct::launch(times_k, std::move(z), x, k2).options(ct::KernelOptions{.warps = 2}).sync_on(s);
+    z = std::move(z2);
+  }
+  {
+    auto [z2, x2, c] = ct::launch(times_k, std::move(z), x, k2).options(ct::KernelOptions{.warps = 4}).sync_on(s);
+    z = std::move(z2);
+  }
+  const auto s3 = ct::detail::kernel_cache_stats(times_k);
+  EXPECT_EQ(s3.specialisations, s2.specialisations + 2) << "other options are another specialisation";
+  {
+    auto [z2, x2, c] = ct::launch(times_k, std::move(z), x, k2).sync_on(s);  // back to the defaults: found
+    z = std::move(z2);
+  }
+  EXPECT_EQ(ct::detail::kernel_cache_stats(times_k).specialisations, s3.specialisations);
+  auto h = std::move(z).unpartition();
+  EXPECT_EQ(h.to_host()[7], 7 * k2);
+  // A view with other tiles: the grid is taken again (two tile blocks of 32 -> four of 16).
+  auto z16 = std::move(h).partition({16});
+  auto [z3, x3, c3] = ct::launch(times_k, std::move(z16), x, k2).sync_on(s);
+  const auto r = std::move(z3).unpartition().to_host();
+  EXPECT_EQ(r[63], 63 * k2);
+  // The same views as a remembered launch, but one of them moved away: refused, not remembered.
+  auto w = ct::zeros<std::int32_t>({64}, ct::cpu()).partition({64});
+  std::tie(w, x) = ct::launch(acc, std::move(w), x).sync_on(s);
+  std::tie(w, x) = ct::launch(acc, std::move(w), x).sync_on(s);
+  auto kept = std::move(w);
+  expect_user_error([&] { (void)ct::launch(acc, std::move(w), x).sync_on(s); }, {"moved-from"});
+  EXPECT_EQ(std::move(kept).unpartition().to_host()[5], 10);
 }
 
 TEST(LaunchPath, HitsAreCountedOnEveryPath) {
