@@ -57,11 +57,11 @@ class BlockPrefetch : public Pass {
  private:
   ir::Kernel* k_ = nullptr;
   std::optional<Defs> defs_;
-  mutable unsigned axes_ = 0;  // the grid axes whose block ids the operands read (computable)
+  unsigned axes_ = 0;  // the grid axes whose block ids the operands read (computable)
 
   // Whether `v` is a parameter or comes from ops the code generator can emit for another tile
   // block: scalars and partitions from block ids, constants, extents and scalar arithmetic.
-  bool computable(ValueId v, int depth) const {
+  bool computable(ValueId v, int depth) {
     if (depth > 16) return false;
     const ir::Op* d = defs_->of(v);
     if (!d) return true;  // a parameter

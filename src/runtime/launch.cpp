@@ -788,24 +788,30 @@ struct LastLaunch {
   const void* fn = nullptr;
   const std::string* name = nullptr;
   Device device;
-  bool has_options = false;
-  KernelOptions options;
+  std::optional<KernelOptions> options;  // none: the defaults (LaunchSite::options null)
   ThreadEntry* entry = nullptr;
   const LaunchRecord* record = nullptr;
   SeenArgs seen;
 
   bool same_site(const LaunchSite& site, const Device& d) const {
-    return fn == site.fn && name == site.name && device == d && has_options == (site.options != nullptr) &&
-           (!has_options || options == *site.options);
+    return fn == site.fn && name == site.name && device == d && options.has_value() == (site.options != nullptr) &&
+           (!options || *options == *site.options);
+  }
+  void remember(const LaunchSite& site, const Device& d, ThreadEntry& te, const LaunchArgs& args, const Checked& v) {
+    fn = site.fn;
+    name = site.name;
+    device = d;
+    options.reset();
+    if (site.options) options = *site.options;
+    entry = &te;
+    record = te.record;
+    seen.remember(args, v);
   }
 };
 constexpr std::size_t kLastLaunches = 16;
-struct LastLaunches {
-  LastLaunch l[kLastLaunches];
-};
-thread_local LastLaunches t_last;
+thread_local LastLaunch t_last[kLastLaunches];
 LastLaunch& last_launch(const void* fn) {
-  return t_last.l[(reinterpret_cast<std::uintptr_t>(fn) >> 4) % kLastLaunches];
+  return t_last[(reinterpret_cast<std::uintptr_t>(fn) >> 4) % kLastLaunches];
 }
 
 // A tensor a graph owns is used only by that graph (state that changes between launches of the
@@ -885,16 +891,7 @@ Event submit_launch(const LaunchSite& site, LaunchArgs& args, const std::optiona
   const Checked v = validate(*site.name, args, explicit_grid, sdev);
   // The specialisation's launch record (traced and compiled once, single flight).
   ThreadEntry& te = thread_entry(site, args, v.grid_rank, sdev);
-  if (last) {
-    last->fn = site.fn;
-    last->name = site.name;
-    last->device = sdev;
-    last->has_options = site.options != nullptr;
-    if (site.options) last->options = *site.options;
-    last->entry = &te;
-    last->record = te.record;
-    last->seen.remember(args, v);
-  }
+  if (last) last->remember(site, sdev, te, args, v);
   return submit_record(*site.name, *te.record, te.packed, args, v, race_check, impl, after, wait);
 }
 
